@@ -1,0 +1,1 @@
+"""SaaS-SBC: multi-tenant voice platform orchestrating FreeSWITCH over the Event Socket."""

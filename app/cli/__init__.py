@@ -1,0 +1,17 @@
+"""The ``sbc`` console script. Sub-commands live one concept per module and are registered
+explicitly below."""
+from app.gevent_setup import patch
+
+patch()
+
+import click  # noqa: E402
+
+from app.cli import db as db_cli  # noqa: E402
+
+
+@click.group()
+def main() -> None:
+    """SaaS-SBC control commands."""
+
+
+main.add_command(db_cli.db)

@@ -1,0 +1,16 @@
+"""``sbc db upgrade``: apply Alembic migrations as the owner role (idempotent)."""
+import click
+
+
+@click.group()
+def db() -> None:
+    """Database schema."""
+
+
+@db.command()
+def upgrade() -> None:
+    """Apply all migrations (safe to run again)."""
+    from app.db.migrate import upgrade as run_upgrade
+
+    run_upgrade()
+    click.echo("database is at the latest migration")

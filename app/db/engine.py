@@ -1,0 +1,66 @@
+"""Engines per role and the session scopes that set the tenant for row-level security."""
+from __future__ import annotations
+
+import uuid
+from contextlib import contextmanager
+from typing import Iterator
+
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.settings import get_settings
+
+# The RLS policies read this transaction-local setting; unset means no rows.
+TENANT_SETTING = "app.current_account"
+
+_engines: dict[str, Engine] = {}
+
+
+def _engine(url: str) -> Engine:
+    engine = _engines.get(url)
+    if engine is None:
+        engine = create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True, future=True)
+        _engines[url] = engine
+    return engine
+
+
+def app_engine() -> Engine:
+    return _engine(get_settings().app_database_url)
+
+
+def platform_engine() -> Engine:
+    return _engine(get_settings().platform_database_url)
+
+
+def reset_engines() -> None:
+    """Drop pooled connections (tests that recreate the database, forked workers)."""
+    for engine in _engines.values():
+        engine.dispose()
+    _engines.clear()
+
+
+@contextmanager
+def tenant_session(account_id: uuid.UUID | str) -> Iterator[Session]:
+    """One transaction as the API role with RLS scoped to ``account_id``; commits on success."""
+    session = sessionmaker(bind=app_engine(), expire_on_commit=False)()
+    try:
+        with session.begin():
+            session.execute(
+                text("SELECT set_config(:name, :value, true)"),
+                {"name": TENANT_SETTING, "value": str(account_id)},
+            )
+            yield session
+    finally:
+        session.close()
+
+
+@contextmanager
+def platform_session() -> Iterator[Session]:
+    """One transaction on the cross-tenant path. Use only where no tenant is known yet."""
+    session = sessionmaker(bind=platform_engine(), expire_on_commit=False)()
+    try:
+        with session.begin():
+            yield session
+    finally:
+        session.close()

@@ -1,0 +1,42 @@
+"""Every number of SPEC.md's Limits table (and the defaults the verb tables fix), in one place."""
+from __future__ import annotations
+
+# Concurrency: maxConcurrentCalls per account and per service provider; 0 means unlimited.
+UNLIMITED_CONCURRENT_CALLS = 0
+
+# CSV export
+CSV_EXPORT_MAX_ROWS = 10_000
+
+# Webhook client (call_hook_url, actionHook, redirect)
+WEBHOOK_TIMEOUT_SECONDS = 10.0
+WEBHOOK_ATTEMPTS = 3
+WEBHOOK_RETRY_DELAYS_SECONDS = (0.5, 1.0)  # before attempt 2, before attempt 3
+
+# Queue callbacks
+CALLBACK_MAX_ATTEMPTS = 3
+
+# Gateway health: SIP OPTIONS interval (FreeSWITCH gateway `ping`)
+GATEWAY_PING_SECONDS = 30
+
+# JWT lifetime ("about 8 hours")
+TOKEN_LIFETIME_SECONDS = 8 * 3600
+
+# gather
+GATHER_DEFAULT_TIMEOUT_SECONDS = 5
+GATHER_DEFAULT_FINISH_ON_KEY = "#"
+
+# dial
+DIAL_DEFAULT_RING_TIMEOUT_SECONDS = 60
+
+# queue
+QUEUE_DEFAULT_MAX_WAIT_SECONDS = 300
+QUEUE_DEFAULT_ANNOUNCE_INTERVAL_SECONDS = 30
+
+# listen
+LISTEN_SAMPLE_RATES = (8000, 16000)
+LISTEN_DEFAULT_SAMPLE_RATE = 16000
+
+# API keys
+API_KEY_PREFIX = "sk_"
+API_KEY_RANDOM_BYTES = 32
+API_KEY_DISPLAY_PREFIX_LENGTH = 10
