@@ -11,6 +11,12 @@ CSV_EXPORT_MAX_ROWS = 10_000
 WEBHOOK_TIMEOUT_SECONDS = 10.0
 WEBHOOK_ATTEMPTS = 3
 WEBHOOK_RETRY_DELAYS_SECONDS = (0.5, 1.0)  # before attempt 2, before attempt 3
+WEBHOOK_MAX_RESPONSE_BYTES = 1024 * 1024  # a verb list never needs more; caps memory per call
+WEBHOOK_USER_AGENT = "SaaS-SBC/1.0"
+# ws(s):// call handlers: subprotocol audio.<vendor>.org, bounded reconnect backoff
+WS_DEFAULT_VENDOR = "saas-sbc"
+WS_RECONNECT_DELAYS_SECONDS = (0.5, 1.0, 2.0, 4.0)  # one delay per reconnect attempt, then give up
+WS_ACK_TIMEOUT_SECONDS = 10.0  # same budget as one HTTP attempt
 
 # Queue callbacks
 CALLBACK_MAX_ATTEMPTS = 3
