@@ -1,0 +1,1 @@
+"""Data exports: streamed CSV with every cell neutralised against spreadsheet formula injection."""
