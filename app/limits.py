@@ -46,3 +46,19 @@ LISTEN_DEFAULT_SAMPLE_RATE = 16000
 API_KEY_PREFIX = "sk_"
 API_KEY_RANDOM_BYTES = 32
 API_KEY_DISPLAY_PREFIX_LENGTH = 10
+
+# Concurrency limiter (Redis): a call's slot expires unless its controller refreshes it, so a
+# crashed controller's calls free their slots after at most the TTL.
+LIMITER_SLOT_TTL_SECONDS = 90
+LIMITER_REFRESH_SECONDS = 30
+
+# Event bus: publisher confirms wait at most this long; reconnect backoff grows to the cap.
+EVENT_CONFIRM_TIMEOUT_SECONDS = 10
+EVENT_RECONNECT_BACKOFF_SECONDS = (0.2, 30.0)  # first delay, cap (doubling in between)
+EVENT_OUTBOX_BATCH = 200
+EVENT_OUTBOX_RETENTION_SECONDS = 24 * 3600  # published rows older than this are pruned
+SERVICE_HEARTBEAT_SECONDS = 30
+
+# Interaction summary: a caller who abandons within this many seconds of queueing is a
+# short abandon (not counted against service level).
+SHORT_ABANDON_SECONDS = 5
