@@ -62,3 +62,25 @@ SERVICE_HEARTBEAT_SECONDS = 30
 # Interaction summary: a caller who abandons within this many seconds of queueing is a
 # short abandon (not counted against service level).
 SHORT_ABANDON_SECONDS = 5
+
+# Verb language (webhook replies, app_json, flows). Not from SPEC's Limits table: product
+# bounds so one customer reply cannot make the controller build unbounded ESL commands.
+VERB_LIST_MAX_VERBS = 100
+VERB_MAX_HOOK_ROUNDS = 50        # actionHook/redirect/timeoutHook replacements per call
+VERB_URL_MAX_LENGTH = 2048
+SAY_TEXT_MAX_CHARS = 4000
+VERB_LOOP_MAX = 100              # say/play `loop`
+GATHER_MAX_DIGITS = 64           # play_and_get_digits keeps digits in a 128-byte buffer
+GATHER_MAX_TIMEOUT_SECONDS = 120
+GATHER_PROMPT_MAX_TRIES = 10
+DIAL_MAX_TARGETS = 10
+DIAL_MAX_RING_TIMEOUT_SECONDS = 600
+QUEUE_MAX_WAIT_SECONDS = 86_400
+QUEUE_MIN_ANNOUNCE_INTERVAL_SECONDS = 5
+CONFERENCE_MAX_PARTICIPANTS = 1000
+PAUSE_DEFAULT_SECONDS = 1
+PAUSE_MAX_SECONDS = 3600
+TAG_MAX_KEYS = 50
+VERB_JSON_OBJECT_MAX_CHARS = 4096  # serialized size of tag `data` / listen `metadata`
+FLOW_MAX_NODES = 500
+FLOW_MAX_STEPS = 1000             # nodes executed per call before the flow is stopped
