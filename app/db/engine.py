@@ -9,6 +9,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.urls import sqlalchemy_url
 from app.settings import get_settings
 
 # The RLS policies read this transaction-local setting; unset means no rows.
@@ -20,7 +21,7 @@ _engines: dict[str, Engine] = {}
 def _engine(url: str) -> Engine:
     engine = _engines.get(url)
     if engine is None:
-        engine = create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True, future=True)
+        engine = create_engine(sqlalchemy_url(url), pool_size=10, max_overflow=20, pool_pre_ping=True, future=True)
         _engines[url] = engine
     return engine
 
