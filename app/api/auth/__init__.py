@@ -1,0 +1,1 @@
+"""Authentication endpoints and token issuing."""

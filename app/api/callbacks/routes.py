@@ -1,0 +1,78 @@
+"""/api/queues/:queueId/callbacks — license ``queue-mgmt``."""
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from app.api.callbacks import service
+from app.api.callbacks.schemas import (
+    CallbackCreateSchema,
+    CallbackListQuerySchema,
+    CallbackSchema,
+    CallbacksCancelledSchema,
+)
+from app.api.security import current_identity, require_license, tenant_db
+
+blp = Blueprint(
+    "callbacks", __name__, url_prefix="/api/queues/<uuid:queue_id>/callbacks",
+    description="Queue callbacks",
+)
+
+
+@blp.route("")
+class Callbacks(MethodView):
+    @require_license("queue-mgmt")
+    @blp.arguments(CallbackListQuerySchema, location="query")
+    @blp.response(200, CallbackSchema(many=True))
+    def get(self, query: dict[str, Any], queue_id: uuid.UUID):
+        """List the queue's callbacks in dispatch order (priority desc, requested_at asc)."""
+        me = current_identity()
+        with tenant_db() as db:
+            return service.list_callbacks(
+                db, me.account_id, queue_id,
+                status=query.get("status"), limit=query["limit"], offset=query["offset"],
+            )
+
+    @require_license("queue-mgmt")
+    @blp.arguments(CallbackCreateSchema)
+    @blp.response(201, CallbackSchema)
+    def post(self, data: dict[str, Any], queue_id: uuid.UUID):
+        """Request a callback (status ``pending``, 0 attempts; at most 3 dial attempts)."""
+        me = current_identity()
+        with tenant_db() as db:
+            return service.create_callback(
+                db, me.account_id, queue_id, me.user_id,
+                phone_number=data["phone_number"], priority=data["priority"],
+                requested_at=data.get("requested_at"), notes=data.get("notes"),
+            )
+
+    @require_license("queue-mgmt")
+    @blp.response(200, CallbacksCancelledSchema)
+    def delete(self, queue_id: uuid.UUID):
+        """Cancel every pending callback of the queue."""
+        me = current_identity()
+        with tenant_db() as db:
+            return {"cancelled": service.cancel_pending(db, me.account_id, queue_id)}
+
+
+@blp.route("/<uuid:callback_id>")
+class CallbackById(MethodView):
+    @require_license("queue-mgmt")
+    @blp.response(200, CallbackSchema)
+    def get(self, queue_id: uuid.UUID, callback_id: uuid.UUID):
+        """One callback of the queue."""
+        me = current_identity()
+        with tenant_db() as db:
+            return service.get_callback(db, me.account_id, queue_id, callback_id)
+
+    @require_license("queue-mgmt")
+    @blp.response(204)
+    def delete(self, queue_id: uuid.UUID, callback_id: uuid.UUID):
+        """Cancel one callback (kept with status ``cancelled``); 409 if dialling or finished."""
+        me = current_identity()
+        with tenant_db() as db:
+            service.cancel_callback(db, me.account_id, queue_id, callback_id)
+        return None

@@ -1,0 +1,60 @@
+"""Callback bodies. ``status`` and ``attempts`` are the dispatcher's to change, so read-only here."""
+from __future__ import annotations
+
+import marshmallow as ma
+from marshmallow import validate
+
+from app import limits
+from app.models.enums import CALLBACK_STATUSES
+
+PRIORITY_RANGE = validate.Range(min=-1000, max=1000)
+MAX_PAGE = 500
+
+
+class PhoneNumberField(ma.fields.String):
+    """Digits only, as the call records store numbers; a leading '+' is accepted and dropped."""
+
+    def _deserialize(self, value, attr, data, **kwargs):  # noqa: ANN001
+        text = super()._deserialize(value, attr, data, **kwargs).strip()
+        digits = text[1:] if text.startswith("+") else text
+        if not digits.isascii() or not digits.isdigit() or not 1 <= len(digits) <= 32:
+            raise ma.ValidationError("Must be 1-32 digits, optionally after a leading '+'.")
+        return digits
+
+
+class CallbackCreateSchema(ma.Schema):
+    phone_number = PhoneNumberField(required=True)
+    priority = ma.fields.Integer(
+        load_default=0, validate=PRIORITY_RANGE, strict=True,
+        metadata={"description": "Higher is dialled first (-1000..1000)"},
+    )
+    requested_at = ma.fields.AwareDateTime(
+        metadata={"description": "When the customer asked; default now. Earlier is dialled first "
+                                 "among equal priorities."},
+    )
+    notes = ma.fields.String(validate=validate.Length(max=2000), allow_none=True)
+
+
+class CallbackListQuerySchema(ma.Schema):
+    status = ma.fields.String(validate=validate.OneOf(CALLBACK_STATUSES))
+    limit = ma.fields.Integer(load_default=100, validate=validate.Range(min=1, max=MAX_PAGE))
+    offset = ma.fields.Integer(load_default=0, validate=validate.Range(min=0))
+
+
+class CallbackSchema(ma.Schema):
+    id = ma.fields.UUID()
+    queue_id = ma.fields.UUID()
+    phone_number = ma.fields.String()
+    priority = ma.fields.Integer()
+    requested_at = ma.fields.AwareDateTime()
+    status = ma.fields.String(metadata={"description": " | ".join(CALLBACK_STATUSES)})
+    attempts = ma.fields.Integer()
+    max_attempts = ma.fields.Function(lambda _row: limits.CALLBACK_MAX_ATTEMPTS)
+    last_attempt_at = ma.fields.AwareDateTime(allow_none=True)
+    notes = ma.fields.String(allow_none=True)
+    created_by = ma.fields.UUID(allow_none=True)
+    created_at = ma.fields.AwareDateTime()
+
+
+class CallbacksCancelledSchema(ma.Schema):
+    cancelled = ma.fields.Integer(metadata={"description": "How many pending callbacks were cancelled"})

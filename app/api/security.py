@@ -1,0 +1,166 @@
+"""Who is calling, for which tenant, and what they may do.
+
+Every ``/api/`` request passes ``authenticate_request`` (installed as a ``before_request`` hook by
+the app factory, so a new blueprint cannot forget it):
+
+1. a valid Bearer JWT (signature, expiry) — 401 ``missing_token`` / ``invalid_token`` /
+   ``token_expired``;
+2. the token's ``tenant`` claim equals the Host's subdomain — 401 ``tenant_mismatch``;
+3. the user and the account are re-read under ``tenant_session`` (RLS) — 401 ``invalid_token``
+   if either is gone. Licenses and permissions come from these rows, never from the token.
+
+Views then declare what they need with ``@require_license`` and ``@require_permission`` (403
+``license_required`` / ``permission_denied``) and do their work in ``with tenant_db() as db``.
+Put the license check first: a tenant without the add-on learns that before anything else.
+"""
+from __future__ import annotations
+
+import functools
+import uuid
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
+
+from flask import g
+from flask_jwt_extended import get_jwt, verify_jwt_in_request
+from sqlalchemy.orm import Session
+
+from app.api.tenancy import request_tenant
+from app.db.engine import tenant_session
+from app.errors import Forbidden, Unauthorized
+from app.models.enums import LICENSES, PERMISSIONS
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Role whose admin session holds every permission; other roles hold what ``users.permissions`` lists.
+SUPERUSER_ROLE = "admin"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """The authenticated caller of this request (fresh from the database, not from the token)."""
+
+    account_id: uuid.UUID
+    user_id: uuid.UUID
+    username: str
+    role: str
+    session: str
+    subdomain: str
+    permissions: frozenset[str]
+    licenses: frozenset[str]
+
+
+def effective_permissions(role: str, session: str, granted: list[str] | None) -> frozenset[str]:
+    """An admin acting in an admin session may do everything; anyone else (including an admin
+    who exchanged into an agent session) only what was granted explicitly."""
+    if role == SUPERUSER_ROLE and session == "admin":
+        return frozenset(PERMISSIONS)
+    return frozenset(p for p in (granted or []) if p in PERMISSIONS)
+
+
+def _claim_uuid(claims: dict[str, Any], name: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(str(claims[name]))
+    except (KeyError, ValueError) as exc:
+        raise Unauthorized("The token is not valid.", code="invalid_token") from exc
+
+
+def authenticate_request() -> Identity:
+    """Verify the bearer token against the host and the database; cache the identity on ``g``."""
+    verify_jwt_in_request()
+    claims = get_jwt()
+    host_tenant = request_tenant()
+    if claims.get("tenant") != host_tenant:
+        raise Unauthorized("This token was issued for another tenant.", code="tenant_mismatch")
+    user_id = _claim_uuid(claims, "sub")
+    account_id = _claim_uuid(claims, "acct")
+    session_kind = claims.get("session")
+    if session_kind not in ("admin", "agent"):
+        raise Unauthorized("The token is not valid.", code="invalid_token")
+    identity = load_identity(account_id, user_id, session_kind, host_tenant)
+    g.sbc_identity = identity
+    return identity
+
+
+def load_identity(account_id: uuid.UUID, user_id: uuid.UUID, session_kind: str, subdomain: str) -> Identity:
+    from app.api.auth import service  # local: auth.service imports models, keep import order flat
+
+    with tenant_session(account_id) as db:
+        found = service.load_user_and_account(db, account_id, user_id)
+    if found is None:
+        raise Unauthorized("The token's user or account no longer exists.", code="invalid_token")
+    user, account = found
+    if account.subdomain != subdomain:
+        raise Unauthorized("This token was issued for another tenant.", code="tenant_mismatch")
+    return Identity(
+        account_id=account.id,
+        user_id=user.id,
+        username=user.username,
+        role=user.role,
+        session=session_kind,
+        subdomain=account.subdomain,
+        permissions=effective_permissions(user.role, session_kind, user.permissions),
+        licenses=frozenset(l for l in (account.licenses or []) if l in LICENSES),
+    )
+
+
+def current_identity() -> Identity:
+    identity = g.get("sbc_identity")
+    if identity is None:
+        raise Unauthorized("Authentication required.", code="missing_token")
+    return identity
+
+
+def authenticated(view: F) -> F:
+    """For endpoints outside /api/ that need a token (/auth/refresh, /auth/exchange): verify it
+    before the body is even parsed."""
+
+    @functools.wraps(view)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        authenticate_request()
+        return view(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def tenant_db() -> AbstractContextManager[Session]:
+    """One RLS-scoped transaction for the caller's account; commits when the block succeeds."""
+    return tenant_session(current_identity().account_id)
+
+
+def require_permission(name: str) -> Callable[[F], F]:
+    if name not in PERMISSIONS:
+        raise ValueError(f"unknown permission {name!r}")  # a typo must fail at import, not at 403
+
+    def decorate(view: F) -> F:
+        @functools.wraps(view)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if name not in current_identity().permissions:
+                raise Forbidden(
+                    f"Permission '{name}' is required.", code="permission_denied",
+                    details={"permission": name},
+                )
+            return view(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def require_license(name: str) -> Callable[[F], F]:
+    if name not in LICENSES:
+        raise ValueError(f"unknown license {name!r}")
+
+    def decorate(view: F) -> F:
+        @functools.wraps(view)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if name not in current_identity().licenses:
+                raise Forbidden(
+                    f"The account has no '{name}' license.", code="license_required",
+                    details={"license": name},
+                )
+            return view(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
