@@ -1,0 +1,25 @@
+"""Closed value sets shared by models, migrations' CHECK constraints, the API and the CLI.
+
+Kept as tuples of strings (not PostgreSQL ENUM types): adding a value is then one CHECK
+constraint swap in a migration instead of an ``ALTER TYPE`` that cannot run in a transaction.
+Migrations copy these literals rather than importing them, so an old revision never changes.
+"""
+from __future__ import annotations
+
+LICENSES: tuple[str, ...] = ("api-access", "queue-mgmt", "programmable-voice")
+PERMISSIONS: tuple[str, ...] = ("api_keys.create", "api_keys.delete", "recordings.view")
+USER_ROLES: tuple[str, ...] = ("admin", "agent", "supervisor")
+
+ANSWERING_MODES: tuple[str, ...] = ("call_flow", "webhook")
+HOOK_METHODS: tuple[str, ...] = ("GET", "POST")
+TRANSPORTS: tuple[str, ...] = ("udp", "tcp")
+
+AGENT_STATES: tuple[str, ...] = ("available", "not_ready", "wrap_up", "offline")
+CALLBACK_STATUSES: tuple[str, ...] = ("pending", "dialing", "completed", "failed", "cancelled")
+
+DIALER_MODES: tuple[str, ...] = ("preview", "progressive", "power")
+CAMPAIGN_STATUSES: tuple[str, ...] = ("draft", "scheduled", "running", "paused", "completed", "archived")
+CONTACT_STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed", "failed", "do_not_call")
+
+CALL_DIRECTIONS: tuple[str, ...] = ("inbound", "outbound")
+CALL_STATUSES: tuple[str, ...] = ("completed", "no-answer", "busy", "failed", "canceled", "refused")

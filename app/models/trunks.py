@@ -1,0 +1,90 @@
+"""Carriers (SIP trunks) and their gateways. ``account_id`` NULL = a platform carrier that every
+tenant may route through but none may change."""
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    Computed,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    Uuid,
+    text,
+)
+from sqlalchemy.dialects.postgresql import CIDR, INET
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.models.base import Base, MaybePlatformOwned, created_at, in_list, uuid_pk
+from app.models.enums import TRANSPORTS
+
+
+class Carrier(MaybePlatformOwned, Base):
+    __tablename__ = "carriers"
+
+    id: Mapped[uuid.UUID] = uuid_pk()
+    name: Mapped[str] = mapped_column(String(255), nullable=False)
+    description: Mapped[str | None] = mapped_column(Text)
+    is_active: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("true"))
+    # digits prepended to the dialled number on this carrier (e.g. "1234#")
+    tech_prefix: Mapped[str | None] = mapped_column(String(32))
+    e164_leading_plus: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("false"))
+    created_at: Mapped[datetime] = created_at()
+
+    gateways: Mapped[list["Gateway"]] = relationship(
+        primaryjoin="Carrier.id == foreign(Gateway.carrier_id)",
+        order_by="Gateway.created_at",
+        viewonly=True,
+    )
+
+    __table_args__ = (UniqueConstraint("id", "account_id", name="uq_carriers_id_account"),)
+
+
+class Gateway(MaybePlatformOwned, Base):
+    """One signalling address of a carrier. Inbound calls are admitted when their source IP is
+    inside ``network`` (ipv4/netmask: exact /32 or CIDR)."""
+
+    __tablename__ = "gateways"
+
+    id: Mapped[uuid.UUID] = uuid_pk()
+    carrier_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("carriers.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    ipv4: Mapped[str] = mapped_column(INET, nullable=False)
+    netmask: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("32"))
+    # derived, indexed for "which gateway owns this source IP" (network >>= source_ip)
+    network: Mapped[str] = mapped_column(
+        CIDR, Computed("network(set_masklen(ipv4, netmask))", persisted=True)
+    )
+    port: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("5060"))
+    transport: Mapped[str] = mapped_column(String(3), nullable=False, server_default=text("'udp'"))
+    inbound: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("true"))
+    outbound: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("true"))
+    is_active: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("true"))
+    # outbound REGISTER credentials: columns exist, registration is not implemented (SPEC)
+    register_username: Mapped[str | None] = mapped_column(String(255))
+    register_password_encrypted: Mapped[str | None] = mapped_column(Text)
+    register_realm: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime] = created_at()
+
+    __table_args__ = (
+        # a tenant gateway can only hang off a carrier of the same tenant
+        ForeignKeyConstraint(
+            ["carrier_id", "account_id"],
+            ["carriers.id", "carriers.account_id"],
+            name="fk_gateways_carrier_same_account",
+            ondelete="CASCADE",
+        ),
+        CheckConstraint("family(ipv4) = 4 AND masklen(ipv4) = 32", name="ipv4_host_address"),
+        CheckConstraint("netmask BETWEEN 0 AND 32", name="netmask_range"),
+        CheckConstraint("port BETWEEN 1 AND 65535", name="port_range"),
+        CheckConstraint(in_list("transport", TRANSPORTS), name="transport_known"),
+        Index("ix_gateways_network", "network", postgresql_using="gist", postgresql_ops={"network": "inet_ops"}),
+    )

@@ -1,0 +1,79 @@
+"""People who log in (admins, supervisors, agents) and the API keys they issue."""
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import (
+    ARRAY,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    String,
+    Text,
+    UniqueConstraint,
+    Uuid,
+    text,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.models.base import Base, TenantOwned, created_at, in_list, uuid_pk
+from app.models.enums import USER_ROLES
+
+
+class User(TenantOwned, Base):
+    __tablename__ = "users"
+
+    id: Mapped[uuid.UUID] = uuid_pk()
+    username: Mapped[str] = mapped_column(String(255), nullable=False)
+    password_hash: Mapped[str] = mapped_column(String(255), nullable=False)  # bcrypt, never returned
+    role: Mapped[str] = mapped_column(String(16), nullable=False, server_default=text("'agent'"))
+    permissions: Mapped[list[str]] = mapped_column(
+        ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")
+    )
+    email: Mapped[str | None] = mapped_column(String(320))
+    is_active: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("true"))
+    created_at: Mapped[datetime] = created_at()
+
+    __table_args__ = (
+        UniqueConstraint("account_id", "username"),
+        # target of composite foreign keys that pin a child row to the same account
+        UniqueConstraint("id", "account_id", name="uq_users_id_account"),
+        CheckConstraint(in_list("role", USER_ROLES), name="role_known"),
+        CheckConstraint(
+            "permissions <@ ARRAY['api_keys.create', 'api_keys.delete', 'recordings.view']::text[]",
+            name="permissions_known",
+        ),
+    )
+
+    def has_permission(self, name: str) -> bool:
+        return name in (self.permissions or [])
+
+
+class ApiKey(TenantOwned, Base):
+    """Only the SHA-256 hex of the key and a 10-character display prefix are stored."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[uuid.UUID] = uuid_pk()
+    name: Mapped[str | None] = mapped_column(String(255))
+    key_hash: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
+    display_prefix: Mapped[str] = mapped_column(String(10), nullable=False)
+    scopes: Mapped[list[str]] = mapped_column(
+        ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")
+    )
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_by: Mapped[uuid.UUID | None] = mapped_column(
+        Uuid, ForeignKey("users.id", ondelete="SET NULL")
+    )
+    created_at: Mapped[datetime] = created_at()
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        CheckConstraint("key_hash ~ '^[0-9a-f]{64}$'", name="key_hash_sha256_hex"),
+        CheckConstraint("char_length(display_prefix) = 10", name="display_prefix_length"),
+        Index("ix_api_keys_account_active", "account_id", postgresql_where=text("revoked_at IS NULL")),
+    )
