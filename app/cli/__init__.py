@@ -6,6 +6,7 @@ patch()
 
 import click  # noqa: E402
 
+from app.cli import api as api_cli  # noqa: E402
 from app.cli import db as db_cli  # noqa: E402
 
 
@@ -15,3 +16,4 @@ def main() -> None:
 
 
 main.add_command(db_cli.db)
+main.add_command(api_cli.api)
