@@ -21,4 +21,5 @@ os.environ["SBC_ALLOW_LOOPBACK_WEBHOOKS"] = "1"
 pytest_plugins = [
     "tests.plugins.database",
     "tests.plugins.services",
+    "tests.plugins.webhook_server",
 ]

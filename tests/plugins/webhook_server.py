@@ -1,0 +1,379 @@
+"""Real local servers for the webhook tests: HTTP, HTTPS (throw-away CA) and WebSocket.
+
+Everything listens on 127.0.0.1 on an ephemeral port and is driven by a script of canned
+replies, recording every request byte-for-byte so tests can verify signatures over the raw
+body exactly as a customer's server would.
+
+* ``hook_server``         plain HTTP (gevent.pywsgi)
+* ``tls_ca``              a CA generated with ``cryptography`` for the session; ``issue(names)``
+                          writes a server cert/key signed by it
+* ``https_hook_server``   factory: HTTPS server presenting a cert for the given names
+* ``ws_server``           minimal RFC 6455 server (handshake, masked text frames, close),
+                          enough to act as a jambonz-style call handler app
+"""
+from __future__ import annotations
+
+import base64
+import datetime
+import hashlib
+import ipaddress
+import json
+import struct
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+import gevent
+import gevent.event
+import gevent.pywsgi
+import gevent.server
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+
+# ---------------------------------------------------------------------------------------------
+# HTTP(S)
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes | Callable[[], Iterator[bytes]] = b"[]"
+    headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "application/json"})
+    delay: float = 0.0          # seconds before the status line is written
+
+    @classmethod
+    def json(cls, value, status: int = 200) -> "Reply":
+        return cls(status=status, body=json.dumps(value).encode())
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]     # lower-case names
+    body: bytes
+    at: float                   # time.monotonic() when the request arrived
+
+
+_REASONS = {200: "OK", 204: "No Content", 302: "Found", 401: "Unauthorized",
+            404: "Not Found", 500: "Internal Server Error", 503: "Service Unavailable"}
+
+
+class HookServer:
+    """Scripted WSGI app: pops one Reply per request (the last one repeats)."""
+
+    def __init__(self, *, ssl_args: dict | None = None) -> None:
+        self.script: list[Reply] = [Reply()]
+        self.requests: list[Recorded] = []
+        self._server = gevent.pywsgi.WSGIServer(("127.0.0.1", 0), self._app, log=None,
+                                                error_log=None, **(ssl_args or {}))
+        self.scheme = "https" if ssl_args else "http"
+
+    def start(self) -> "HookServer":
+        self._server.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.stop(timeout=1)
+
+    @property
+    def port(self) -> int:
+        return self._server.server_port
+
+    def url(self, path: str = "/hook", host: str = "127.0.0.1") -> str:
+        return f"{self.scheme}://{host}:{self.port}{path}"
+
+    def reply(self, *replies: Reply) -> None:
+        self.script = list(replies)
+
+    def _app(self, environ, start_response):
+        body = environ["wsgi.input"].read()
+        headers = {k[5:].replace("_", "-").lower(): v for k, v in environ.items()
+                   if k.startswith("HTTP_")}
+        if environ.get("CONTENT_TYPE"):
+            headers["content-type"] = environ["CONTENT_TYPE"]
+        self.requests.append(Recorded(environ["REQUEST_METHOD"], environ["PATH_INFO"],
+                                      environ.get("QUERY_STRING", ""), headers, body,
+                                      time.monotonic()))
+        reply = self.script.pop(0) if len(self.script) > 1 else self.script[0]
+        if reply.delay:
+            gevent.sleep(reply.delay)
+        start_response(f"{reply.status} {_REASONS.get(reply.status, 'X')}",
+                       list(reply.headers.items()))
+        if callable(reply.body):
+            return reply.body()
+        return [reply.body]
+
+
+@pytest.fixture
+def hook_server() -> Iterator[HookServer]:
+    server = HookServer().start()
+    yield server
+    server.stop()
+
+
+@dataclass
+class IssuedCert:
+    cert_file: str
+    key_file: str
+
+
+class LocalCA:
+    """A throw-away certificate authority; ``ca_file`` is what the client is told to trust."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self._key = ec.generate_private_key(ec.SECP256R1())
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "SaaS-SBC test CA")])
+        now = datetime.datetime.now(datetime.timezone.utc)
+        self._name = name
+        self.cert = (
+            x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(self._key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+            .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True,
+                                         crl_sign=True, content_commitment=False,
+                                         key_encipherment=False, data_encipherment=False,
+                                         key_agreement=False, encipher_only=False,
+                                         decipher_only=False), critical=True)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(self._key.public_key()),
+                           critical=False)
+            .sign(self._key, hashes.SHA256())
+        )
+        self.ca_file = str(directory / "ca.pem")
+        Path(self.ca_file).write_bytes(self.cert.public_bytes(serialization.Encoding.PEM))
+
+    def issue(self, names: list[str]) -> IssuedCert:
+        key = ec.generate_private_key(ec.SECP256R1())
+        now = datetime.datetime.now(datetime.timezone.utc)
+        sans: list[x509.GeneralName] = []
+        for name in names:
+            try:
+                sans.append(x509.IPAddress(ipaddress.ip_address(name)))
+            except ValueError:
+                sans.append(x509.DNSName(name))
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])]))
+            .issuer_name(self._name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]),
+                           critical=False)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(
+                self._key.public_key()), critical=False)
+            .sign(self._key, hashes.SHA256())
+        )
+        stem = names[0].replace("*", "wild").replace(":", "_")
+        cert_file = self.dir / f"{stem}.crt"
+        key_file = self.dir / f"{stem}.key"
+        cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                               serialization.PrivateFormat.PKCS8,
+                                               serialization.NoEncryption()))
+        return IssuedCert(str(cert_file), str(key_file))
+
+
+@pytest.fixture(scope="session")
+def tls_ca(tmp_path_factory) -> LocalCA:
+    return LocalCA(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.fixture
+def https_hook_server(tls_ca) -> Iterator[Callable[[list[str]], HookServer]]:
+    started: list[HookServer] = []
+
+    def make(names: list[str]) -> HookServer:
+        issued = tls_ca.issue(names)
+        server = HookServer(ssl_args={"certfile": issued.cert_file,
+                                      "keyfile": issued.key_file}).start()
+        started.append(server)
+        return server
+
+    yield make
+    for server in started:
+        server.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+# WebSocket (RFC 6455, server side, text frames only — what the call handler protocol needs)
+# ---------------------------------------------------------------------------------------------
+_WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+class WsPeer:
+    """One accepted connection, from the app's side."""
+
+    def __init__(self, sock, handshake_headers: dict[str, str], path: str) -> None:
+        self.sock = sock
+        self.headers = handshake_headers
+        self.path = path
+        self.closed = False
+
+    def send_json(self, value) -> None:
+        self._send_frame(0x1, json.dumps(value).encode())
+
+    def _send_frame(self, opcode: int, payload: bytes) -> None:
+        head = bytes([0x80 | opcode])
+        n = len(payload)
+        if n < 126:
+            head += bytes([n])
+        elif n < 65536:
+            head += bytes([126]) + struct.pack("!H", n)
+        else:
+            head += bytes([127]) + struct.pack("!Q", n)
+        self.sock.sendall(head + payload)
+
+    def _recv_exact(self, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = self.sock.recv(n - len(data))
+            if not chunk:
+                raise ConnectionError("peer closed")
+            data += chunk
+        return data
+
+    def recv_frame(self) -> tuple[int, bytes]:
+        b1, b2 = self._recv_exact(2)
+        opcode = b1 & 0x0F
+        n = b2 & 0x7F
+        if n == 126:
+            n = struct.unpack("!H", self._recv_exact(2))[0]
+        elif n == 127:
+            n = struct.unpack("!Q", self._recv_exact(8))[0]
+        mask = self._recv_exact(4) if b2 & 0x80 else b"\0\0\0\0"
+        data = bytes(c ^ mask[i % 4] for i, c in enumerate(self._recv_exact(n)))
+        return opcode, data
+
+    def drop(self) -> None:
+        """Abrupt close (no close frame): what a crashed app or a network blip looks like."""
+        self.closed = True
+        try:
+            self.sock.shutdown(2)
+        except OSError:
+            pass
+        self.sock.close()
+
+
+class WsServer:
+    """Accepts upgrades offering ``subprotocol``; records every message; ``on_message(peer, msg)``
+    decides replies (default: ack every session:new / verb:hook with ``ack_data``)."""
+
+    def __init__(self, subprotocol: str = "audio.saas-sbc.org", ssl_args: dict | None = None):
+        self.subprotocol = subprotocol
+        self.messages: list[dict] = []
+        self.peers: list[WsPeer] = []
+        self.ack_data: list | None = [{"verb": "say", "text": "hello"}]
+        self.on_message: Callable[[WsPeer, dict], None] = self._default_on_message
+        self.new_message = gevent.event.Event()
+        self._server = gevent.server.StreamServer(("127.0.0.1", 0), self._handle,
+                                                  **(ssl_args or {}))
+        self.scheme = "wss" if ssl_args else "ws"
+
+    def start(self) -> "WsServer":
+        self._server.start()
+        return self
+
+    def stop(self) -> None:
+        for peer in self.peers:
+            if not peer.closed:
+                peer.drop()
+        self._server.stop(timeout=1)
+
+    def url(self, path: str = "/call", host: str = "127.0.0.1") -> str:
+        return f"{self.scheme}://{host}:{self._server.server_port}{path}"
+
+    def wait_for(self, predicate: Callable[[list[dict]], bool], timeout: float = 5.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate(self.messages):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"condition not met; messages: {self.messages}")
+            self.new_message.clear()
+            self.new_message.wait(0.05)
+
+    def _default_on_message(self, peer: WsPeer, message: dict) -> None:
+        if message.get("type") in ("session:new", "verb:hook"):
+            ack = {"type": "ack", "msgid": message["msgid"]}
+            if self.ack_data is not None:
+                ack["data"] = self.ack_data
+            peer.send_json(ack)
+
+    def _handle(self, sock, address) -> None:
+        reader = sock.makefile("rb")
+        request_line = reader.readline().decode("latin-1").strip()
+        headers: dict[str, str] = {}
+        while True:
+            line = reader.readline().decode("latin-1")
+            if line in ("\r\n", "\n", ""):
+                break
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        offered = [p.strip() for p in headers.get("sec-websocket-protocol", "").split(",")]
+        if headers.get("upgrade", "").lower() != "websocket" or self.subprotocol not in offered:
+            sock.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            sock.close()
+            return
+        accept = base64.b64encode(hashlib.sha1(
+            (headers["sec-websocket-key"] + _WS_GUID).encode()).digest()).decode()
+        sock.sendall((
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Accept: {accept}\r\nSec-WebSocket-Protocol: {self.subprotocol}\r\n\r\n"
+        ).encode())
+        peer = WsPeer(sock, headers, request_line.split(" ")[1])
+        self.peers.append(peer)
+        try:
+            while not peer.closed:
+                opcode, data = peer.recv_frame()
+                if opcode == 0x8:          # close: echo and stop
+                    peer._send_frame(0x8, data[:2])
+                    break
+                if opcode == 0x9:          # ping → pong
+                    peer._send_frame(0xA, data)
+                    continue
+                if opcode != 0x1:
+                    continue
+                message = json.loads(data.decode())
+                self.messages.append(message)
+                self.new_message.set()
+                self.on_message(peer, message)
+        except (ConnectionError, OSError, ValueError):
+            pass
+        finally:
+            peer.closed = True
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+
+@pytest.fixture
+def ws_server() -> Iterator[WsServer]:
+    server = WsServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def wss_server(tls_ca) -> Iterator[Callable[[list[str]], WsServer]]:
+    started: list[WsServer] = []
+
+    def make(names: list[str]) -> WsServer:
+        issued = tls_ca.issue(names)
+        server = WsServer(ssl_args={"certfile": issued.cert_file,
+                                    "keyfile": issued.key_file}).start()
+        started.append(server)
+        return server
+
+    yield make
+    for server in started:
+        server.stop()
