@@ -1,0 +1,1 @@
+"""Tenant lifecycle: creating accounts with their first admin."""
