@@ -1,0 +1,76 @@
+"""What a verb may ask of the call it runs on.
+
+Verbs never touch a socket, the database or the webhook client directly: the call session
+(esl/session.py) implements this Protocol, so the same verb classes run for webhook replies,
+``app_json`` and stored flows, and the verb code stays a pure translation of JSON into
+FreeSWITCH applications.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import redis
+
+    from esl.protocol import Event
+    from esl.verbs.base import Verb
+
+
+class ApplicationDefaults(Protocol):
+    """The application's say defaults (SPEC "Application": language, voice)."""
+
+    language: Optional[str]
+    voice: Optional[str]
+
+
+@runtime_checkable
+class VerbContext(Protocol):
+    call_id: str              # FreeSWITCH Unique-ID of this leg (the webhook's callId)
+    trace_id: str             # stable for the conversation (call record, recording, transcript)
+    account_id: str
+    application: ApplicationDefaults
+    from_number: str
+    to_number: str
+    tags: dict[str, Any]      # merged by `tag`, posted with later hook requests
+    recordings_dir: str       # where FreeSWITCH writes record_session files
+    redis: "redis.Redis"      # queue positions (keys under settings.redis_key_prefix)
+
+    def execute(self, app: str, arg: str = "", timeout: Optional[float] = None) -> "Event":
+        """sendmsg execute and wait for the matching CHANNEL_EXECUTE_COMPLETE.
+
+        Raises esl.errors.ChannelHungUp when the caller hangs up first; verbs let it propagate.
+        """
+
+    def execute_async(self, app: str, arg: str = "") -> str:
+        """sendmsg execute without waiting; returns the Application-UUID."""
+
+    def set_var(self, name: str, value: str) -> None:
+        """Set a channel variable on this leg (``set name=value``)."""
+
+    def api(self, cmd: str) -> str:
+        """FreeSWITCH ``api`` command; returns the reply body."""
+
+    def hangup(self, cause: str = "NORMAL_CLEARING", reason: Optional[str] = None) -> None:
+        """Hang up this leg; ``reason`` is kept for the call record."""
+
+    def fetch_instructions(self, url: str, extra: dict[str, Any]) -> Optional[list["Verb"]]:
+        """POST like the first webhook request plus tags and ``extra``; validate the reply.
+
+        Returns the parsed verb list, or None for an empty body (the call ends). Raises
+        VerbListRejected for an invalid reply and the webhook client's error after 3 attempts.
+        """
+
+    def publish(self, routing_key: str, payload: dict[str, Any]) -> None:
+        """Publish an event (the session picks the exchange from the routing key)."""
+
+    def lcr_bridge_string(self, number: str) -> str:
+        """Least-cost-routing bridge string for a phone number (``|`` failover inside)."""
+
+    def owns_number(self, number: str) -> bool:
+        """True when the account owns ``number`` (dial callerId rule)."""
+
+    def record_feature(self, name: str) -> None:
+        """Mark a feature-presence flag on the call record (e.g. ``has_recording``)."""
+
+    def on_event(self, event_name: str, handler: Callable[["Event"], None]) -> None:
+        """Call ``handler`` for each later event of this channel with that Event-Name."""

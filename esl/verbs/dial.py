@@ -1,0 +1,136 @@
+"""dial → ``bridge {call_timeout=..,origination_caller_id_number=..}<leg>|<leg>|...``.
+
+Targets are tried in order (``|`` is FreeSWITCH's sequential failover):
+user → ``user/<name>@${domain_name}``; phone → the least-cost-routing bridge string (itself a
+``|`` chain of gateways); sip → ``sofia/external/<uri>``; queue → the queue verb (a queue
+target must be the only target).
+
+Before the bridge: ``set continue_on_fail=true`` (a failed bridge would otherwise hang up the
+caller before we can record why — capture outbound_bridge_fail_continue) and
+``set hangup_after_bridge=true``; with ``record``: ``set RECORD_STEREO=true`` and
+``record_session``. A callerId the account does not own is refused at execution: no bridge,
+``interaction.dial.rejected`` is published and the list ends.
+"""
+from __future__ import annotations
+
+from marshmallow import ValidationError, fields, validate, validates_schema
+
+from app import limits
+from app.errors import SbcError
+from esl.verbs.base import PartSchema, Verb, VerbOutcome, VerbSchema
+from esl.verbs.context import VerbContext
+from esl.verbs.fields import StrictBoolean, StrictInteger, Text
+from esl.verbs.record import recording_path
+from esl.verbs.queue import QUEUE_NAME_PATTERN, Queue
+
+PHONE_PATTERN = r"^\+?[0-9]{3,20}$"
+USER_PATTERN = r"^[A-Za-z0-9_.+\-]{1,64}$"
+SIP_PATTERN = r"^(sips?:)?[A-Za-z0-9_.+\-!~*()&=$;?%]+@[A-Za-z0-9.\-\[\]:]+(;[A-Za-z0-9_.=\-]+)*$"
+TARGET_PATTERNS = {
+    "user": (USER_PATTERN, "A user name: letters, digits, '_', '.', '+', '-'."),
+    "phone": (PHONE_PATTERN, "A phone number: 3-20 digits, optional leading +."),
+    "sip": (SIP_PATTERN, "A SIP URI like sip:alice@example.com."),
+    "queue": (QUEUE_NAME_PATTERN, "A queue name: 1-64 letters, digits, spaces, '_', '.', '-'."),
+}
+
+
+class TargetSchema(PartSchema):
+    type = Text(required=True, validate=validate.OneOf(tuple(TARGET_PATTERNS)))
+    name = Text(required=True, min_length=1, max_length=256)
+
+    json_schema_extra = {
+        "allOf": [
+            {"if": {"properties": {"type": {"const": kind}}},
+             "then": {"properties": {"name": {"pattern": pattern}}}}
+            for kind, (pattern, _) in TARGET_PATTERNS.items()
+        ]
+    }
+
+    @validates_schema
+    def _name_fits_type(self, data: dict, **_: object) -> None:
+        import re
+
+        kind, name = data.get("type"), data.get("name")
+        if kind in TARGET_PATTERNS and isinstance(name, str):
+            pattern, message = TARGET_PATTERNS[kind]
+            if not re.match(pattern, name):
+                raise ValidationError(message, "name")
+
+
+class DialSchema(VerbSchema):
+    target = fields.List(fields.Nested(TargetSchema), required=True,
+                         validate=validate.Length(min=1, max=limits.DIAL_MAX_TARGETS))
+    timeout = StrictInteger(load_default=limits.DIAL_DEFAULT_RING_TIMEOUT_SECONDS,
+                            validate=validate.Range(min=1, max=limits.DIAL_MAX_RING_TIMEOUT_SECONDS))
+    callerId = Text(pattern=PHONE_PATTERN, pattern_message="A phone number: 3-20 digits, optional leading +.")
+    record = StrictBoolean(load_default=False)
+
+    json_schema_extra = {
+        "if": {"properties": {"target": {"contains": {"properties": {"type": {"const": "queue"}}}}}},
+        "then": {"properties": {"target": {"maxItems": 1}}},
+    }
+
+    @validates_schema
+    def _queue_alone(self, data: dict, **_: object) -> None:
+        targets = data.get("target") or []
+        if len(targets) > 1 and any(t.get("type") == "queue" for t in targets):
+            raise ValidationError("A queue target must be the only target.", "target")
+
+
+class Dial(Verb):
+    name = "dial"
+    schema_class = DialSchema
+    ends_list = True
+
+    def leg(self, ctx: VerbContext, target: dict) -> str:
+        kind, name = target["type"], target["name"]
+        if kind == "user":
+            return f"user/{name}@${{domain_name}}"
+        if kind == "sip":
+            uri = name.split(":", 1)[1] if name.lower().startswith(("sip:", "sips:")) else name
+            return f"sofia/external/{uri}"
+        return ctx.lcr_bridge_string(name.lstrip("+"))
+
+    def bridge_arg(self, ctx: VerbContext) -> tuple[str, list[dict]]:
+        """The bridge data and the targets that had no route (skipped)."""
+        legs, skipped = [], []
+        for target in self.params["target"]:
+            try:
+                leg = self.leg(ctx, target)
+            except SbcError as exc:  # e.g. no LCR route for this number
+                skipped.append({"target": target, "reason": exc.message})
+                continue
+            if leg:
+                legs.append(leg)
+            else:
+                skipped.append({"target": target, "reason": "no route"})
+        variables = [f"call_timeout={self.params['timeout']}"]
+        if self.params.get("callerId"):
+            variables.append(f"origination_caller_id_number={self.params['callerId']}")
+        variables.append(f"sbc_trace_id={ctx.trace_id}")
+        return ("{" + ",".join(variables) + "}" + "|".join(legs)) if legs else "", skipped
+
+    def execute(self, ctx: VerbContext) -> VerbOutcome:
+        targets = self.params["target"]
+        if targets[0]["type"] == "queue":
+            return Queue(Queue.schema().load({"verb": "queue", "name": targets[0]["name"]})).execute(ctx)
+        caller_id = self.params.get("callerId")
+        if caller_id and not ctx.owns_number(caller_id):
+            ctx.publish("interaction.dial.rejected", {
+                "callId": ctx.call_id, "traceId": ctx.trace_id, "accountSid": ctx.account_id,
+                "reason": "caller_id_not_owned", "callerId": caller_id})
+            return VerbOutcome.end("caller_id_not_owned", callerId=caller_id)
+        arg, skipped = self.bridge_arg(ctx)
+        if not arg:
+            return VerbOutcome.end("no_route", skipped=skipped)
+        ctx.set_var("continue_on_fail", "true")
+        ctx.set_var("hangup_after_bridge", "true")
+        if self.params["record"]:
+            ctx.set_var("RECORD_STEREO", "true")
+            ctx.execute("record_session", recording_path(ctx, "wav"))
+            ctx.record_feature("has_recording")
+        done = ctx.execute("bridge", arg)
+        status = done.variable("DIALSTATUS") or ""
+        cause = done.variable("originate_failed_cause") or done.variable("last_bridge_hangup_cause") or ""
+        reason = "dial_completed" if status == "SUCCESS" else "dial_failed"
+        return VerbOutcome.end(reason, dialStatus=status, cause=cause, skipped=skipped)

@@ -1,0 +1,36 @@
+"""play → ``playback http_cache://<https url>``, repeated ``loop`` times.
+
+mod_http_cache downloads the file once and serves it from its disk cache afterwards (it honours
+Cache-Control max-age); WAV is read natively, MP3 through mod_shout.
+"""
+from __future__ import annotations
+
+from marshmallow import validate
+
+from app import limits
+from esl.verbs.base import PartSchema, Verb, VerbOutcome, VerbSchema
+from esl.verbs.context import VerbContext
+from esl.verbs.fields import StrictInteger, https_url
+
+
+def play_file(url: str) -> str:
+    return f"http_cache://{url}"
+
+
+class PlayFields(PartSchema):
+    url = https_url(required=True)
+    loop = StrictInteger(load_default=1, validate=validate.Range(min=1, max=limits.VERB_LOOP_MAX))
+
+
+class PlaySchema(VerbSchema, PlayFields):
+    pass
+
+
+class Play(Verb):
+    name = "play"
+    schema_class = PlaySchema
+
+    def execute(self, ctx: VerbContext) -> VerbOutcome:
+        for _ in range(self.params["loop"]):
+            ctx.execute("playback", play_file(self.params["url"]))
+        return VerbOutcome.cont()

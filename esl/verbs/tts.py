@@ -1,0 +1,40 @@
+"""Text to speech with mod_flite (offline, bundled in the FreeSWITCH image).
+
+flite ships English (en-US) voices only: kal, kal16, slt, rms, awb. A verb's ``voice`` must be
+one of them (a clear error beats a silent substitution); an application default that is not a
+flite voice falls back to ``kal``. ``language`` is validated and kept, but flite speaks every
+language with its English voices — documented in docs/verbs.md.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from esl.verbs.fsargs import escape_delim, plain_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from esl.verbs.context import VerbContext
+
+ENGINE = "flite"
+FLITE_VOICES = ("kal", "kal16", "slt", "rms", "awb")
+DEFAULT_VOICE = "kal"
+LANGUAGE_PATTERN = r"^[a-zA-Z]{2,3}(-[A-Za-z0-9]{2,8})*$"
+
+
+def resolve_voice(ctx: "VerbContext", voice: Optional[str]) -> str:
+    if voice:
+        return voice
+    default = getattr(ctx.application, "voice", None)
+    return default if default in FLITE_VOICES else DEFAULT_VOICE
+
+
+def speak_arg(voice: str, text: str) -> str:
+    """``speak`` data: ``flite|<voice>|<text>`` (capture outbound_speak_flite)."""
+    return f"{ENGINE}|{voice}|{escape_delim(plain_text(text), '|')}"
+
+
+def say_file(voice: str, text: str) -> str:
+    """A TTS prompt in file-string form for play_and_get_digits / play_and_detect_speech.
+
+    switch_ivr_play_file() reads ``say:<engine>:<voice>:<text>`` (text may contain ':').
+    """
+    return f"say:{ENGINE}:{voice}:{plain_text(text)}"
