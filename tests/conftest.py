@@ -22,4 +22,5 @@ pytest_plugins = [
     "tests.plugins.database",
     "tests.plugins.services",
     "tests.plugins.webhook_server",
+    "tests.plugins.esl_sim",
 ]

@@ -1,0 +1,669 @@
+"""Simulated outbound socket: FreeSWITCH's ``socket host:port async full`` dialling the controller.
+
+Behaviour follows the captures (see tests/fixtures/esl_captures/*/notes.md): nothing is sent
+before ``connect``; ``sendmsg`` is answered ``+OK`` at once and apps run one after another in
+the channel's own greenlet; Event-UUID comes back as Application-UUID; hang-up sequence
+CHANNEL_HANGUP, [interrupted app's EXECUTE_COMPLETE], CHANNEL_UNPARK, the socket app's
+EXECUTE_COMPLETE, CHANNEL_STATE CS_HANGUP, [RECORD_STOP], CHANNEL_STATE CS_REPORTING,
+CHANNEL_HANGUP_COMPLETE, then the linger / disconnect notices.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import socket as _socket
+import time
+import uuid as _uuid
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import gevent
+import gevent.event
+import gevent.lock
+import gevent.queue
+
+from esl.protocol import Event, FrameParser, parse_header_lines, parse_event_plain
+from tests.simulator import templates as T
+from tests.simulator.channel import SimChannel
+from tests.simulator.scenario import BridgeOutcome, Call
+
+log = logging.getLogger(__name__)
+
+GOODBYE = "Disconnected, goodbye.\nSee you at ClueCon! http://www.cluecon.com/\n"
+MYEVENTS_EXCLUDED = {"PLAYBACK_START", "PLAYBACK_STOP", "RECORD_START", "RECORD_STOP"}
+
+
+@dataclass
+class ReceivedCommand:
+    """A command the controller sent, as the simulator parsed it."""
+
+    name: str  # first word: connect, sendmsg, api, event, linger, exit, ...
+    line: str  # the full first line
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str = ""
+    at: float = 0.0
+
+    @property
+    def app(self) -> Optional[str]:
+        return self.headers.get("execute-app-name")
+
+    @property
+    def app_arg(self) -> str:
+        return self.headers.get("execute-app-arg", self.body)
+
+
+class _Interrupted(Exception):
+    pass
+
+
+class SimOutboundCall:
+    """One simulated call dialling the controller. Use :meth:`start` then :meth:`wait`."""
+
+    def __init__(self, scenario: Call, address: tuple[str, int]) -> None:
+        self.scenario = scenario
+        self.address = address
+        self.timing = scenario.timing
+        self.channel = SimChannel(scenario.caller, scenario.callee, scenario.uuid, scenario.variables)
+        self.uuid = self.channel.uuid
+        self.commands: list[ReceivedCommand] = []
+        self.emitted: list[Event] = []  # every event actually written, parsed back
+        self.frames_out: list[bytes] = []
+        self.done = gevent.event.Event()
+        self.hangup_done = gevent.event.Event()
+        self.connected_at: Optional[float] = None
+        self._sock: Optional[_socket.socket] = None
+        self._wlock = gevent.lock.RLock()
+        self._apps: gevent.queue.Queue = gevent.queue.Queue()
+        self._hung = gevent.event.Event()
+        self._app_idle = gevent.event.Event()
+        self._app_idle.set()
+        self._current_app: Optional[str] = None
+        self._interrupt = gevent.event.Event()
+        self._break = gevent.event.Event()
+        self._myevents = False
+        self._subscribed: set[str] = set()
+        self._linger: Optional[int] = None  # None: no linger; -1: until exit; N seconds
+        self._lingering_requested = False
+        self._stalled = False
+        self._closed = False
+        self._recording: Optional[str] = None
+        self._pending_presses = list(scenario.presses)
+        self._bridges = list(scenario.bridges)
+        self._bridge_kill: dict[str, gevent.event.Event] = {}
+        self._greenlets: list[gevent.Greenlet] = []
+        self.socket_app_uuid = str(_uuid.uuid4())
+        self.error: Optional[BaseException] = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> "SimOutboundCall":
+        self._greenlets.append(gevent.spawn(self._run))
+        return self
+
+    def wait(self, timeout: float = 10.0) -> bool:
+        return self.done.wait(timeout)
+
+    def kill(self) -> None:
+        for g in self._greenlets:
+            g.kill(block=False)
+        self._close()
+
+    def _run(self) -> None:
+        try:
+            self._sock = _socket.create_connection(self.address, timeout=5)
+            self._sock.settimeout(None)
+            self._sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
+            self._greenlets.append(gevent.spawn(self._app_runner))
+            self._read_commands()
+        except Exception as exc:  # surfaced to tests via .error
+            if not self._closed:
+                self.error = exc
+                log.exception("simulated call failed")
+        finally:
+            self._close()
+
+    def _close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            try:
+                sock.close()
+            except OSError:
+                pass
+        self.done.set()
+
+    # -- output --------------------------------------------------------------------------------
+    def _write(self, data: bytes) -> None:
+        if self._stalled or self._closed:
+            return
+        with self._wlock:
+            sock = self._sock
+            if sock is None:
+                return
+            try:
+                sock.sendall(data)
+            except OSError:
+                self._close()
+                return
+        self.frames_out.append(data)
+
+    def _reply(self, text: str) -> None:
+        if self.timing.reply_delay:
+            gevent.sleep(self.timing.reply_delay)
+        self._write(f"Content-Type: command/reply\nReply-Text: {text}\n\n".encode())
+
+    def _api_reply(self, body: str) -> None:
+        raw = body.encode()
+        self._write(f"Content-Type: api/response\nContent-Length: {len(raw)}\n\n".encode() + raw)
+
+    def _passes(self, name: str, subclass: Optional[str]) -> bool:
+        if "ALL" in self._subscribed:
+            return True
+        if subclass:
+            return subclass in self._subscribed
+        if name in self._subscribed:
+            return True
+        return self._myevents and name not in MYEVENTS_EXCLUDED
+
+    def emit(self, event_name: str, **kw) -> None:
+        subclass = kw.get("subclass")
+        if not self._passes(event_name, subclass):
+            return
+        if self.timing.event_gap:
+            gevent.sleep(self.timing.event_gap)
+        data = self.channel.event(event_name, **kw)
+        self.emitted.append(parse_event_plain(data.split(b"\n\n", 1)[1]))
+        self._write(data)
+
+    # -- input ---------------------------------------------------------------------------------
+    def _read_commands(self) -> None:
+        buf = b""
+        while self._sock is not None:
+            try:
+                data = self._sock.recv(65536)
+            except OSError:
+                return
+            if not data:
+                return
+            buf += data
+            while True:
+                cmd, buf = _split_command(buf)
+                if cmd is None:
+                    break
+                cmd.at = time.monotonic()
+                self.commands.append(cmd)
+                if not self._stalled:
+                    self._handle(cmd)
+
+    def _handle(self, cmd: ReceivedCommand) -> None:
+        name, line = cmd.name, cmd.line
+        if name == "connect":
+            self.connected_at = time.monotonic()
+            self._write(self.channel.connect_reply())
+            self._greenlets.append(gevent.spawn(self._timeline))
+        elif name == "myevents":
+            self._myevents = True
+            self._reply("+OK Events Enabled")
+            if self.scenario.park_event:
+                self.emit("CHANNEL_PARK")
+        elif name == "linger":
+            parts = line.split()
+            self._linger = int(parts[1]) if len(parts) > 1 else -1
+            self._reply("+OK will linger" if self._linger < 0 else f"+OK will linger {self._linger} seconds")
+        elif name == "nolinger":
+            self._linger = None
+            self._reply("+OK will not linger")
+        elif name == "event":
+            for word in line.split()[2:]:
+                self._subscribed.add(word)
+            self._reply("+OK event listener enabled plain")
+        elif name == "filter":
+            parts = line.split(None, 2)
+            self._reply(f"+OK filter added. [{parts[1]}]=[{parts[2] if len(parts) > 2 else ''}]")
+        elif name == "sendmsg":
+            self._sendmsg(cmd)
+        elif name == "api":
+            self._api_reply(self._api(line[4:].strip()))
+        elif name == "exit":
+            self._reply("+OK bye")
+            self._disconnect_notice(final=True)
+            self._close()
+        else:
+            self._reply("-ERR command not found")
+
+    def _sendmsg(self, cmd: ReceivedCommand) -> None:
+        self._reply("+OK")
+        call_command = cmd.headers.get("call-command", "")
+        if call_command == "execute":
+            self._apps.put(cmd)
+        elif call_command == "hangup":
+            self._spawn_hangup(cmd.headers.get("hangup-cause", "NORMAL_CLEARING"), "send_bye")
+
+    def _api(self, command: str) -> str:
+        parts = command.split()
+        if not parts:
+            return "-ERR no command\n"
+        verb, args = parts[0], parts[1:]
+        if verb == "uuid_kill":
+            target = args[0] if args else ""
+            if target == self.uuid and not self._hung.is_set():
+                self._spawn_hangup(args[1] if len(args) > 1 else "NORMAL_CLEARING", "send_bye")
+                return "+OK\n"
+            if target in self._bridge_kill:
+                self._bridge_kill[target].set()
+                return "+OK\n"
+            return "-ERR No such channel!\n"
+        if verb == "uuid_setvar" and len(args) >= 2:
+            if args[0] != self.uuid:
+                return "-ERR No such channel!\n"
+            value = command.split(None, 3)[3] if len(args) >= 3 else ""
+            self.channel.vars[args[1]] = value
+            return "+OK\n"
+        if verb == "uuid_getvar" and len(args) >= 2:
+            return self.channel.vars.get(args[1], "_undef_")
+        if verb == "uuid_break":
+            self._break.set()
+            return "+OK\n"
+        return f"-ERR {verb} Command not found!\n"
+
+    # -- timeline (caller behaviour) -------------------------------------------------------------
+    def _timeline(self) -> None:
+        start = self.connected_at or time.monotonic()
+        for step in sorted(self.scenario.steps, key=lambda s: s.at):
+            delay = start + step.at - time.monotonic()
+            if delay > 0:
+                gevent.sleep(delay)
+            if self._closed:
+                return
+            if step.kind == "hangup":
+                self._spawn_hangup(step.arg or "NORMAL_CLEARING", "recv_bye")
+            elif step.kind == "dtmf":
+                for digit in step.arg:
+                    self._dtmf(digit)
+            elif step.kind == "hold" and not self._hung.is_set():
+                self.channel.hold()
+                self.emit("CHANNEL_CALLSTATE", tail=[("Original-Channel-Call-State", "ACTIVE")])
+                self.emit("CHANNEL_HOLD")
+                self.emit("CUSTOM", subclass="sofia::reinvite")
+            elif step.kind == "unhold" and not self._hung.is_set():
+                self.channel.unhold()
+                self.emit("CHANNEL_CALLSTATE", tail=[("Original-Channel-Call-State", "HELD")])
+                self.emit("CHANNEL_UNHOLD")
+                self.emit("CUSTOM", subclass="sofia::reinvite")
+                self.channel.call_state = "ACTIVE"
+                self.emit("CHANNEL_CALLSTATE", tail=[("Original-Channel-Call-State", "UNHELD")])
+            elif step.kind == "fault":
+                self._fault(step.arg)
+
+    def _fault(self, kind: str) -> None:
+        if kind == "drop":
+            self._close()
+        elif kind == "stall":
+            self._stalled = True
+        elif kind == "garbage":
+            self._write(b"Content-Length: banana\nContent-Type: text/event-plain\n\n")
+
+    def _dtmf(self, digit: str) -> None:
+        self.emit("DTMF", tail=[("DTMF-Digit", digit), ("DTMF-Duration", "2240"), ("DTMF-Source", "RTP")])
+
+    # -- apps ----------------------------------------------------------------------------------
+    def _app_runner(self) -> None:
+        while not self._closed:
+            cmd: ReceivedCommand = self._apps.get()
+            if self._hung.is_set():
+                continue  # FreeSWITCH does not run apps queued on a dead channel
+            self._app_idle.clear()
+            try:
+                self._run_app(cmd)
+            except Exception:
+                log.exception("simulated app failed")
+            finally:
+                self._current_app = None
+                self._app_idle.set()
+
+    def _sleep(self, seconds: float) -> bool:
+        """Sleep unless the channel hangs up (False) — media apps stop at hang-up."""
+        return not self._interrupt.wait(seconds)
+
+    def _run_app(self, cmd: ReceivedCommand) -> None:
+        app, arg = cmd.app or "", cmd.app_arg
+        app_uuid = cmd.headers.get("Event-UUID") or str(_uuid.uuid4())
+        self._current_app = app
+        ch = self.channel
+        ch.last_app, ch.last_arg = app, arg
+        ch.vars["current_application"] = app
+        if arg:
+            ch.vars["current_application_data"] = arg
+        base_tail = [("Application", app)] + ([("Application-Data", arg)] if arg else [])
+        self.emit("CHANNEL_EXECUTE", tail=base_tail + [("Application-UUID", app_uuid)])
+        behaviour = APP_BEHAVIOURS.get(app, _app_default)
+        response, extra_vars = behaviour(self, arg)
+        if response not in ("_none_", ""):
+            ch.vars["current_application_response"] = response
+        ch.last_response = response
+        self.emit("CHANNEL_EXECUTE_COMPLETE", extra_vars=extra_vars,
+                  tail=base_tail + [("Application-Response", response), ("Application-UUID", app_uuid)])
+
+    # -- hang-up -------------------------------------------------------------------------------
+    def _spawn_hangup(self, cause: str, disposition: str) -> None:
+        if self._hung.is_set():
+            return
+        self._hung.set()
+        self._greenlets.append(gevent.spawn(self._hangup, cause, disposition))
+
+    def _hangup(self, cause: str, disposition: str) -> None:
+        ch = self.channel
+        ch.hangup(cause, disposition)
+        self.emit("CHANNEL_HANGUP")
+        self._interrupt.set()
+        self._app_idle.wait(5)
+        self.emit("CHANNEL_UNPARK")
+        response = ch.last_response or "_none_"
+        self.emit("CHANNEL_EXECUTE_COMPLETE", tail=[
+            ("Application", "socket"), ("Application-Data", f"{self.address[0]}:{self.address[1]} async full"),
+            ("Application-Response", response), ("Application-UUID", self.socket_app_uuid)])
+        ch.set_state("CS_HANGUP")
+        self.emit("CHANNEL_STATE")
+        if self._recording:
+            self._record_stop()
+        ch.set_state("CS_REPORTING")
+        self.emit("CHANNEL_STATE")
+        ch.finalize_vars()
+        self.emit("CHANNEL_HANGUP_COMPLETE")
+        self.hangup_done.set()
+        if self._linger is None:
+            self._disconnect_notice(final=True)
+            self._close()
+            return
+        self._disconnect_notice(final=False)
+        if self._linger >= 0:
+            gevent.sleep(self._linger * self.timing.linger_scale)
+            if not self._closed:
+                self._disconnect_notice(final=True)
+                self._close()
+
+    def _disconnect_notice(self, final: bool) -> None:
+        if final:
+            body = GOODBYE.encode()
+            self._write(("Content-Type: text/disconnect-notice\n"
+                         f"Controlled-Session-UUID: {self.uuid}\n"
+                         "Content-Disposition: disconnect\n"
+                         f"Content-Length: {len(body)}\n\n").encode() + body)
+        else:
+            name = self.channel.headers.get("Channel-Name", "")
+            self._write(("Content-Type: text/disconnect-notice\n"
+                         f"Controlled-Session-UUID: {self.uuid}\n"
+                         "Content-Disposition: linger\n"
+                         f"Channel-Name: {name}\n"
+                         f"Linger-Time: {self._linger}\n"
+                         "Content-Length: 0\n\n").encode())
+
+    def _record_stop(self) -> None:
+        path = self._recording or ""
+        self._recording = None
+        secs = max(0.0, time.monotonic() - (self.connected_at or time.monotonic()))
+        samples = int(secs * 8000)
+        self.emit("RECORD_STOP", tail=[("Record-File-Path", path), ("Record-Completion-Cause", "success-silence")],
+                  extra_vars={"record_file_size": str(44 + samples * 4), "record_samples": str(samples),
+                              "record_seconds": str(int(secs)), "record_ms": str(int(secs * 1000)),
+                              "record_completion_cause": "success-silence"})
+
+    # -- helpers for behaviours ----------------------------------------------------------------
+    def media_seconds(self, path: str, default: float) -> float:
+        for key, secs in self.scenario.media_seconds.items():
+            if key == path or key in path:
+                return secs
+        return default
+
+    def next_bridge(self) -> BridgeOutcome:
+        return self._bridges.pop(0) if self._bridges else BridgeOutcome()
+
+    def take_presses(self) -> list[tuple[str, float, float]]:
+        presses, self._pending_presses = self._pending_presses, []
+        return presses
+
+
+def _split_command(buf: bytes) -> tuple[Optional[ReceivedCommand], bytes]:
+    end = buf.find(b"\n\n")
+    if end < 0:
+        return None, buf
+    head = buf[:end].decode("utf-8", "replace")
+    rest = buf[end + 2:]
+    first, _, header_text = head.partition("\n")
+    headers = {n.lower() if n.lower() in ("call-command", "execute-app-name", "execute-app-arg",
+                                          "hangup-cause", "content-length", "content-type",
+                                          "event-lock") else n: v
+               for n, v in parse_header_lines(header_text, decode=False)}
+    body = ""
+    length = headers.get("content-length")
+    if length and length.isdigit():
+        if len(rest) < int(length):
+            return None, buf
+        body = rest[: int(length)].decode("utf-8", "replace")
+        rest = rest[int(length):]
+    first = first.strip()
+    return ReceivedCommand(first.split(" ", 1)[0], first, headers, body), rest
+
+
+# -- per-app behaviours: (call, arg) -> (Application-Response, extra variables) -------------------
+AppBehaviour = Callable[[SimOutboundCall, str], tuple[str, dict]]
+
+
+def _app_default(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    call._sleep(call.timing.app_default)
+    return "_none_", {}
+
+
+def _app_answer(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    call._sleep(call.timing.answer)
+    if call.channel.answer_state != "answered":
+        call.channel.pre_answer()
+        call.emit("CHANNEL_PROGRESS_MEDIA")
+        call.channel.answer()
+        call.emit("CHANNEL_ANSWER")
+    return "_none_", {}
+
+
+def _app_pre_answer(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    if not call.channel.media:
+        call.channel.pre_answer()
+        call.emit("CHANNEL_PROGRESS_MEDIA")
+    return "_none_", {}
+
+
+_TONE_MS = re.compile(r"%\((\d+),")
+
+
+def _media_length(call: SimOutboundCall, path: str, default: float) -> float:
+    return call.media_seconds(path, default)
+
+
+def _app_playback(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    call._break.clear()
+    secs = _media_length(call, arg, call.timing.playback)
+    call.emit("PLAYBACK_START", tail=[("Playback-File-Path", arg)])
+    started = time.monotonic()
+    finished = True
+    deadline = started + secs
+    while time.monotonic() < deadline:
+        if call._interrupt.wait(min(0.01, max(0.0, deadline - time.monotonic()))):
+            finished = False
+            break
+        if call._break.is_set():
+            break
+    played = time.monotonic() - started
+    ms = int(played * 1000)
+    extra = {"playback_last_offset_pos": str(ms * 8), "playback_seconds": str(int(played)),
+             "playback_ms": str(ms), "playback_samples": str(ms * 8)}
+    call.channel.vars.update(extra)
+    response = "FILE PLAYED" if finished else "PLAYBACK ERROR"
+    call.emit("PLAYBACK_STOP", tail=[("Playback-File-Path", arg), ("Playback-Status", "done" if finished else "break")])
+    return response, {}
+
+
+def _app_speak(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    call._sleep(_media_length(call, arg, call.timing.speak))
+    return "_none_", {}
+
+
+def _app_sleep(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    ms = int(arg) if arg.strip().isdigit() else 0
+    call._sleep(ms / 1000.0)
+    return "_none_", {}
+
+
+def _app_set(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    name, _, value = arg.partition("=")
+    if name:
+        call.channel.vars[name.strip()] = value
+    return "_none_", {}
+
+
+def _app_unset(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    call.channel.vars.pop(arg.strip(), None)
+    return "_none_", {}
+
+
+def _app_hangup(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    call._spawn_hangup(arg.strip() or "NORMAL_CLEARING", "send_bye")
+    call._interrupt.wait(1.0)
+    return "_none_", {}
+
+
+def _app_play_and_get_digits(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    # min max tries timeout terminators prompt invalid var regex digit_timeout
+    parts = arg.split()
+    max_digits = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 128
+    tries = int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else 1
+    timeout_ms = int(parts[3]) if len(parts) > 3 and parts[3].isdigit() else 5000
+    terminators = parts[4] if len(parts) > 4 else "#"
+    var = parts[7] if len(parts) > 7 else "pagd_digits"
+    regex = parts[8] if len(parts) > 8 else None
+    collected = ""
+    terminated = False
+    presses = call.take_presses()
+    if not presses:
+        # nobody types: wait out the attempts (scaled down: timeouts are ms in the arg)
+        if not call._sleep(min(timeout_ms / 1000.0 * tries, call.timing.playback * tries)):
+            return "_none_", {}
+    for digits, after, gap in presses:
+        if not call._sleep(after):
+            return "_none_", {}
+        for digit in digits:
+            call._dtmf(digit)
+            if digit in terminators:
+                terminated = True
+                break
+            collected += digit
+            if len(collected) >= max_digits:
+                break
+            if not call._sleep(gap):
+                return "_none_", {}
+        if terminated or len(collected) >= max_digits:
+            break
+    ok = bool(collected) and (regex is None or re.fullmatch(regex, collected) is not None)
+    extra = {"read_result": "success" if ok else "failure"}
+    if ok:
+        extra[var] = collected
+        call.channel.vars[var] = collected
+    call.channel.vars["read_result"] = extra["read_result"]
+    return "_none_", extra
+
+
+def _app_bridge(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    outcome = call.next_bridge()
+    ch = call.channel
+    if not outcome.answer:
+        call._sleep(call.timing.app_default)
+        failure = {"originate_disposition": outcome.cause, "DIALSTATUS": outcome.cause,
+                   "originate_failed_cause": outcome.cause, "last_bridge_hangup_cause": outcome.cause,
+                   "last_bridge_proto_specific_hangup_cause": f"sip:{outcome.sip_code}"}
+        ch.vars.update(failure)
+        cont = ch.vars.get("continue_on_fail", "").lower()
+        if not (cont in ("true", "yes", "1") or outcome.cause in cont.upper().split(",")):
+            call._spawn_hangup(outcome.cause, "send_bye")
+            call._interrupt.wait(1.0)
+        return "_none_", {}
+    b_uuid = outcome.b_leg_uuid or _origination_uuid(arg) or str(_uuid.uuid4())
+    kill = gevent.event.Event()
+    call._bridge_kill[b_uuid] = kill
+    tmpl = T.template("CHANNEL_BRIDGE")
+    other = [(n, v) for n, v in tmpl.headers if n.startswith("Other-Leg-") or n == "Other-Type"]
+    other = [(n, b_uuid if n == "Other-Leg-Unique-ID" else v) for n, v in other]
+    head = [("Bridge-A-Unique-ID", call.uuid), ("Bridge-B-Unique-ID", b_uuid)] + other
+    ch.vars.update({"originate_disposition": "SUCCESS", "DIALSTATUS": "SUCCESS",
+                    "bridge_uuid": b_uuid, "signal_bond": b_uuid, "last_bridge_to": b_uuid})
+    call.emit("CHANNEL_BRIDGE", head=head)
+    deadline = time.monotonic() + outcome.talk
+    while time.monotonic() < deadline and not kill.is_set():
+        if call._interrupt.wait(min(0.01, max(0.0, deadline - time.monotonic()))):
+            break
+    call._bridge_kill.pop(b_uuid, None)
+    if not call._interrupt.is_set():
+        ch.vars.update({"bridge_hangup_cause": "NORMAL_CLEARING",
+                        "last_bridge_hangup_cause": "NORMAL_CLEARING"})
+        call.emit("CHANNEL_UNBRIDGE", head=head)
+    return "_none_", {}
+
+
+def _origination_uuid(arg: str) -> Optional[str]:
+    m = re.search(r"origination_uuid=([0-9a-fA-F-]{36})", arg)
+    return m.group(1) if m else None
+
+
+def _app_record_session(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    path = arg.split()[0] if arg else ""
+    call._recording = path
+    call.emit("RECORD_START", tail=[("Record-File-Path", path)])
+    return "_none_", {}
+
+
+def _app_stop_record_session(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    if call._recording:
+        call._record_stop()
+    return "_none_", {}
+
+
+def _conference_headers(call: SimOutboundCall, action_key: str, name: str) -> tuple[list, list]:
+    tmpl = T.template(f"conference::maintenance:{action_key}")
+    names = set(T.channel_block_names()) | set(T.PREAMBLE) | {"Event-Subclass"}
+    extras = [(n, v) for n, v in tmpl.headers if n not in names and not n.startswith("variable_")]
+    conf_name = name.split("@", 1)[0]
+    extras = [(n, conf_name if n == "Conference-Name" else v) for n, v in extras]
+    return [], extras
+
+
+def _app_conference(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    for action in ("add-member", "floor-change"):
+        _, tail = _conference_headers(call, action, arg)
+        call.emit("CUSTOM", subclass="conference::maintenance", key=f"conference::maintenance:{action}", tail=tail)
+    call._interrupt.wait()
+    _, tail = _conference_headers(call, "del-member", arg)
+    call.emit("CUSTOM", subclass="conference::maintenance", key="conference::maintenance:del-member", tail=tail)
+    return "_none_", {}
+
+
+def _app_park(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    call.emit("CHANNEL_PARK")
+    call._interrupt.wait()
+    return "_none_", {}
+
+
+APP_BEHAVIOURS: dict[str, AppBehaviour] = {
+    "answer": _app_answer,
+    "pre_answer": _app_pre_answer,
+    "playback": _app_playback,
+    "speak": _app_speak,
+    "sleep": _app_sleep,
+    "set": _app_set,
+    "export": _app_set,
+    "unset": _app_unset,
+    "hangup": _app_hangup,
+    "play_and_get_digits": _app_play_and_get_digits,
+    "bridge": _app_bridge,
+    "record_session": _app_record_session,
+    "stop_record_session": _app_stop_record_session,
+    "conference": _app_conference,
+    "park": _app_park,
+}

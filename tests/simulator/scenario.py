@@ -1,0 +1,95 @@
+"""Scenarios as plain data: what the caller (and the far end) does during a simulated call.
+
+    Call(caller="15551230000", callee="15557650000").press("12#", after=0.1).hangup_after(3.0)
+
+Times are seconds. ``hangup_after``/``dtmf``/``hold``/``fault`` count from the ``connect``
+command; ``press`` digits are typed ``after`` seconds into the next digit-collecting app
+(play_and_get_digits), so gather tests do not race the controller.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+@dataclass
+class Timing:
+    """Realistic-but-fast defaults; raise them to mimic real media durations."""
+
+    reply_delay: float = 0.0  # before each command/reply
+    event_gap: float = 0.0  # between consecutive events of one step
+    app_default: float = 0.002  # apps without a specific behaviour
+    answer: float = 0.002
+    playback: float = 0.05  # default media length when no media() override
+    speak: float = 0.05
+    linger_scale: float = 1.0  # multiplies `linger N` before the final disconnect
+
+
+@dataclass
+class BridgeOutcome:
+    """What the far end does for one ``bridge``: answer and talk, or fail with a cause."""
+
+    answer: bool = True
+    talk: float = 0.05
+    cause: str = "NORMAL_TEMPORARY_FAILURE"
+    sip_code: str = "503"
+    b_leg_uuid: Optional[str] = None
+
+
+@dataclass
+class Step:
+    kind: str  # hangup | dtmf | hold | unhold | fault
+    at: float
+    arg: str = ""
+
+
+@dataclass
+class Call:
+    caller: str = "15551230000"
+    callee: str = "15557650000"
+    uuid: Optional[str] = None
+    variables: dict[str, str] = field(default_factory=dict)
+    park_event: bool = True  # FreeSWITCH races a CHANNEL_PARK right after myevents (most captures)
+    timing: Timing = field(default_factory=Timing)
+    steps: list[Step] = field(default_factory=list)
+    presses: list[tuple[str, float, float]] = field(default_factory=list)
+    bridges: list[BridgeOutcome] = field(default_factory=list)
+    media_seconds: dict[str, float] = field(default_factory=dict)
+    hangup_cause: str = "NORMAL_CLEARING"
+
+    # -- builders (each returns self so a scenario reads like a call) -------------------------
+    def press(self, digits: str, after: float = 0.05, gap: float = 0.02) -> "Call":
+        self.presses.append((digits, after, gap))
+        return self
+
+    def dtmf(self, digits: str, at: float) -> "Call":
+        self.steps.append(Step("dtmf", at, digits))
+        return self
+
+    def hangup_after(self, seconds: float, cause: str = "NORMAL_CLEARING") -> "Call":
+        self.steps.append(Step("hangup", seconds, cause))
+        return self
+
+    def hold(self, at: float, duration: float) -> "Call":
+        self.steps.append(Step("hold", at))
+        self.steps.append(Step("unhold", at + duration))
+        return self
+
+    def bridge_answers(self, talk: float = 0.05, b_leg_uuid: Optional[str] = None) -> "Call":
+        self.bridges.append(BridgeOutcome(answer=True, talk=talk, b_leg_uuid=b_leg_uuid))
+        return self
+
+    def bridge_fails(self, cause: str = "NORMAL_TEMPORARY_FAILURE", sip_code: str = "503") -> "Call":
+        self.bridges.append(BridgeOutcome(answer=False, cause=cause, sip_code=sip_code))
+        return self
+
+    def media(self, path: str, seconds: float) -> "Call":
+        self.media_seconds[path] = seconds
+        return self
+
+    def fault(self, kind: str, at: float) -> "Call":
+        """``drop`` (close TCP), ``stall`` (stop answering), ``garbage`` (bad frame)."""
+        if kind not in ("drop", "stall", "garbage"):
+            raise ValueError(f"unknown fault {kind!r}")
+        self.steps.append(Step("fault", at, kind))
+        return self
