@@ -22,5 +22,6 @@ pytest_plugins = [
     "tests.plugins.database",
     "tests.plugins.services",
     "tests.plugins.webhook_server",
+    "tests.plugins.api",
     "tests.plugins.esl_sim",
 ]

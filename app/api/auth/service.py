@@ -1,8 +1,9 @@
 """Login, refresh and session exchange — the rules, without HTTP.
 
-Login runs before any tenant is known, so it reads ``accounts`` and ``users`` through
-``platform_session`` (the explicit cross-tenant path), filtered by the Host's subdomain. It takes
-the same time whether or not the tenant or the user exists: a bcrypt comparison always happens
+Login runs before any tenant is known. The API role resolves the Host's subdomain to an account
+id through the SECURITY DEFINER function ``account_id_for_subdomain`` (the only cross-tenant fact
+it can learn), then reads the user under ``tenant_session`` like any request — no BYPASSRLS role
+is involved. It takes the same time whether or not the tenant or the user exists: a bcrypt comparison always happens
 (against a dummy hash when there is no user), and every failure is the same 401
 ``invalid_credentials``.
 
@@ -12,27 +13,30 @@ trades a valid token for the other session of the same user when that session is
 """
 from __future__ import annotations
 
+import functools
+import secrets
 import uuid
 from dataclasses import dataclass
 
-import bcrypt
-from sqlalchemy import exists, select
+from sqlalchemy import exists, select, text
 from sqlalchemy.orm import Session
 
+from app.accounts.passwords import hash_password, verify_password
 from app.api.auth.tokens import SESSIONS, IssuedToken, issue_token
 from app.api.security import Identity, effective_permissions
-from app.db.engine import platform_session, tenant_session
+from app.db.engine import app_engine, tenant_session
 from app.errors import Forbidden, Unauthorized
 from app.models.contact_center import Agent
 from app.models.tenancy import Account
 from app.models.users import User
 
 ADMIN_SESSION_ROLES = frozenset({"admin", "supervisor"})
-BCRYPT_MAX_BYTES = 72  # bcrypt ignores (bcrypt>=5: rejects) longer input
 
-# Compared against when the user does not exist, so a miss costs one bcrypt check like a hit.
-# Cost 12 = bcrypt's default, the cost real hashes are created with.
-_DUMMY_HASH = bcrypt.hashpw(b"not-a-real-password", bcrypt.gensalt(rounds=12))
+# Compared against when the user does not exist, so a miss costs one bcrypt check like a hit
+# (at the cost production hashes are created with).
+@functools.lru_cache(maxsize=1)
+def _dummy_hash() -> str:
+    return hash_password("not-a-real-password-" + secrets.token_hex(8))
 
 
 @dataclass(frozen=True)
@@ -43,16 +47,6 @@ class Grant:
     user: User
     account: Account
     permissions: frozenset[str]
-
-
-def _password_matches(password: str, password_hash: bytes) -> bool:
-    candidate = password.encode("utf-8")
-    too_long = len(candidate) > BCRYPT_MAX_BYTES
-    try:
-        ok = bcrypt.checkpw(candidate[:BCRYPT_MAX_BYTES], password_hash)
-    except ValueError:  # malformed stored hash: treat as a mismatch, never as a crash
-        return False
-    return ok and not too_long
 
 
 def allowed_sessions(user: User, is_agent: bool) -> tuple[str, ...]:
@@ -76,16 +70,26 @@ def _grant(user: User, account: Account, session: str) -> Grant:
     return Grant(issued, user, account, effective_permissions(user.role, session, user.permissions))
 
 
+def _account_for_subdomain(subdomain: str) -> uuid.UUID | None:
+    """The one fact the API role may learn before a tenant is known (SECURITY DEFINER function)."""
+    with app_engine().connect() as conn:
+        return conn.scalar(text("SELECT account_id_for_subdomain(:s)"), {"s": subdomain})
+
+
 def login(subdomain: str, username: str, password: str, session: str | None) -> Grant:
-    with platform_session() as db:
-        row = db.execute(
-            select(User, Account)
-            .join(Account, Account.id == User.account_id)
-            .where(Account.subdomain == subdomain, User.username == username)
-        ).first()
-        is_agent = _is_agent(db, row.User.id) if row is not None else False
-    stored = row.User.password_hash.encode("utf-8") if row is not None else _DUMMY_HASH
-    matches = _password_matches(password, stored)
+    row = None
+    is_agent = False
+    account_id = _account_for_subdomain(subdomain)
+    if account_id is not None:
+        with tenant_session(account_id) as db:
+            row = db.execute(
+                select(User, Account)
+                .join(Account, Account.id == User.account_id)
+                .where(User.account_id == account_id, User.username == username)
+            ).first()
+            is_agent = _is_agent(db, row.User.id) if row is not None else False
+    stored = row.User.password_hash if row is not None else _dummy_hash()
+    matches = verify_password(password, stored)
     if row is None or not matches or not row.User.is_active:
         raise Unauthorized("Invalid username or password.", code="invalid_credentials")
     user, account = row.User, row.Account
