@@ -18,6 +18,7 @@ import datetime
 import hashlib
 import ipaddress
 import json
+import ssl
 import struct
 import time
 from dataclasses import dataclass, field
@@ -70,6 +71,7 @@ class HookServer:
     def __init__(self, *, ssl_args: dict | None = None) -> None:
         self.script: list[Reply] = [Reply()]
         self.requests: list[Recorded] = []
+        self.sni: list[str] = []   # HTTPS: server names clients asked for
         self._server = gevent.pywsgi.WSGIServer(("127.0.0.1", 0), self._app, log=None,
                                                 error_log=None, **(ssl_args or {}))
         self.scheme = "https" if ssl_args else "http"
@@ -121,6 +123,13 @@ def hook_server() -> Iterator[HookServer]:
 class IssuedCert:
     cert_file: str
     key_file: str
+
+    def server_context(self, sni_seen: list) -> ssl.SSLContext:
+        """Server-side TLS context that records the SNI name each client sent."""
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(self.cert_file, self.key_file)
+        context.sni_callback = lambda sslobj, name, ctx: sni_seen.append(name)
+        return context
 
 
 class LocalCA:
@@ -195,8 +204,9 @@ def https_hook_server(tls_ca) -> Iterator[Callable[[list[str]], HookServer]]:
 
     def make(names: list[str]) -> HookServer:
         issued = tls_ca.issue(names)
-        server = HookServer(ssl_args={"certfile": issued.cert_file,
-                                      "keyfile": issued.key_file}).start()
+        sni: list[str] = []
+        server = HookServer(ssl_args={"ssl_context": issued.server_context(sni)}).start()
+        server.sni = sni
         started.append(server)
         return server
 
@@ -273,6 +283,7 @@ class WsServer:
         self.subprotocol = subprotocol
         self.messages: list[dict] = []
         self.peers: list[WsPeer] = []
+        self.sni: list[str] = []
         self.ack_data: list | None = [{"verb": "say", "text": "hello"}]
         self.on_message: Callable[[WsPeer, dict], None] = self._default_on_message
         self.new_message = gevent.event.Event()
@@ -369,8 +380,9 @@ def wss_server(tls_ca) -> Iterator[Callable[[list[str]], WsServer]]:
 
     def make(names: list[str]) -> WsServer:
         issued = tls_ca.issue(names)
-        server = WsServer(ssl_args={"certfile": issued.cert_file,
-                                    "keyfile": issued.key_file}).start()
+        sni: list[str] = []
+        server = WsServer(ssl_args={"ssl_context": issued.server_context(sni)}).start()
+        server.sni = sni
         started.append(server)
         return server
 
