@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import AbstractSet
 
 try:  # Python 3.11+: the regex parser moved; only used to find a regex's literal prefix
@@ -124,6 +124,7 @@ class CompiledPlan:
     plan_id: uuid.UUID
     name: str
     account_id: uuid.UUID | None
+    service_provider_id: uuid.UUID | None
     routes: tuple[CompiledRoute, ...]
     buckets: dict[str, tuple[CompiledRoute, ...]]
     max_prefix: int
@@ -214,10 +215,16 @@ class LcrTable:
     platform_plans: tuple[CompiledPlan, ...]
     problems: tuple[str, ...] = ()  # routes/gateways left out at compile time, and why
     route_count: int = 0
+    account_providers: dict[uuid.UUID, uuid.UUID | None] = field(default_factory=dict)
 
     def plans_for(self, account_id: uuid.UUID | None) -> tuple[CompiledPlan, ...]:
-        own = self.account_plans.get(account_id, ()) if account_id is not None else ()
-        return own + self.platform_plans
+        """The account's own plans, then platform plans (all providers', or its provider's)."""
+        if account_id is None:
+            return tuple(p for p in self.platform_plans if p.service_provider_id is None)
+        provider = self.account_providers.get(account_id)
+        own = self.account_plans.get(account_id, ())
+        return own + tuple(p for p in self.platform_plans
+                           if p.service_provider_id is None or p.service_provider_id == provider)
 
     def select(self, number: str, account_id: uuid.UUID | None) -> tuple[CompiledPlan, CompiledRoute] | None:
         """First plan (account before platform) with a matching route. ``number`` must
@@ -369,7 +376,7 @@ def compile_table(rows: RoutingRows) -> LcrTable:
         for route in compiled_routes:  # already in rank order, so each bucket is too
             buckets.setdefault(literal_prefix(route.regex), []).append(route)
         compiled = CompiledPlan(
-            plan.id, plan.name, plan.account_id, tuple(compiled_routes),
+            plan.id, plan.name, plan.account_id, plan.service_provider_id, tuple(compiled_routes),
             {k: tuple(v) for k, v in buckets.items()}, max((len(k) for k in buckets), default=0),
         )
         if plan.account_id is None:
@@ -378,7 +385,7 @@ def compile_table(rows: RoutingRows) -> LcrTable:
             account_plans.setdefault(plan.account_id, []).append(compiled)
     return LcrTable(
         {k: tuple(v) for k, v in account_plans.items()}, tuple(platform_plans),
-        tuple(problems), route_count,
+        tuple(problems), route_count, {a.id: a.service_provider_id for a in rows.accounts},
     )
 
 

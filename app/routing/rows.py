@@ -38,6 +38,7 @@ class PlanRow:
     account_id: uuid.UUID | None = None  # None: platform-level plan
     priority: int = 0                     # order among plans of the same level
     is_active: bool = True
+    service_provider_id: uuid.UUID | None = None  # platform plan limited to one provider
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,12 @@ class CarrierEntryRow:
 
 
 @dataclass(frozen=True)
+class AccountRow:
+    id: uuid.UUID
+    service_provider_id: uuid.UUID | None = None
+
+
+@dataclass(frozen=True)
 class RoutingRows:
     """Everything routing needs, read in one transaction so the snapshot is consistent."""
     carriers: tuple[CarrierRow, ...] = ()
@@ -65,3 +72,4 @@ class RoutingRows:
     plans: tuple[PlanRow, ...] = ()
     routes: tuple[RouteRow, ...] = ()
     entries: tuple[CarrierEntryRow, ...] = ()
+    accounts: tuple[AccountRow, ...] = ()

@@ -1,0 +1,156 @@
+"""The controller's compiled routing data, swapped whole on ``routing.config.changed``.
+
+Readers (every call) take ``cache.table()`` once and use that immutable snapshot; a reload
+compiles a new snapshot off to the side and replaces the reference, so a call never sees half
+a reload and never waits on the database.
+"""
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import AbstractSet, Any, Callable, Iterable
+
+import gevent.lock
+
+from app.routing.acl import AclEntry, CarrierIdentifier, RejectedGateway, build_acl
+from app.routing.fsconfig import EslApi, GatewayDiff, apply_to_freeswitch, outbound_gateways, write_generated
+from app.routing.lcr import Explanation, LcrTable, compile_table
+from app.routing.rows import GatewayRow, RoutingRows
+
+log = logging.getLogger(__name__)
+
+ROUTING_CHANGED = "routing.config.changed"
+
+
+@dataclass(frozen=True)
+class RoutingTable:
+    lcr: LcrTable
+    identifier: CarrierIdentifier
+    acl_entries: tuple[AclEntry, ...]
+    rejected_gateways: tuple[RejectedGateway, ...]
+    outbound_gateways: tuple[GatewayRow, ...]
+    compile_seconds: float
+
+    def identify_carrier(self, source_ip: str | None) -> tuple[uuid.UUID, uuid.UUID] | None:
+        return self.identifier.identify(source_ip)
+
+    def explain(self, number: str, account_id: uuid.UUID | None,
+                down_gateways: AbstractSet[uuid.UUID] = frozenset()) -> Explanation:
+        return self.lcr.explain(number, account_id, down_gateways)
+
+
+def compile_routing(rows: RoutingRows) -> RoutingTable:
+    started = time.perf_counter()
+    entries, rejected = build_acl(rows.gateways, rows.carriers)
+    table = RoutingTable(
+        lcr=compile_table(rows),
+        identifier=CarrierIdentifier(entries),
+        acl_entries=tuple(entries),
+        rejected_gateways=tuple(rejected),
+        outbound_gateways=tuple(outbound_gateways(rows.gateways, rows.carriers)),
+        compile_seconds=0.0,
+    )
+    elapsed = time.perf_counter() - started
+    return RoutingTable(table.lcr, table.identifier, table.acl_entries, table.rejected_gateways,
+                        table.outbound_gateways, elapsed)
+
+
+class RoutingCache:
+    def __init__(self, loader: Callable[[], RoutingRows] | None = None) -> None:
+        if loader is None:
+            from app.routing.loader import load_rows
+            loader = load_rows
+        self._loader = loader
+        self._table: RoutingTable | None = None
+        self._lock = gevent.lock.RLock()
+        self.reloads = 0
+
+    def table(self) -> RoutingTable:
+        table = self._table
+        if table is not None:
+            return table
+        with self._lock:
+            if self._table is None:
+                self._table = self._compile()
+            return self._table
+
+    def invalidate(self) -> None:
+        """Forget the snapshot; the next reader compiles a fresh one."""
+        self._table = None
+
+    def reload(self) -> RoutingTable:
+        """Compile now and swap (the old snapshot keeps serving until the new one is ready)."""
+        with self._lock:
+            self._table = self._compile()
+            return self._table
+
+    def _compile(self) -> RoutingTable:
+        table = compile_routing(self._loader())
+        self.reloads += 1
+        for problem in table.lcr.problems:
+            log.warning("routing: %s", problem)
+        for rejected in table.rejected_gateways:
+            log.warning("routing: gateway %s left out of the ACL: %s", rejected.gateway_id, rejected.reason)
+        return table
+
+    def identify_carrier(self, source_ip: str | None) -> tuple[uuid.UUID, uuid.UUID] | None:
+        return self.table().identify_carrier(source_ip)
+
+
+class RoutingReloader:
+    """Glue for ``routing.config.changed``: recompile, rewrite the generated FreeSWITCH files,
+    and apply them on every connected FreeSWITCH (``esl_connections()`` returns their inbound
+    ESL connections, each with ``api(command)``)."""
+
+    def __init__(self, cache: RoutingCache, generated_dir: Path | str,
+                 esl_connections: Callable[[], Iterable[EslApi]],
+                 *, sleep: Callable[[float], None] = gevent.sleep) -> None:
+        self.cache = cache
+        self.generated_dir = Path(generated_dir)
+        self.esl_connections = esl_connections
+        self.sleep = sleep
+        self._lock = gevent.lock.RLock()
+
+    def handle_event(self, envelope: Any) -> tuple[bool, GatewayDiff]:
+        """EventConsumer handler (binding system.events / routing.config.changed)."""
+        if getattr(envelope, "type", ROUTING_CHANGED) != ROUTING_CHANGED:
+            return False, GatewayDiff((), (), ())
+        return self.sync()
+
+    def sync(self, *, force: bool = False) -> tuple[bool, GatewayDiff]:
+        with self._lock:
+            table = self.cache.reload()
+            acl_changed, diff = write_generated(self.generated_dir, table.acl_entries, table.outbound_gateways)
+            for esl in list(self.esl_connections()):
+                try:
+                    apply_to_freeswitch(esl, acl_changed, diff, sleep=self.sleep, force=force)
+                except Exception:  # one unreachable switch must not stop the others
+                    log.exception("routing: applying config to a FreeSWITCH failed")
+            return acl_changed, diff
+
+    def on_freeswitch_connected(self, esl: EslApi) -> None:
+        """After (re)connecting to a FreeSWITCH: it may have missed changes while away."""
+        with self._lock:
+            table = self.cache.table()
+            acl_changed, diff = write_generated(self.generated_dir, table.acl_entries, table.outbound_gateways)
+            apply_to_freeswitch(esl, acl_changed, diff, sleep=self.sleep, force=True)
+
+
+_default_cache: RoutingCache | None = None
+
+
+def default_cache() -> RoutingCache:
+    """The process-wide cache (controller): created on first use, loading from the database."""
+    global _default_cache
+    if _default_cache is None:
+        _default_cache = RoutingCache()
+    return _default_cache
+
+
+def identify_carrier(source_ip: str | None) -> tuple[uuid.UUID, uuid.UUID] | None:
+    """Carrier and gateway of an inbound trunk call from its source IP (``variable_sip_network_ip``
+    or ``variable_sip_received_ip``), longest prefix first; None for an unknown address."""
+    return default_cache().identify_carrier(source_ip)

@@ -1,0 +1,117 @@
+"""Gateway health from FreeSWITCH's OPTIONS pings (``ping`` on each sofia gateway).
+
+sofia emits CUSTOM ``sofia::gateway_state`` only on *changes* (capture esl-captures/
+gateway_state: a new gateway starts UP and is silent while healthy). We keep the down set in
+Redis, so every controller and the LCR skip a down gateway until sofia says it is up again, and
+publish ``system.gateway.down`` / ``system.gateway.up`` on system.events exactly once per
+change: the compare-and-set is one Lua script, so several controllers receiving the same
+FreeSWITCH event publish it once between them.
+
+``sofia::gateway_add`` resets a gateway to UP (that is what sofia assumes for a new gateway and
+why it will send DOWN again if the ping still fails); ``sofia::gateway_delete`` forgets it.
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any, Callable, Protocol
+
+import redis
+
+from app.routing.lcr import gateway_id_from_name
+
+log = logging.getLogger(__name__)
+
+GATEWAY_STATE = "sofia::gateway_state"
+GATEWAY_ADD = "sofia::gateway_add"
+GATEWAY_DELETE = "sofia::gateway_delete"
+SUBSCRIBE_COMMAND = f"event plain CUSTOM {GATEWAY_STATE} {GATEWAY_ADD} {GATEWAY_DELETE}"
+
+# KEYS[1] = hash gateway_id -> "up"|"down"; ARGV = gateway_id, new state.
+# Returns 1 when the stored state changed (first sighting of "up" is not a change: sofia
+# starts every gateway UP, so a missing entry already means up).
+_CAS = """
+local old = redis.call('HGET', KEYS[1], ARGV[1]) or 'up'
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+if old == ARGV[2] then return 0 end
+return 1
+"""
+
+Publisher = Callable[..., Any]
+
+
+class EventLike(Protocol):
+    def get(self, name: str, default: str | None = None) -> str | None: ...
+
+
+class GatewayHealth:
+    def __init__(self, client: redis.Redis, prefix: str, publish: Publisher) -> None:
+        self.client = client
+        self.key = f"{prefix}gateway:state"
+        self._publish = publish
+        self._cas = client.register_script(_CAS)
+
+    # -- reads (LCR) ---------------------------------------------------------------------------
+    def down_gateway_ids(self) -> frozenset[uuid.UUID]:
+        out = set()
+        for raw_id, state in self.client.hgetall(self.key).items():
+            if _text(state) == "down":
+                try:
+                    out.add(uuid.UUID(_text(raw_id)))
+                except ValueError:
+                    continue
+        return frozenset(out)
+
+    def state(self, gateway_id: uuid.UUID) -> str:
+        return _text(self.client.hget(self.key, str(gateway_id))) or "up"
+
+    # -- writes (events) -----------------------------------------------------------------------
+    def set_state(self, gateway_id: uuid.UUID, state: str, *, status: str | None = None,
+                  phrase: str | None = None, gateway: str = "") -> bool:
+        if state not in ("up", "down"):
+            raise ValueError(f"unknown gateway state {state!r}")
+        changed = bool(self._cas(keys=[self.key], args=[str(gateway_id), state]))
+        if changed:
+            self._publish(
+                "system.events", f"system.gateway.{state}",
+                {"gatewayId": str(gateway_id), "gateway": gateway, "state": state,
+                 "sipStatus": status, "phrase": phrase},
+            )
+            log.warning("gateway %s is %s (%s %s)", gateway or gateway_id, state.upper(), status, phrase)
+        return changed
+
+    def forget(self, gateway_id: uuid.UUID) -> None:
+        self.client.hdel(self.key, str(gateway_id))
+
+    def on_event(self, event: EventLike) -> bool | None:
+        """Handler for the inbound ESL connection (CUSTOM subclasses above). Returns whether a
+        state change was published; None for events that are not about our gateways."""
+        subclass = event.get("Event-Subclass") or ""
+        name = event.get("Gateway") or ""
+        gateway_id = gateway_id_from_name(name)
+        if gateway_id is None:
+            return None  # not one of ours (gateway names are gw_<uuid hex>)
+        if subclass == GATEWAY_STATE:
+            ping = (event.get("Ping-Status") or "").upper()
+            if ping not in ("UP", "DOWN"):
+                return None  # registration-only state changes; we never register
+            return self.set_state(gateway_id, ping.lower(), status=event.get("Status"),
+                                  phrase=event.get("Phrase"), gateway=name)
+        if subclass == GATEWAY_ADD:
+            return self.set_state(gateway_id, "up", gateway=name)
+        if subclass == GATEWAY_DELETE:
+            self.forget(gateway_id)
+            return False
+        return None
+
+    def attach(self, connection: Any) -> None:
+        """Register on an esl connection (``on(name, handler)``); the caller subscribes with
+        SUBSCRIBE_COMMAND (or ``event plain CUSTOM ...``)."""
+        for sub in (GATEWAY_STATE, GATEWAY_ADD, GATEWAY_DELETE):
+            connection.on(sub, self.on_event)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value.decode() if isinstance(value, bytes) else str(value)
