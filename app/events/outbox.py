@@ -1,0 +1,162 @@
+"""Store-and-forward outbox: events are rows in ``event_outbox`` before they are messages.
+
+Why: a call record and its ``call.ended`` must be atomic (both or neither), and a broker blip
+must neither lose events nor block a call. So producers only INSERT a row — inside their own
+transaction with ``publish_in`` — and the publisher greenlet (``app.events.publisher``) relays
+unpublished rows to RabbitMQ with confirms, marking ``published_at``. The API role has INSERT
+only on this table (no SELECT), so inserts never use RETURNING: ids are generated here.
+"""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable
+
+from sqlalchemy import delete, event, insert, select, text, update
+from sqlalchemy.orm import Session
+
+from app.db.engine import platform_session
+from app.events.envelope import Envelope, make_envelope
+from app.events.exchanges import check_routing_key
+from app.models import EventOutbox
+
+_wakers: list[Callable[[], None]] = []
+
+
+def add_waker(fn: Callable[[], None]) -> None:
+    """The in-process publisher registers here to be woken when a transaction with events commits."""
+    if fn not in _wakers:
+        _wakers.append(fn)
+
+
+def remove_waker(fn: Callable[[], None]) -> None:
+    if fn in _wakers:
+        _wakers.remove(fn)
+
+
+def _wake_all(_session: Session | None = None) -> None:
+    for fn in list(_wakers):
+        fn()
+
+
+_WAKE_KEY = "sbc_outbox_wake"
+
+
+def _wake_after_commit(session: Session) -> None:
+    """Wake the publisher once the caller's transaction commits (not before: the row would
+    not be visible yet, and a rolled-back event must never be published)."""
+    if session.info.get(_WAKE_KEY):
+        return
+    session.info[_WAKE_KEY] = True
+
+    def fire(sess: Session) -> None:
+        sess.info.pop(_WAKE_KEY, None)
+        _wake_all()
+
+    def clear(sess: Session) -> None:
+        sess.info.pop(_WAKE_KEY, None)
+
+    event.listen(session, "after_commit", fire, once=True)
+    event.listen(session, "after_rollback", clear, once=True)
+
+
+def publish_in(
+    session: Session,
+    exchange: str,
+    routing_key: str,
+    payload: dict[str, Any],
+    *,
+    account_id: uuid.UUID | str | None = None,
+    trace_id: uuid.UUID | str | None = None,
+) -> uuid.UUID:
+    """Queue an event inside the caller's transaction; it is published only if that commits.
+    Raises ``UnknownRoutingKey`` for a key not registered on ``exchange``."""
+    check_routing_key(exchange, routing_key)
+    envelope = make_envelope(routing_key, payload, account_id=account_id, trace_id=trace_id)
+    session.execute(
+        insert(EventOutbox).values(
+            id=uuid.UUID(envelope.id),
+            exchange=exchange,
+            routing_key=routing_key,
+            body=envelope.to_dict(),
+            # client clock, microseconds: orders the rows of one transaction as they were written
+            created_at=datetime.now(timezone.utc),
+            attempts=0,
+        )
+    )
+    _wake_after_commit(session)
+    return uuid.UUID(envelope.id)
+
+
+def publish(
+    exchange: str,
+    routing_key: str,
+    payload: dict[str, Any],
+    *,
+    account_id: uuid.UUID | str | None = None,
+    trace_id: uuid.UUID | str | None = None,
+) -> uuid.UUID:
+    """Queue an event in its own (platform) transaction. Never touches the broker, so it never
+    blocks or fails because RabbitMQ is down; the publisher relays it when it can."""
+    with platform_session() as session:
+        event_id = publish_in(session, exchange, routing_key, payload,
+                              account_id=account_id, trace_id=trace_id)
+    return event_id
+
+
+@dataclass(frozen=True)
+class OutboxRow:
+    id: uuid.UUID
+    exchange: str
+    routing_key: str
+    body: dict[str, Any]
+    attempts: int
+
+    def envelope(self) -> Envelope:
+        return Envelope.from_dict(self.body)
+
+
+def claim_batch(session: Session, limit: int) -> list[OutboxRow]:
+    """Oldest unpublished rows, locked for this transaction; SKIP LOCKED lets several publisher
+    processes share the table without publishing the same row concurrently."""
+    rows = session.execute(
+        select(EventOutbox.id, EventOutbox.exchange, EventOutbox.routing_key, EventOutbox.body,
+               EventOutbox.attempts)
+        .where(EventOutbox.published_at.is_(None))
+        .order_by(EventOutbox.created_at, EventOutbox.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    ).all()
+    return [OutboxRow(r.id, r.exchange, r.routing_key, r.body, r.attempts) for r in rows]
+
+
+def mark_published(session: Session, ids: list[uuid.UUID]) -> None:
+    if ids:
+        session.execute(
+            update(EventOutbox).where(EventOutbox.id.in_(ids))
+            .values(published_at=text("clock_timestamp()"), attempts=EventOutbox.attempts + 1)
+        )
+
+
+def mark_failed(session: Session, event_id: uuid.UUID, error: str) -> None:
+    session.execute(
+        update(EventOutbox).where(EventOutbox.id == event_id)
+        .values(attempts=EventOutbox.attempts + 1, last_error=error[:1000])
+    )
+
+
+def prune(session: Session, older_than_seconds: float) -> int:
+    """Delete published rows older than the retention; unpublished rows are never pruned."""
+    cutoff = datetime.now(timezone.utc) - timedelta(seconds=older_than_seconds)
+    result = session.execute(
+        delete(EventOutbox).where(EventOutbox.published_at.is_not(None),
+                                  EventOutbox.published_at < cutoff)
+    )
+    return result.rowcount or 0
+
+
+def pending_count(session: Session) -> int:
+    return session.execute(
+        select(text("count(*)")).select_from(EventOutbox).where(EventOutbox.published_at.is_(None))
+    ).scalar_one()

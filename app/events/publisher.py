@@ -1,0 +1,256 @@
+"""The outbox relay: one greenlet owns the process's one RabbitMQ connection.
+
+Why one greenlet: pika's BlockingConnection is neither thread- nor greenlet-safe, so exactly
+one greenlet touches it; producers never do — they insert outbox rows and wake it.
+
+Delivery is at-least-once: a row is marked published only after the broker confirmed it
+(publisher confirms). If the connection dies between the confirm and the UPDATE, or before a
+confirm arrives, the row is published again after reconnecting — with the SAME message id, so
+consumers de-duplicate on the envelope ``id`` (``app.events.consumer.RecentIds``).
+"""
+from __future__ import annotations
+
+import logging
+import random
+import socket
+import time
+from typing import Callable, ContextManager
+
+import gevent
+import gevent.event
+import pika
+import pika.exceptions
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from app import limits
+from app.db.engine import platform_session
+from app.events import outbox
+from app.events.envelope import CONTENT_TYPE
+from app.events.exchanges import declare_all
+from app.settings import get_settings
+
+log = logging.getLogger(__name__)
+
+# Failures that mean "the broker or the path to it is gone": reconnect and retry.
+BROKER_ERRORS = (pika.exceptions.AMQPError, OSError, socket.timeout, gevent.Timeout)
+
+
+def connection_parameters(amqp_url: str, *, heartbeat: int = 30) -> pika.URLParameters:
+    params = pika.URLParameters(amqp_url)
+    params.heartbeat = heartbeat
+    params.blocked_connection_timeout = limits.EVENT_CONFIRM_TIMEOUT_SECONDS
+    params.connection_attempts = 1
+    params.socket_timeout = 5
+    params.client_properties = {"connection_name": "saas-sbc outbox publisher"}
+    return params
+
+
+class OutboxPublisher:
+    """Relays ``event_outbox`` rows to RabbitMQ in order, with confirms, reconnecting forever."""
+
+    def __init__(
+        self,
+        amqp_url: str | None = None,
+        *,
+        session_factory: Callable[[], ContextManager[Session]] = platform_session,
+        batch_size: int = limits.EVENT_OUTBOX_BATCH,
+        poll_seconds: float = 1.0,
+        backoff_seconds: tuple[float, float] = limits.EVENT_RECONNECT_BACKOFF_SECONDS,
+        confirm_timeout_seconds: float = limits.EVENT_CONFIRM_TIMEOUT_SECONDS,
+        retention_seconds: float = limits.EVENT_OUTBOX_RETENTION_SECONDS,
+        prune_every_seconds: float = 300.0,
+    ) -> None:
+        self.amqp_url = amqp_url or get_settings().amqp_url
+        self.session_factory = session_factory
+        self.batch_size = batch_size
+        self.poll_seconds = poll_seconds
+        self.backoff_seconds = backoff_seconds
+        self.confirm_timeout = confirm_timeout_seconds
+        self.retention_seconds = retention_seconds
+        self.prune_every = prune_every_seconds
+        self._wake = gevent.event.Event()
+        self._idle = gevent.event.Event()
+        self._stopping = False
+        self._stop_event = gevent.event.Event()
+        self._greenlet: gevent.Greenlet | None = None
+        self._conn: pika.BlockingConnection | None = None
+        self._channel = None
+        self._last_prune = 0.0
+        # figures for operators and tests
+        self.published = 0
+        self.connects = 0
+        self.failures = 0
+
+    # lifecycle ---------------------------------------------------------------------------
+    def start(self) -> "OutboxPublisher":
+        if self._greenlet is None or self._greenlet.dead:
+            self._stopping = False
+            self._stop_event.clear()
+            outbox.add_waker(self.wake)
+            self._greenlet = gevent.spawn(self._run)
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Finish the batch in flight, then close the connection (rows left stay queued)."""
+        self._stopping = True
+        self._stop_event.set()
+        self._wake.set()
+        outbox.remove_waker(self.wake)
+        if self._greenlet is not None:
+            self._greenlet.join(timeout)
+            if not self._greenlet.dead:
+                self._greenlet.kill(block=True, timeout=1)
+        self._close()
+
+    def wake(self) -> None:
+        self._idle.clear()
+        self._wake.set()
+
+    @property
+    def connected(self) -> bool:
+        return self._conn is not None and self._conn.is_open
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until no unpublished row is left (tests, benchmarks, clean shutdown)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            self.wake()
+            if not self._idle.wait(remaining):
+                return False
+            with self.session_factory() as session:
+                if outbox.pending_count(session) == 0:
+                    return True
+            gevent.sleep(0.05)
+
+    # the loop ----------------------------------------------------------------------------
+    def _run(self) -> None:
+        delay = self.backoff_seconds[0]
+        while not self._stopping:
+            try:
+                self._ensure_connection()
+                sent = self._publish_batch()
+                delay = self.backoff_seconds[0]
+                if sent == 0:
+                    self._idle.set()
+                    self._maybe_prune()
+                    self._wait_for_work()
+            except BROKER_ERRORS as exc:
+                self.failures += 1
+                log.warning("event broker unavailable (%s: %s); retrying in %.1fs",
+                            type(exc).__name__, exc, delay)
+                self._close()
+                self._sleep(delay)
+                delay = min(delay * 2, self.backoff_seconds[1])
+            except SQLAlchemyError as exc:
+                self.failures += 1
+                log.warning("event outbox unavailable (%s); retrying in %.1fs", exc, delay)
+                self._sleep(delay)
+                delay = min(delay * 2, self.backoff_seconds[1])
+            except Exception:  # never let the relay die silently
+                self.failures += 1
+                log.exception("event publisher error; retrying in %.1fs", delay)
+                self._close()
+                self._sleep(delay)
+                delay = min(delay * 2, self.backoff_seconds[1])
+
+    def _sleep(self, seconds: float) -> None:
+        # jitter keeps many controllers from reconnecting in lock-step after a broker restart;
+        # stop() interrupts the wait
+        self._stop_event.wait(seconds * (0.8 + random.random() * 0.4))
+
+    def _wait_for_work(self) -> None:
+        self._wake.wait(self.poll_seconds)
+        self._wake.clear()
+        if self._conn is not None and self._conn.is_open:
+            # services AMQP heartbeats while idle: BlockingConnection only does I/O when called
+            self._conn.process_data_events(time_limit=0)
+
+    def _ensure_connection(self) -> None:
+        if self._conn is not None and self._conn.is_open and self._channel is not None \
+                and self._channel.is_open:
+            return
+        self._close()
+        with gevent.Timeout(self.confirm_timeout + 5):
+            conn = pika.BlockingConnection(connection_parameters(self.amqp_url))
+            channel = conn.channel()
+            channel.confirm_delivery()
+            declare_all(channel)
+        self._conn, self._channel = conn, channel
+        self.connects += 1
+        log.info("event publisher connected (connection #%d)", self.connects)
+
+    def _close(self) -> None:
+        conn, self._conn, self._channel = self._conn, None, None
+        if conn is not None:
+            try:
+                if conn.is_open:
+                    conn.close()
+            except Exception:  # already broken: nothing to tell the broker
+                pass
+
+    def _publish_batch(self) -> int:
+        sent_ids = []
+        error: BaseException | None = None
+        with self.session_factory() as session:
+            rows = outbox.claim_batch(session, self.batch_size)
+            for row in rows:
+                try:
+                    self._publish_one(row)
+                except BROKER_ERRORS as exc:
+                    error = exc
+                    outbox.mark_failed(session, row.id, f"{type(exc).__name__}: {exc}")
+                    break
+                sent_ids.append(row.id)
+            # confirmed rows are marked even when the batch broke off, so only the unconfirmed
+            # ones are published again
+            outbox.mark_published(session, sent_ids)
+        self.published += len(sent_ids)
+        if error is not None:
+            raise error
+        return len(sent_ids)
+
+    def _publish_one(self, row: outbox.OutboxRow) -> None:
+        envelope = row.envelope()
+        props = pika.BasicProperties(
+            content_type=CONTENT_TYPE,
+            delivery_mode=pika.DeliveryMode.Persistent,
+            message_id=str(row.id),
+            type=row.routing_key,
+            app_id=envelope.source or None,
+            headers={"version": envelope.version},
+        )
+        with gevent.Timeout(self.confirm_timeout):
+            # in confirm mode this returns only after the broker's ack; a nack raises NackError
+            self._channel.basic_publish(row.exchange, row.routing_key, envelope.to_json(), props)
+
+    def _maybe_prune(self) -> None:
+        now = gevent.get_hub().loop.now()
+        if now - self._last_prune < self.prune_every:
+            return
+        self._last_prune = now
+        with self.session_factory() as session:
+            removed = outbox.prune(session, self.retention_seconds)
+        if removed:
+            log.info("pruned %d published outbox rows", removed)
+
+
+_publisher: OutboxPublisher | None = None
+
+
+def start_publisher(amqp_url: str | None = None, **kwargs) -> OutboxPublisher:
+    """The process-wide relay (controller, API, workers each run one)."""
+    global _publisher
+    if _publisher is None:
+        _publisher = OutboxPublisher(amqp_url, **kwargs)
+    return _publisher.start()
+
+
+def stop_publisher(timeout: float = 5.0) -> None:
+    global _publisher
+    if _publisher is not None:
+        _publisher.stop(timeout)
+        _publisher = None
