@@ -1,0 +1,71 @@
+"""Fuzzing the parser: nothing crashes, one bad item rejects the whole list, and the exported
+JSON Schema agrees with the validator on mutated items."""
+from __future__ import annotations
+
+import copy
+
+import jsonschema
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from esl.verbs import REGISTRY, VerbListRejected, parse_verb_list
+from esl.verbs.jsonschema import verb_list_json_schema
+from tests.verbs.fixtures import good_fixtures, load
+
+VALID_ITEMS = [item for path in good_fixtures() for item in load(path)]
+FIELD_NAMES = sorted({key for item in VALID_ITEMS for key in item} | {"text", "url", "loop", "bogus"})
+VALIDATOR = jsonschema.Draft202012Validator(verb_list_json_schema())
+
+json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6),
+                         st.floats(allow_nan=False, allow_infinity=False, width=32),
+                         st.text(max_size=20), st.sampled_from(list(REGISTRY)))
+json_values = st.recursive(json_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.text(min_size=0, max_size=8), inner, max_size=4)),
+    max_leaves=12)
+
+
+@st.composite
+def mutated_items(draw):
+    item = copy.deepcopy(draw(st.sampled_from(VALID_ITEMS)))
+    key = draw(st.sampled_from(FIELD_NAMES))
+    if draw(st.booleans()) and key in item:
+        del item[key]
+    else:
+        item[key] = draw(json_values)
+    return item
+
+
+def accepted(data) -> bool:
+    try:
+        parse_verb_list(data)
+        return True
+    except VerbListRejected:
+        return False
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(json_values, st.lists(st.one_of(json_values, mutated_items(), st.sampled_from(VALID_ITEMS)), max_size=8)))
+def test_given_arbitrary_json_when_parsed_then_only_verb_list_rejected_is_raised(data):
+    try:
+        parse_verb_list(data)
+    except VerbListRejected as exc:
+        assert exc.errors and all(e["message"] for e in exc.errors)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(mutated_items(), st.sampled_from(VALID_ITEMS)), min_size=1, max_size=8))
+def test_given_list_when_any_item_is_invalid_alone_then_whole_list_rejected(items):
+    item_ok = [accepted([item]) for item in items]
+    assert accepted(items) == all(item_ok)
+    if not all(item_ok):
+        bad_indexes = {i for i, ok in enumerate(item_ok) if not ok}
+        try:
+            parse_verb_list(items)
+        except VerbListRejected as exc:
+            assert {e["index"] for e in exc.errors} == bad_indexes
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_items())
+def test_given_mutated_item_when_checked_then_json_schema_and_validator_agree(item):
+    assert accepted([item]) == VALIDATOR.is_valid([item])
