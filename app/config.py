@@ -1,0 +1,219 @@
+"""Runtime configuration from the ``cluster_config`` table (SPEC: no external fetch at boot).
+
+Why a table: the product runs air-gapped from pre-built images; everything that is not needed
+to reach the database/broker/Redis (``app.settings``) is operator-editable data here, read at
+boot on the platform path and re-read when ``system.config.changed`` arrives.
+
+Keys (value is JSON; a missing key uses the default):
+
+| key | type | default |
+|---|---|---|
+| freeswitch.nodes | list of {host, port, password} | [{"host": "127.0.0.1", "port": 8021, "password": "ClueCon"}] |
+| controller.listen | {host, port} | {"host": "0.0.0.0", "port": 8084} |
+| controller.advertise_host | str (address FreeSWITCH dials for `socket`) | "127.0.0.1" |
+| webhook.vendor | str (WebSocket subprotocol audio.<vendor>.org) | "saas-sbc" |
+| recording.dir | str | "/var/spool/fs/rec" |
+| token.lifetime_seconds | int | 28800 (limits.TOKEN_LIFETIME_SECONDS) |
+| limiter.slot_ttl_seconds | int | 90 (limits.LIMITER_SLOT_TTL_SECONDS) |
+| limiter.refresh_seconds | int | 30 (limits.LIMITER_REFRESH_SECONDS) |
+| gateway.ping_seconds | int | 30 (limits.GATEWAY_PING_SECONDS) |
+| heartbeat.interval_seconds | int | 30 (limits.SERVICE_HEARTBEAT_SECONDS) |
+| events.outbox_retention_seconds | int | 86400 |
+
+A stored value of the wrong type is ignored (logged) and the default is used: a typo by an
+operator must not take the controller down.
+"""
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from app import limits
+from app.db.engine import platform_session
+from app.models import ClusterConfig
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class FreeswitchNode:
+    host: str
+    port: int
+    password: str
+
+    def __repr__(self) -> str:  # never print the ESL password
+        return f"FreeswitchNode(host={self.host!r}, port={self.port})"
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _valid_nodes(v: Any) -> bool:
+    return isinstance(v, list) and all(
+        isinstance(n, dict) and isinstance(n.get("host"), str) and _is_int(n.get("port"))
+        and isinstance(n.get("password", ""), str) for n in v)
+
+
+def _valid_listen(v: Any) -> bool:
+    return isinstance(v, dict) and isinstance(v.get("host"), str) and _is_int(v.get("port"))
+
+
+# key -> (default, validator). The registry is the documentation's table, in code.
+DEFAULTS: dict[str, tuple[Any, Callable[[Any], bool]]] = {
+    "freeswitch.nodes": ([{"host": "127.0.0.1", "port": 8021, "password": "ClueCon"}], _valid_nodes),
+    "controller.listen": ({"host": "0.0.0.0", "port": 8084}, _valid_listen),
+    "controller.advertise_host": ("127.0.0.1", lambda v: isinstance(v, str) and bool(v)),
+    "webhook.vendor": ("saas-sbc", lambda v: isinstance(v, str) and bool(v)),
+    "recording.dir": ("/var/spool/fs/rec", lambda v: isinstance(v, str) and v.startswith("/")),
+    "token.lifetime_seconds": (limits.TOKEN_LIFETIME_SECONDS, lambda v: _is_int(v) and v > 0),
+    "limiter.slot_ttl_seconds": (limits.LIMITER_SLOT_TTL_SECONDS, lambda v: _is_int(v) and v > 0),
+    "limiter.refresh_seconds": (limits.LIMITER_REFRESH_SECONDS, lambda v: _is_int(v) and v > 0),
+    "gateway.ping_seconds": (limits.GATEWAY_PING_SECONDS, lambda v: _is_int(v) and v > 0),
+    "heartbeat.interval_seconds": (limits.SERVICE_HEARTBEAT_SECONDS, lambda v: _is_int(v) and v > 0),
+    "events.outbox_retention_seconds": (limits.EVENT_OUTBOX_RETENTION_SECONDS,
+                                        lambda v: _is_int(v) and v > 0),
+}
+
+
+class RuntimeConfig:
+    """A snapshot of ``cluster_config`` with typed accessors; ``reload()`` swaps the snapshot
+    atomically and tells listeners (e.g. the controller re-reading its FreeSWITCH nodes)."""
+
+    def __init__(self, values: dict[str, Any] | None = None) -> None:
+        self._values: dict[str, Any] = dict(values or {})
+        self._listeners: list[Callable[["RuntimeConfig"], None]] = []
+        self._lock = threading.Lock()
+        self.version = 0
+
+    @classmethod
+    def load(cls) -> "RuntimeConfig":
+        config = cls()
+        config.reload()
+        return config
+
+    def reload(self) -> None:
+        with platform_session() as session:
+            rows = session.execute(select(ClusterConfig.key, ClusterConfig.value)).all()
+        with self._lock:
+            self._values = {r.key: r.value for r in rows}
+            self.version += 1
+        log.info("runtime configuration loaded: %d keys (version %d)", len(rows), self.version)
+        for listener in list(self._listeners):
+            try:
+                listener(self)
+            except Exception:
+                log.exception("runtime configuration listener failed")
+
+    def on_reload(self, listener: Callable[["RuntimeConfig"], None]) -> None:
+        self._listeners.append(listener)
+
+    # generic ------------------------------------------------------------------------------
+    def get(self, key: str) -> Any:
+        """The stored value when valid, else the documented default (a deep copy: callers
+        cannot mutate the snapshot)."""
+        default, valid = DEFAULTS[key]
+        value = self._values.get(key, default)
+        if value is not default and not valid(value):
+            log.warning("cluster_config %s has an invalid value; using the default", key)
+            value = default
+        return copy.deepcopy(value)
+
+    # typed accessors ----------------------------------------------------------------------
+    @property
+    def freeswitch_nodes(self) -> list[FreeswitchNode]:
+        return [FreeswitchNode(n["host"], int(n["port"]), n.get("password", "ClueCon"))
+                for n in self.get("freeswitch.nodes")]
+
+    @property
+    def controller_listen(self) -> tuple[str, int]:
+        v = self.get("controller.listen")
+        return v["host"], int(v["port"])
+
+    @property
+    def controller_advertise_host(self) -> str:
+        return self.get("controller.advertise_host")
+
+    @property
+    def webhook_vendor(self) -> str:
+        return self.get("webhook.vendor")
+
+    @property
+    def recording_dir(self) -> str:
+        return self.get("recording.dir")
+
+    @property
+    def token_lifetime_seconds(self) -> int:
+        return self.get("token.lifetime_seconds")
+
+    @property
+    def limiter_slot_ttl_seconds(self) -> int:
+        return self.get("limiter.slot_ttl_seconds")
+
+    @property
+    def limiter_refresh_seconds(self) -> int:
+        return self.get("limiter.refresh_seconds")
+
+    @property
+    def gateway_ping_seconds(self) -> int:
+        return self.get("gateway.ping_seconds")
+
+    @property
+    def heartbeat_interval_seconds(self) -> int:
+        return self.get("heartbeat.interval_seconds")
+
+    @property
+    def outbox_retention_seconds(self) -> int:
+        return self.get("events.outbox_retention_seconds")
+
+
+def set_value(key: str, value: Any, *, announce: bool = True) -> None:
+    """Store one key (platform path) and, in the same transaction, queue
+    ``system.config.changed`` so every process reloads. Unknown keys and invalid values are
+    refused here — the one place operators write."""
+    from app.errors import ValidationFailed
+    from app.events.exchanges import SYSTEM_EVENTS
+    from app.events.outbox import publish_in
+
+    if key not in DEFAULTS:
+        raise ValidationFailed(f"unknown runtime configuration key {key!r}",
+                               details={"known": sorted(DEFAULTS)})
+    if not DEFAULTS[key][1](value):
+        raise ValidationFailed(f"invalid value for {key}")
+    with platform_session() as session:
+        session.execute(
+            pg_insert(ClusterConfig).values(key=key, value=value)
+            .on_conflict_do_update(index_elements=[ClusterConfig.key], set_={"value": value})
+        )
+        if announce:
+            publish_in(session, SYSTEM_EVENTS, "system.config.changed", {"keys": [key]})
+
+
+def start_config_listener(config: RuntimeConfig, amqp_url: str | None = None):
+    """Reload ``config`` whenever ``system.config.changed`` arrives; returns the running
+    ``EventConsumer`` (call ``stop()`` at shutdown). The queue is exclusive: every process
+    gets its own copy of the event."""
+    from app.events.consumer import EventConsumer
+    from app.events.exchanges import SYSTEM_EVENTS
+
+    def handle(_envelope) -> None:
+        config.reload()
+
+    return EventConsumer([(SYSTEM_EVENTS, "system.config.changed")], handle, amqp_url=amqp_url).start()
+
+
+_config: RuntimeConfig | None = None
+
+
+def get_config() -> RuntimeConfig:
+    """The process-wide snapshot, loaded on first use."""
+    global _config
+    if _config is None:
+        _config = RuntimeConfig.load()
+    return _config

@@ -1,0 +1,92 @@
+"""RuntimeConfig from the real cluster_config table, reloaded over the real bus."""
+from __future__ import annotations
+
+import gevent
+import pytest
+from sqlalchemy import delete
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from app.config import DEFAULTS, RuntimeConfig, set_value, start_config_listener
+from app.db.engine import platform_session
+from app.errors import ValidationFailed
+from app.events.publisher import OutboxPublisher
+from app.models import ClusterConfig
+
+
+@pytest.fixture()
+def clean_config():
+    def wipe():
+        with platform_session() as s:
+            s.execute(delete(ClusterConfig))
+    wipe()
+    yield
+    wipe()
+
+
+def store(key, value):
+    with platform_session() as s:
+        s.execute(pg_insert(ClusterConfig).values(key=key, value=value)
+                  .on_conflict_do_update(index_elements=[ClusterConfig.key], set_={"value": value}))
+
+
+def test_given_empty_cluster_config_when_loaded_then_documented_defaults(clean_config):
+    config = RuntimeConfig.load()
+    assert config.controller_listen == ("0.0.0.0", 8084)
+    assert config.limiter_slot_ttl_seconds == 90
+    assert config.token_lifetime_seconds == 8 * 3600
+    assert [(n.host, n.port) for n in config.freeswitch_nodes] == [("127.0.0.1", 8021)]
+    assert config.webhook_vendor == "saas-sbc"
+
+
+def test_given_stored_values_when_loaded_then_typed_accessors_return_them(clean_config):
+    store("freeswitch.nodes", [{"host": "fs1", "port": 8021, "password": "s3cret"},
+                               {"host": "fs2", "port": 8022, "password": "other"}])
+    store("controller.listen", {"host": "10.0.0.5", "port": 9084})
+    store("recording.dir", "/data/rec")
+    config = RuntimeConfig.load()
+    nodes = config.freeswitch_nodes
+    assert [(n.host, n.port, n.password) for n in nodes] == [("fs1", 8021, "s3cret"), ("fs2", 8022, "other")]
+    assert "s3cret" not in repr(nodes)
+    assert config.controller_listen == ("10.0.0.5", 9084)
+    assert config.recording_dir == "/data/rec"
+
+
+def test_given_invalid_stored_value_when_read_then_default_is_used(clean_config):
+    store("limiter.slot_ttl_seconds", "ninety")
+    store("controller.listen", {"host": "x"})
+    config = RuntimeConfig.load()
+    assert config.limiter_slot_ttl_seconds == DEFAULTS["limiter.slot_ttl_seconds"][0]
+    assert config.controller_listen == ("0.0.0.0", 8084)
+
+
+def test_given_unknown_key_or_bad_value_when_set_then_validation_failed(clean_config):
+    with pytest.raises(ValidationFailed):
+        set_value("no.such.key", 1)
+    with pytest.raises(ValidationFailed):
+        set_value("limiter.slot_ttl_seconds", -5)
+
+
+def test_given_accessor_result_mutated_then_snapshot_unchanged(clean_config):
+    config = RuntimeConfig.load()
+    config.get("freeswitch.nodes").append({"host": "evil", "port": 1})
+    assert len(config.freeswitch_nodes) == 1
+
+
+@pytest.mark.usefixtures("amqp_vhost")
+def test_given_listener_running_when_config_changed_event_published_then_config_reloads(clean_config):
+    publisher = OutboxPublisher(poll_seconds=0.2).start()
+    config = RuntimeConfig.load()
+    seen = []
+    config.on_reload(lambda c: seen.append(c.limiter_slot_ttl_seconds))
+    listener = start_config_listener(config)
+    try:
+        assert listener.ready.wait(10)
+        assert config.limiter_slot_ttl_seconds == 90
+        set_value("limiter.slot_ttl_seconds", 120)  # stores and announces in one transaction
+        with gevent.Timeout(10):
+            while config.limiter_slot_ttl_seconds != 120:
+                gevent.sleep(0.05)
+        assert seen and seen[-1] == 120
+    finally:
+        listener.stop()
+        publisher.stop()
