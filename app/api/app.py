@@ -15,6 +15,7 @@ from flask_smorest import Api
 
 from app.api import errors
 from app.api.api_keys.routes import blp as api_keys_blp
+from app.api.applications.routes import blp as applications_blp
 from app.api.auth.routes import blp as auth_blp
 from app.api.auth.tokens import CONFIG_KEY as TOKEN_LIFETIME_KEY, lifetime_from_env
 from app.api.callbacks.routes import blp as callbacks_blp
@@ -30,6 +31,7 @@ BLUEPRINTS = [
     auth_blp,
     api_keys_blp,
     callbacks_blp,
+    applications_blp,
 ]
 
 

@@ -1,0 +1,98 @@
+"""Application rules: references stay inside the account, URLs pass the SSRF guard on save,
+and a static verb list is validated all-or-nothing exactly as a webhook reply would be."""
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.api.common import apply, flush_or_raise, get_owned
+from app.api.pagination import Page, keyset_page
+from app.crypto import encrypt_secret
+from app.errors import Conflict, ValidationFailed
+from app.models import Application, CallFlow, PhoneNumber
+from app.webhooks.url_guard import check_url_on_save
+from esl.verbs import parse_verb_list
+
+PLAIN_FIELDS = ("name", "call_flow_sid", "call_hook_url", "call_hook_method",
+                "call_status_hook_url", "app_json", "language", "voice", "basic_auth_username")
+
+
+def check_flow_reference(db: Session, account_id: uuid.UUID, flow_id: uuid.UUID | None,
+                         field: str = "call_flow_sid") -> None:
+    if flow_id is None:
+        return
+    found = db.scalar(select(CallFlow.id).where(CallFlow.id == flow_id, CallFlow.account_id == account_id))
+    if found is None:
+        raise ValidationFailed("No such call flow in this account.", code="invalid_reference",
+                               details={field: ["No such call flow."]})
+
+
+def validate_urls(data: dict[str, Any]) -> None:
+    """The SPEC's save-time refusal: not https(/wss) or not public → 422 unsafe_url."""
+    if data.get("call_hook_url"):
+        check_url_on_save(data["call_hook_url"], allow_ws=True)
+    if data.get("call_status_hook_url"):
+        check_url_on_save(data["call_status_hook_url"])
+
+
+def validate_app_json(value: Any) -> None:
+    if value is not None:
+        parse_verb_list(value)  # raises VerbListRejected (422 with per-verb errors)
+
+
+def _validate(db: Session, account_id: uuid.UUID, data: dict[str, Any]) -> None:
+    validate_urls(data)
+    if "app_json" in data:
+        validate_app_json(data["app_json"])
+    if "call_flow_sid" in data:
+        check_flow_reference(db, account_id, data["call_flow_sid"])
+
+
+def _write_password(row: Application, data: dict[str, Any]) -> None:
+    if "basic_auth_password" in data:
+        secret = data["basic_auth_password"]
+        row.basic_auth_password_encrypted = encrypt_secret(secret) if secret else None
+
+
+def create(db: Session, account_id: uuid.UUID, data: dict[str, Any]) -> Application:
+    _validate(db, account_id, data)
+    row = Application(id=uuid.uuid4(), account_id=account_id)
+    apply(row, data, PLAIN_FIELDS)
+    _write_password(row, data)
+    db.add(row)
+    flush_or_raise(db, conflict="An application with these values already exists.")
+    db.refresh(row)
+    return row
+
+
+def update(db: Session, account_id: uuid.UUID, app_id: uuid.UUID, data: dict[str, Any]) -> Application:
+    row = get_owned(db, Application, app_id, account_id, what="application", for_update=True)
+    _validate(db, account_id, data)
+    apply(row, data, PLAIN_FIELDS)
+    _write_password(row, data)
+    flush_or_raise(db, conflict="An application with these values already exists.")
+    db.refresh(row)
+    return row
+
+
+def get(db: Session, account_id: uuid.UUID, app_id: uuid.UUID) -> Application:
+    return get_owned(db, Application, app_id, account_id, what="application")
+
+
+def delete(db: Session, account_id: uuid.UUID, app_id: uuid.UUID) -> None:
+    row = get_owned(db, Application, app_id, account_id, what="application", for_update=True)
+    in_use = db.scalar(select(func.count()).select_from(PhoneNumber).where(
+        PhoneNumber.application_id == row.id, PhoneNumber.account_id == account_id))
+    if in_use:
+        raise Conflict(f"The application answers {in_use} phone number(s); detach them first.",
+                       code="application_in_use", details={"phone_numbers": in_use})
+    db.delete(row)
+    db.flush()
+
+
+def list_page(db: Session, account_id: uuid.UUID, *, cursor: str | None, limit: int) -> Page[Application]:
+    stmt = select(Application).where(Application.account_id == account_id)
+    return keyset_page(db, stmt, [Application.created_at, Application.id], cursor=cursor, limit=limit)
