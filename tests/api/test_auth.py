@@ -250,3 +250,29 @@ def test_given_no_token_when_exchanging_then_401_before_the_body_is_read(api, se
     acme = seed.tenant()
     response = api.anonymous(acme.host).post("/auth/exchange", json={"session": "root"})
     assert response.status_code == 401 and response.get_json()["code"] == "missing_token"
+
+
+# --- token lifetime --------------------------------------------------------------------------
+
+def test_given_sbc_token_lifetime_seconds_when_the_app_is_built_then_tokens_live_that_long(monkeypatch, seed, database):
+    from app.api.app import create_app
+    from tests.plugins.api import ApiHarness
+
+    monkeypatch.setenv("SBC_TOKEN_LIFETIME_SECONDS", "120")
+    harness = ApiHarness(create_app({"TESTING": True}))
+    acme = seed.tenant()
+    body = harness.anonymous(acme.host).post(
+        "/auth/login", json={"username": "admin", "password": acme.admin.password}).get_json()
+    assert body["expires_in"] == 120
+    claims = pyjwt.decode(body["token"], options={"verify_signature": False})
+    assert claims["exp"] - claims["iat"] == 120
+
+
+@pytest.mark.parametrize("value", ["soon", "0", "-5"])
+def test_given_a_bad_token_lifetime_when_the_app_is_built_then_it_refuses_to_start(monkeypatch, value):
+    from app.api.app import create_app
+    from app.errors import ValidationFailed
+
+    monkeypatch.setenv("SBC_TOKEN_LIFETIME_SECONDS", value)
+    with pytest.raises(ValidationFailed, match="SBC_TOKEN_LIFETIME_SECONDS"):
+        create_app()

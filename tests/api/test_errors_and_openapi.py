@@ -1,0 +1,87 @@
+"""One error shape everywhere, and the OpenAPI document."""
+from __future__ import annotations
+
+import pytest
+
+from app.api.app import create_app
+from app.errors import Conflict
+
+
+@pytest.fixture
+def crashing_app(database):
+    """A separate app instance with test-only routes that fail in the two ways views can fail."""
+    app = create_app({"TESTING": True})
+
+    def explode():
+        raise RuntimeError("db password is hunter2")  # must never reach the client
+
+    def conflict():
+        raise Conflict("Already there.", code="duplicate_thing", details={"field": "name"})
+
+    app.add_url_rule("/__test__/explode", "explode", explode)
+    app.add_url_rule("/__test__/conflict", "conflict", conflict)
+    return app
+
+
+def _assert_shape(body: dict) -> None:
+    assert set(body) <= {"code", "message", "details"}
+    assert isinstance(body["code"], str) and isinstance(body["message"], str)
+
+
+def test_given_an_unknown_route_when_called_then_404_in_the_error_shape(api):
+    response = api.anonymous("acme.localhost").get("/no/such/path")
+    assert response.status_code == 404 and response.is_json
+    _assert_shape(response.get_json())
+    assert response.get_json()["code"] == "not_found"
+
+
+def test_given_a_wrong_method_when_called_then_405_in_the_error_shape_with_allow(api):
+    response = api.anonymous("acme.localhost").get("/auth/login")
+    assert response.status_code == 405
+    assert response.get_json()["code"] == "method_not_allowed"
+    assert "POST" in response.headers["Allow"]
+
+
+def test_given_malformed_json_when_posted_then_400_invalid_json(api):
+    response = api.anonymous("acme.localhost").post(
+        "/auth/login", data="{not json", content_type="application/json")
+    assert response.status_code == 400
+    _assert_shape(response.get_json())
+    assert response.get_json()["code"] == "invalid_json"
+
+
+def test_given_an_oversized_body_when_posted_then_413_in_the_error_shape(api):
+    response = api.anonymous("acme.localhost").post(
+        "/auth/login", data="x" * (1024 * 1024 + 1), content_type="application/json")
+    assert response.status_code == 413
+    assert response.get_json()["code"] == "payload_too_large"
+
+
+def test_given_an_unhandled_exception_when_a_view_crashes_then_500_without_trace_or_secret(crashing_app):
+    response = crashing_app.test_client().get("/__test__/explode")
+    assert response.status_code == 500
+    assert response.get_json() == {"code": "internal_error", "message": "Internal error. It has been logged."}
+    text = response.get_data(as_text=True)
+    assert "hunter2" not in text and "Traceback" not in text and "RuntimeError" not in text
+
+
+def test_given_a_domain_error_when_raised_in_a_view_then_its_status_code_and_details_are_returned(crashing_app):
+    response = crashing_app.test_client().get("/__test__/conflict")
+    assert response.status_code == 409
+    assert response.get_json() == {"code": "duplicate_thing", "message": "Already there.",
+                                   "details": {"field": "name"}}
+
+
+def test_given_no_token_when_fetching_the_openapi_document_then_it_lists_the_core_paths(api):
+    response = api.anonymous("acme.localhost").get("/api/openapi.json")
+    assert response.status_code == 200
+    doc = response.get_json()
+    assert doc["openapi"].startswith("3.")
+    for path in ("/auth/login", "/auth/refresh", "/auth/logout", "/auth/exchange",
+                 "/api/api-keys", "/api/api-keys/{api_key_id}",
+                 "/api/queues/{queue_id}/callbacks", "/api/queues/{queue_id}/callbacks/{callback_id}"):
+        assert path in doc["paths"], path
+    assert doc["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
+    assert doc["security"] == [{"bearerAuth": []}]
+    assert doc["paths"]["/auth/login"]["post"]["security"] == []
+    assert set(doc["components"]["schemas"]["Error"]["properties"]) == {"code", "message", "details"}
