@@ -1,0 +1,295 @@
+"""Simulated inbound event socket (FreeSWITCH's port 8021), as in the inbound captures.
+
+auth/request → ``auth`` → ``+OK accepted`` (wrong password: ``-ERR invalid`` then disconnect),
+``event plain`` / ``filter`` / ``api`` / ``bgapi`` (+ BACKGROUND_JOB) / ``exit``. The server
+keeps a channel table for ``show channels as json`` and ``uuid_kill``, and lets tests push
+events (gateway state changes, hold/unhold, arbitrary CUSTOM) and drop every connection.
+"""
+from __future__ import annotations
+
+import json
+import re
+import socket as _socket
+import time
+import uuid as _uuid
+from typing import Optional
+
+import gevent
+import gevent.lock
+from gevent.server import StreamServer
+
+from esl.protocol import encode_event_plain, parse_header_lines
+from tests.simulator import templates as T
+from tests.simulator.channel import SimChannel, preamble
+from tests.simulator.outbound import GOODBYE
+
+SHOW_CHANNELS_ROW_KEYS = (
+    "uuid", "direction", "created", "created_epoch", "name", "state", "cid_name", "cid_num",
+    "ip_addr", "dest", "application", "application_data", "dialplan", "context", "read_codec",
+    "read_rate", "read_bit_rate", "write_codec", "write_rate", "write_bit_rate", "secure",
+    "hostname", "presence_id", "presence_data", "accountcode", "callstate", "callee_name",
+    "callee_num", "callee_direction", "call_uuid", "sent_callee_name", "sent_callee_num",
+    "initial_cid_name", "initial_cid_num", "initial_ip_addr", "initial_dest", "initial_dialplan",
+    "initial_context",
+)
+
+
+class _Client:
+    def __init__(self, server: "InboundServer", sock: _socket.socket) -> None:
+        self.server = server
+        self.sock: Optional[_socket.socket] = sock
+        self.lock = gevent.lock.RLock()
+        self.authed = False
+        self.events: set[str] = set()
+        self.filters: list[tuple[str, str]] = []
+
+    def write(self, data: bytes) -> None:
+        with self.lock:
+            if self.sock is None:
+                return
+            try:
+                self.sock.sendall(data)
+            except OSError:
+                self.close()
+
+    def close(self) -> None:
+        sock, self.sock = self.sock, None
+        if sock is not None:
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+    def reply(self, text: str, extra: str = "") -> None:
+        self.write(f"Content-Type: command/reply\nReply-Text: {text}\n{extra}\n".encode())
+
+    def api_response(self, body: str) -> None:
+        raw = body.encode()
+        self.write(f"Content-Type: api/response\nContent-Length: {len(raw)}\n\n".encode() + raw)
+
+    def wants(self, headers: list[tuple[str, str]]) -> bool:
+        if not self.authed:
+            return False
+        first = {}
+        for n, v in headers:
+            first.setdefault(n, v)
+        name, sub = first.get("Event-Name"), first.get("Event-Subclass")
+        if not ("ALL" in self.events or name in self.events or (sub and sub in self.events)):
+            return False
+        if self.filters:
+            return any(first.get(h) == v for h, v in self.filters)
+        return True
+
+
+class InboundServer:
+    def __init__(self, password: str = "ClueCon", host: str = "127.0.0.1", port: int = 0) -> None:
+        self.password = password
+        self._server = StreamServer((host, port), self._handle)
+        self.clients: list[_Client] = []
+        self.commands: list[str] = []
+        self.channels: dict[str, SimChannel] = {}
+        self.gateways: dict[str, bool] = {}
+        self.originate_fails: Optional[str] = None  # cause for the next originate, or None
+        self.bgapi_delay = 0.01
+        self.refuse_connections = False
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    @property
+    def address(self) -> tuple[str, int]:
+        return self._server.address[:2]
+
+    def start(self) -> None:
+        self._server.start()
+
+    def stop(self) -> None:
+        self.drop_connections()
+        self._server.stop(timeout=1)
+
+    def drop_connections(self) -> None:
+        """Fault: close every client socket at once (FreeSWITCH restart / network blip)."""
+        for client in list(self.clients):
+            client.close()
+        self.clients.clear()
+
+    # -- state helpers for tests ---------------------------------------------------------------
+    def add_channel(self, caller: str = "15551230000", callee: str = "15557650000",
+                    uuid: Optional[str] = None, answered: bool = True) -> SimChannel:
+        ch = SimChannel(caller, callee, uuid)
+        if answered:
+            ch.answer()
+        self.channels[ch.uuid] = ch
+        return ch
+
+    def emit(self, headers: list[tuple[str, str]], body: str = "") -> None:
+        data = encode_event_plain(headers, body)
+        for client in list(self.clients):
+            if client.wants(headers):
+                client.write(data)
+
+    def emit_channel_event(self, ch: SimChannel, name: str, **kw) -> None:
+        self.emit(ch.event_headers(name, **kw))
+
+    def set_gateway(self, name: str, up: bool) -> None:
+        """Gateway ping state change: emits sofia::gateway_state (only on change, like sofia)."""
+        if self.gateways.get(name, True) == up:
+            self.gateways[name] = up
+            return
+        self.gateways[name] = up
+        tail = [("Gateway", name), ("State", "NOREG"), ("Ping-Status", "UP" if up else "DOWN"),
+                ("Phrase", "OK" if up else "Service Unavailable"), ("Status", "200" if up else "503")]
+        self.emit(preamble("CUSTOM", "sofia::gateway_state", "sofia::gateway_state") + tail)
+
+    def hold(self, uuid: str) -> None:
+        ch = self.channels[uuid]
+        ch.hold()
+        self.emit_channel_event(ch, "CHANNEL_CALLSTATE", tail=[("Original-Channel-Call-State", "ACTIVE")])
+        self.emit_channel_event(ch, "CHANNEL_HOLD")
+
+    def unhold(self, uuid: str) -> None:
+        ch = self.channels[uuid]
+        ch.unhold()
+        self.emit_channel_event(ch, "CHANNEL_CALLSTATE", tail=[("Original-Channel-Call-State", "HELD")])
+        self.emit_channel_event(ch, "CHANNEL_UNHOLD")
+        ch.call_state = "ACTIVE"
+
+    def hangup_channel(self, uuid: str, cause: str = "NORMAL_CLEARING") -> None:
+        ch = self.channels.pop(uuid)
+        ch.hangup(cause, "send_bye")
+        self.emit_channel_event(ch, "CHANNEL_HANGUP")
+        ch.set_state("CS_REPORTING")
+        ch.finalize_vars()
+        self.emit_channel_event(ch, "CHANNEL_HANGUP_COMPLETE")
+        self.emit_channel_event(ch, "CHANNEL_DESTROY")
+
+    # -- protocol ------------------------------------------------------------------------------
+    def _handle(self, sock: _socket.socket, address) -> None:
+        if self.refuse_connections:
+            sock.close()
+            return
+        client = _Client(self, sock)
+        self.clients.append(client)
+        client.write(b"Content-Type: auth/request\n\n")
+        buf = b""
+        try:
+            while client.sock is not None:
+                data = sock.recv(65536)
+                if not data:
+                    break
+                buf += data
+                while b"\n\n" in buf:
+                    head, buf = buf.split(b"\n\n", 1)
+                    text = head.decode("utf-8", "replace")
+                    line, _, hdrs = text.partition("\n")
+                    self.commands.append(line)
+                    self._command(client, line.strip(), dict(parse_header_lines(hdrs, decode=False)))
+        except OSError:
+            pass
+        finally:
+            client.close()
+            if client in self.clients:
+                self.clients.remove(client)
+
+    def _command(self, client: _Client, line: str, headers: dict[str, str]) -> None:
+        word, _, rest = line.partition(" ")
+        if not client.authed:
+            if word == "auth" and rest == self.password:
+                client.authed = True
+                client.reply("+OK accepted")
+            elif word == "auth":
+                client.reply("-ERR invalid")
+                client.write(b"Content-Type: text/disconnect-notice\nContent-Length: 67\n\n" + GOODBYE.encode())
+                client.close()
+            else:
+                client.reply("-ERR command not found")
+            return
+        if word == "event":
+            names = rest.split()
+            if names and names[0] in ("plain", "json", "xml"):
+                names = names[1:]
+            client.events.update(names)
+            client.reply("+OK event listener enabled plain")
+        elif word == "filter":
+            header, _, value = rest.partition(" ")
+            client.filters.append((header, value))
+            client.reply(f"+OK filter added. [{header}]=[{value}]")
+        elif word == "api":
+            client.api_response(self._api(rest))
+            if rest.strip() == "reloadacl":
+                self.emit(preamble("RELOADXML"))
+                self.emit(preamble("API") + [("API-Command", "reloadacl")])
+        elif word == "bgapi":
+            job = headers.get("Job-UUID") or str(_uuid.uuid4())
+            client.reply(f"+OK Job-UUID: {job}", f"Job-UUID: {job}\n")
+            gevent.spawn(self._bgapi, job, rest)
+        elif word == "exit":
+            client.reply("+OK bye")
+            client.write(b"Content-Type: text/disconnect-notice\nContent-Length: 67\n\n" + GOODBYE.encode())
+            client.close()
+        else:
+            client.reply("-ERR command not found")
+
+    def _api(self, command: str) -> str:
+        parts = command.split()
+        verb, args = (parts[0], parts[1:]) if parts else ("", [])
+        if command.strip() == "show channels as json":
+            return self._show_channels()
+        if verb == "uuid_kill":
+            if args and args[0] in self.channels:
+                gevent.spawn(self.hangup_channel, args[0], args[1] if len(args) > 1 else "NORMAL_CLEARING")
+                return "+OK\n"
+            return "-ERR No such channel!\n"
+        if verb == "reloadacl":
+            return "+OK acl reloaded\n"
+        if verb == "sofia" and args[:2] == ["status", "gateway"] and len(args) > 2:
+            return self._gateway_status(args[2])
+        if verb == "originate":
+            return self._originate(" ".join(args))
+        if verb == "status":
+            return "UP 0 years, 0 days\nFreeSWITCH (Version 1.10.12-release) is ready\n"
+        return f"-ERR {verb} Command not found!\n"
+
+    def _show_channels(self) -> str:
+        if not self.channels:
+            return '{"row_count": 0}\n'
+        rows = []
+        for ch in self.channels.values():
+            row = {k: "" for k in SHOW_CHANNELS_ROW_KEYS}
+            row.update({
+                "uuid": ch.uuid, "call_uuid": ch.uuid, "direction": "inbound",
+                "created": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ch.created_us / 1e6)),
+                "created_epoch": str(ch.created_us // 1_000_000), "name": ch.headers.get("Channel-Name", ""),
+                "state": ch.state, "cid_name": ch.caller, "cid_num": ch.caller, "dest": ch.callee,
+                "context": "public", "hostname": "vm", "callstate": ch.call_state,
+                "read_codec": "PCMU", "read_rate": "8000", "read_bit_rate": "64000",
+                "write_codec": "PCMU", "write_rate": "8000", "write_bit_rate": "64000",
+                "initial_dest": ch.callee, "initial_context": "public",
+            })
+            rows.append(row)
+        return json.dumps({"row_count": len(rows), "rows": rows}, separators=(",", ":"))
+
+    def _gateway_status(self, name: str) -> str:
+        if name not in self.gateways:
+            return "Invalid Gateway!\n"
+        up = self.gateways[name]
+        return ("=" * 97 + "\n" + f"Name    \t{name}\nProfile \texternal\nState   \tNOREG\n"
+                f"Status  \t{'UP' if up else 'DOWN'}\nPingState\t{'1/1/1' if up else '-1/-1/-1'}\n"
+                + "=" * 97 + "\n")
+
+    def _originate(self, arg: str) -> str:
+        if self.originate_fails:
+            return f"-ERR {self.originate_fails}\n"
+        m = re.search(r"origination_uuid=([0-9a-fA-F-]{36})", arg)
+        ch = SimChannel("0000000000", "1001", m.group(1) if m else None)
+        self.channels[ch.uuid] = ch
+        self.emit_channel_event(ch, "CHANNEL_CREATE")
+        ch.answer()
+        self.emit_channel_event(ch, "CHANNEL_ANSWER")
+        return f"+OK {ch.uuid}\n"
+
+    def _bgapi(self, job: str, command: str) -> None:
+        gevent.sleep(self.bgapi_delay)
+        verb, _, arg = command.partition(" ")
+        body = self._api(command)
+        headers = preamble("BACKGROUND_JOB") + [("Job-UUID", job), ("Job-Command", verb), ("Job-Command-Arg", arg)]
+        self.emit(headers, body)
+
