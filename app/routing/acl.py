@@ -89,10 +89,10 @@ class CarrierIdentifier:
 
     def __init__(self, entries: Iterable[AclEntry]) -> None:
         by_len: dict[int, dict[int, tuple[uuid.UUID, uuid.UUID]]] = {}
-        for entry in entries:
+        for entry in sorted(entries, key=lambda e: (e.network.prefixlen, str(e.gateway_id))):
             table = by_len.setdefault(entry.network.prefixlen, {})
-            # Entries arrive sorted by gateway id: the first claim on a network wins, so two
-            # carriers sharing an address resolve the same way on every controller.
+            # Sorted by gateway id: the first claim on a network wins, so two carriers sharing
+            # an address resolve the same way on every controller, whatever the row order.
             table.setdefault(int(entry.network.network_address), (entry.carrier_id, entry.gateway_id))
         self._lengths = sorted(by_len, reverse=True)
         self._tables = by_len

@@ -1,0 +1,147 @@
+"""The shipped FreeSWITCH config (fs-conf/, dialplan/) replayed through the validator."""
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+
+from app.routing.acl import build_acl
+from app.routing.fsconfig import outbound_gateways, write_generated
+from app.routing.fsvalidate import validate
+from app.routing.lcr import gateway_name
+from tests.routing.world import build_rows, load_world
+
+ROOT = Path(__file__).resolve().parents[2]
+CODE = (ROOT / "esl", ROOT / "app")
+
+
+@pytest.fixture()
+def conf_copy(tmp_path: Path) -> tuple[Path, Path]:
+    conf = tmp_path / "fs-conf"
+    dialplan = tmp_path / "dialplan"
+    shutil.copytree(ROOT / "fs-conf", conf, ignore=shutil.ignore_patterns("*.xml.tmp"))
+    for generated in (conf / "generated").rglob("*.xml"):
+        generated.unlink()  # a developer's local run must not leak into the check
+    shutil.copytree(ROOT / "dialplan", dialplan)
+    return conf, dialplan
+
+
+def _settings(doc, conf_name: str) -> dict[str, str]:
+    conf = doc.find(f"./section[@name='configuration']/configuration[@name='{conf_name}']")
+    return {p.get("name"): p.get("value") for p in conf.iter("param")}
+
+
+def test_given_shipped_config_when_validated_then_no_problems(conf_copy):
+    report = validate(*conf_copy, CODE)
+    assert report.problems == []
+
+
+def test_given_shipped_config_then_trunk_profile_matches_the_spec(conf_copy):
+    doc = validate(*conf_copy, CODE).document
+    profile = doc.find(".//configuration[@name='sofia.conf']/profiles/profile[@name='external']")
+    params = {p.get("name"): p.get("value") for p in profile.find("settings").iter("param")}
+    assert params["apply-inbound-acl"] == "gateways"
+    assert params["auth-calls"] == "false"
+    assert params["sip-port"] == "5060"
+    assert set(params["bind-params"].split("=")[1].split(",")) == {"udp", "tcp"}
+    assert params["tls"] == "false" and params["tls-cert-dir"] and params["tls-sip-port"]
+    assert params["dtmf-type"] == "rfc2833" and params["rfc2833-pt"] == "101"
+    assert params["liberal-dtmf"] == "true"
+    assert params["context"] == "public"
+    assert params["inbound-codec-prefs"].split(",") == ["OPUS", "G722", "PCMU", "PCMA", "G729"]
+    assert set(params["outbound-codec-prefs"].split(",")) == {"OPUS", "G722", "PCMU", "PCMA", "G729"}
+    assert params["disable-transcoding"] == "false" and params["inbound-bypass-media"] == "false"
+
+
+def test_given_shipped_config_then_switch_and_esl_settings_are_set(conf_copy):
+    report = validate(*conf_copy, CODE)
+    switch = _settings(report.document, "switch.conf")
+    assert int(switch["rtp-start-port"]) < int(switch["rtp-end-port"])
+    assert int(switch["max-sessions"]) > 0 and int(switch["sessions-per-second"]) > 0
+    esl = _settings(report.document, "event_socket.conf")
+    assert esl["listen-port"] == "8021"
+    assert esl["password"] == "env:FS_ESL_PASSWORD"  # only ever from the environment
+    assert "esl_password" in report.env_only
+
+
+def test_given_shipped_dialplan_then_calls_go_to_the_controller_and_fail_safe_with_503(conf_copy):
+    doc = validate(*conf_copy, CODE).document
+    context = doc.find("./section[@name='dialplan']/context[@name='public']")
+    actions = [(a.get("application"), a.get("data")) for a in context.find("extension").iter("action")]
+    apps = [a for a, _ in actions]
+    assert ("socket", "controller:8084 async full") in actions
+    assert apps.index("socket") < apps.index("respond") < apps.index("hangup")
+    assert ("respond", "503 Service Unavailable") in actions
+
+
+def test_given_generated_gateways_and_acl_when_validated_then_they_land_in_the_profile_and_list(conf_copy):
+    conf, dialplan = conf_copy
+    rows = build_rows(load_world())
+    entries, _ = build_acl(rows.gateways, rows.carriers)
+    gateways = outbound_gateways(rows.gateways, rows.carriers)
+    write_generated(conf / "generated", entries, gateways)
+    report = validate(conf, dialplan, CODE)
+    assert report.problems == []
+    acl = report.document.find(".//configuration[@name='acl.conf']//list[@name='gateways']")
+    assert sorted(n.get("cidr") for n in acl.findall("node")) == sorted({str(e.network) for e in entries})
+    profile = report.document.find(".//profile[@name='external']/gateways")
+    names = sorted(g.get("name") for g in profile.findall("gateway"))
+    assert names == sorted(gateway_name(g.id) for g in gateways)
+    one = profile.find("gateway")
+    params = {p.get("name"): p.get("value") for p in one.iter("param")}
+    assert params["register"] == "false" and params["ping"] == "30" and params["caller-id-in-from"] == "true"
+
+
+def test_given_a_module_removed_when_validated_then_the_missing_module_is_reported(conf_copy):
+    conf, dialplan = conf_copy
+    modules = conf / "autoload_configs" / "modules.conf.xml"
+    modules.write_text(modules.read_text().replace('<load module="mod_conference"/>', ""))
+    problems = validate(conf, dialplan, CODE).problems
+    assert any("mod_conference is needed" in p for p in problems)
+
+
+def test_given_an_unused_module_when_validated_then_it_is_reported(conf_copy):
+    conf, dialplan = conf_copy
+    modules = conf / "autoload_configs" / "modules.conf.xml"
+    modules.write_text(modules.read_text().replace("</modules>", '<load module="mod_voicemail"/></modules>'))
+    assert any("mod_voicemail is loaded but nothing uses it" in p for p in validate(conf, dialplan, CODE).problems)
+
+
+def test_given_an_undefined_variable_when_validated_then_it_is_reported(conf_copy):
+    conf, dialplan = conf_copy
+    (dialplan / "extra.xml").write_text(
+        '<include>\n<context name="x"><extension name="e"><condition>\n'
+        '<action application="set" data="a=$${no_such_var}"/>\n'
+        '</condition></extension></context>\n</include>\n')
+    assert any("no_such_var" in p for p in validate(conf, dialplan, CODE).problems)
+
+
+def test_given_broken_xml_when_validated_then_the_file_is_named(conf_copy):
+    conf, dialplan = conf_copy
+    (conf / "autoload_configs" / "broken.conf.xml").write_text("<configuration name='b'><settings></configuration>")
+    problems = validate(conf, dialplan, CODE).problems
+    assert any("broken.conf.xml" in p for p in problems)
+
+
+def test_given_unknown_dialplan_application_when_validated_then_reported(conf_copy):
+    conf, dialplan = conf_copy
+    (dialplan / "extra.xml").write_text(
+        '<include>\n<context name="x"><extension name="e"><condition>\n'
+        '<action application="lua" data="x.lua"/>\n'
+        '</condition></extension></context>\n</include>\n')
+    assert any("'lua'" in p for p in validate(conf, dialplan, CODE).problems)
+
+
+def test_given_sofia_acl_name_typo_when_validated_then_reported(conf_copy):
+    conf, dialplan = conf_copy
+    profile = conf / "sip_profiles" / "external.xml"
+    profile.write_text(profile.read_text().replace('value="gateways"', 'value="gatewayz"'))
+    assert any("gatewayz" in p for p in validate(conf, dialplan, CODE).problems)
+
+
+def test_uuid_names_are_valid_gateway_names():
+    # sofia gateway names appear in dial strings and api commands: no spaces, '/', '|' or ','
+    name = gateway_name(uuid.uuid4())
+    assert name.replace("_", "").isalnum()
