@@ -19,6 +19,7 @@ from app.api.applications.routes import blp as applications_blp
 from app.api.auth.routes import blp as auth_blp
 from app.api.auth.tokens import CONFIG_KEY as TOKEN_LIFETIME_KEY, lifetime_from_env
 from app.api.callbacks.routes import blp as callbacks_blp
+from app.api.phone_numbers.routes import blp as phone_numbers_blp
 from app.api.security import authenticate_request
 from app.settings import get_settings
 
@@ -32,6 +33,7 @@ BLUEPRINTS = [
     api_keys_blp,
     callbacks_blp,
     applications_blp,
+    phone_numbers_blp,
 ]
 
 

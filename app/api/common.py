@@ -19,7 +19,7 @@ from typing import Any, Callable, TypeVar
 
 import marshmallow as ma
 from marshmallow import validate
-from sqlalchemy import select
+from sqlalchemy import JSON, null, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -77,10 +77,17 @@ def flush_or_raise(db: Session, *, conflict: str, conflict_code: str = "conflict
 
 
 def apply(row: Any, data: dict[str, Any], fields: tuple[str, ...]) -> None:
-    """Copy the given ``fields`` present in ``data`` onto ``row`` (PATCH semantics)."""
+    """Copy the given ``fields`` present in ``data`` onto ``row`` (PATCH semantics).
+
+    ``None`` on a JSON column becomes SQL NULL (SQLAlchemy would otherwise store JSON ``null``,
+    which the schema's "is an array" checks rightly refuse)."""
+    columns = row.__table__.c
     for name in fields:
         if name in data:
-            setattr(row, name, data[name])
+            value = data[name]
+            if value is None and isinstance(columns[name].type, JSON):
+                value = null()
+            setattr(row, name, value)
 
 
 class ListQuerySchema(ma.Schema):

@@ -140,3 +140,11 @@ def test_given_an_application_used_by_a_number_when_deleting_then_409_applicatio
     free = admin.post("/api/applications", json={"name": "b"}).get_json()["id"]
     assert admin.delete(f"/api/applications/{free}").status_code == 204
     assert_error(admin.get(f"/api/applications/{free}"), 404, "application_not_found")
+
+
+def test_given_static_verbs_when_patching_app_json_to_null_then_the_list_is_removed(api, seed):
+    _, admin = admin_client(api, seed)
+    app_id = admin.post("/api/applications", json={"name": "a", "app_json": [{"verb": "hangup"}]}).get_json()["id"]
+    response = admin.patch(f"/api/applications/{app_id}", json={"app_json": None})
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["app_json"] is None

@@ -1,0 +1,1 @@
+"""/api/phone-numbers — numbers of the account and their answering settings (call flow or webhook)."""
