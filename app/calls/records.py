@@ -1,0 +1,238 @@
+"""The call record, its interaction summary, the usage meters and ``call.ended`` — one
+tenant transaction per finished leg.
+
+Why one transaction: the CDR, the derived indicators, the billing meter and the bus event
+must agree. Either all are written or none is; the event goes through the outbox
+(``publish_in``) so a broker outage cannot lose it or block the hangup path.
+Writing is idempotent per leg (``call_records.call_id`` is unique): a repeated
+CHANNEL_HANGUP_COMPLETE (reconnect replay) writes nothing twice and publishes nothing twice.
+"""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.orm import Session
+
+from app import limits
+from app.calls.hangup import HangupFacts, HeaderSource, call_status, read_hangup
+from app.calls.usage import meter_call
+from app.db.engine import tenant_session
+from app.events.envelope import rfc3339
+from app.events.exchanges import CALL_EVENTS
+from app.events.outbox import publish_in
+from app.models import Account, CallRecord, InteractionSummary
+
+
+@dataclass
+class CallContext:
+    """What the call session knows that FreeSWITCH does not. Only ``account_id`` and
+    ``trace_id`` are required; ``None`` fields fall back to the hangup event's values."""
+    account_id: uuid.UUID
+    trace_id: uuid.UUID
+    direction: str | None = None                 # inbound | outbound (the product's view)
+    service_provider_id: uuid.UUID | None = None  # looked up from the account when None
+    application_id: uuid.UUID | None = None
+    from_number: str | None = None
+    to_number: str | None = None
+    other_leg_call_id: uuid.UUID | None = None
+    carrier_id: uuid.UUID | None = None
+    gateway_id: uuid.UUID | None = None
+    agent_id: uuid.UUID | None = None
+    queue_id: uuid.UUID | None = None
+    has_recording: bool = False
+    has_transcript: bool = False
+    has_webhook: bool = False
+    has_flow: bool = False
+    recording_url: str | None = None
+    tags: dict[str, Any] = field(default_factory=dict)
+    hangup_reason: str | None = None             # from the hangup verb
+    webhook_error: str | None = None
+    journey: list[str] = field(default_factory=list)  # e.g. ["ivr", "queue:sales", "agent:alice"]
+    refused: bool = False                        # turned away by the concurrency limiter
+    # interaction indicators the session measured (None: derive from the event)
+    ivr_ms: int | None = None
+    queue_wait_ms: int = 0
+    connect_latency_ms: int | None = None
+    acw_ms: int = 0
+    transfer_count: int = 0
+    disposition: str | None = None
+
+
+@dataclass(frozen=True)
+class WrittenRecord:
+    public_id: uuid.UUID
+    status: str
+    event_id: uuid.UUID          # the call.ended outbox id
+    facts: HangupFacts
+    summary: dict[str, Any]
+
+
+def _ms(delta) -> int:
+    return round(delta.total_seconds() * 1000)
+
+
+def summarise(facts: HangupFacts, ctx: CallContext) -> dict[str, Any]:
+    """Interaction indicators for this leg (column names of interaction_summary).
+    - ivr: answered until bridged (or the end), minus the queue wait
+    - talk: time connected to another party (bridged), minus hold; 0 for IVR-only calls
+    - aht: talk + hold + after-call work
+    - abandoned: the caller was queued and never connected to an agent"""
+    answered_ms = facts.talk_ms
+    bridged = facts.bridged_at is not None
+    if ctx.ivr_ms is not None:
+        ivr_ms = ctx.ivr_ms
+    elif facts.answered_at is not None:
+        until = facts.bridged_at or facts.ended_at
+        ivr_ms = _ms(until - facts.answered_at) - ctx.queue_wait_ms
+    else:
+        ivr_ms = 0
+    ivr_ms = max(0, ivr_ms)
+    if bridged:
+        talk_ms = _ms(facts.ended_at - facts.bridged_at) - facts.hold_ms
+    else:
+        talk_ms = 0
+    talk_ms = max(0, min(talk_ms, answered_ms))
+    abandoned = ctx.queue_id is not None and ctx.agent_id is None and not bridged
+    return {
+        "ivr_ms": ivr_ms,
+        "queue_wait_ms": max(0, ctx.queue_wait_ms),
+        "connect_latency_ms": ctx.connect_latency_ms,
+        "talk_ms": talk_ms,
+        "hold_count": facts.hold_count,
+        "hold_ms": facts.hold_ms,
+        "acw_ms": max(0, ctx.acw_ms),
+        "aht_ms": talk_ms + facts.hold_ms + max(0, ctx.acw_ms),
+        "transfer_count": ctx.transfer_count,
+        "abandoned": abandoned,
+        "short_abandon": abandoned and ctx.queue_wait_ms < limits.SHORT_ABANDON_SECONDS * 1000,
+        "disposition": ctx.disposition,
+    }
+
+
+def ended_payload(record: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
+    """Payload of ``call.ended`` (docs/events.md)."""
+    def ts(v):
+        return rfc3339(v) if v is not None else None
+    return {
+        "callId": str(record["call_id"]),
+        "callRecordSid": str(record["public_id"]),
+        "direction": record["direction"],
+        "from": record["from_number"],
+        "to": record["to_number"],
+        "applicationSid": str(record["application_id"]) if record["application_id"] else None,
+        "status": record["status"],
+        "hangupCause": record["hangup_cause"],
+        "hangupCauseQ850": record["hangup_cause_q850"],
+        "hangupReason": record["hangup_reason"],
+        "startedAt": ts(record["started_at"]),
+        "answeredAt": ts(record["answered_at"]),
+        "endedAt": ts(record["ended_at"]),
+        "ringMs": record["ring_ms"],
+        "talkMs": record["talk_ms"],
+        "durationMs": record["duration_ms"],
+        "holdCount": summary["hold_count"],
+        "holdMs": summary["hold_ms"],
+        "agentId": str(record["agent_id"]) if record["agent_id"] else None,
+        "queueId": str(record["queue_id"]) if record["queue_id"] else None,
+        "abandoned": summary["abandoned"],
+        "tags": record["tags"],
+    }
+
+
+def _record_values(facts: HangupFacts, ctx: CallContext, status: str) -> dict[str, Any]:
+    return {
+        "public_id": uuid.uuid4(),
+        "account_id": ctx.account_id,
+        "trace_id": ctx.trace_id,
+        "call_id": uuid.UUID(facts.call_id),
+        "other_leg_call_id": ctx.other_leg_call_id,
+        "direction": ctx.direction or facts.direction,
+        "from_number": ctx.from_number if ctx.from_number is not None else facts.caller,
+        "to_number": ctx.to_number if ctx.to_number is not None else facts.callee,
+        "sip_call_id": facts.sip_call_id,
+        "application_id": ctx.application_id,
+        "carrier_id": ctx.carrier_id,
+        "gateway_id": ctx.gateway_id,
+        "source_ip": facts.source_ip,
+        "started_at": facts.started_at,
+        "answered_at": facts.answered_at,
+        "ended_at": facts.ended_at,
+        "ring_ms": facts.ring_ms,
+        "talk_ms": facts.talk_ms,
+        "duration_ms": facts.duration_ms,
+        "status": status,
+        "hangup_cause": facts.hangup_cause,
+        "hangup_cause_q850": facts.hangup_cause_q850,
+        "hangup_disposition": facts.hangup_disposition,
+        "hangup_reason": ctx.hangup_reason,
+        "agent_id": ctx.agent_id,
+        "queue_id": ctx.queue_id,
+        "has_recording": ctx.has_recording,
+        "has_transcript": ctx.has_transcript,
+        "has_webhook": ctx.has_webhook,
+        "has_flow": ctx.has_flow,
+        "recording_url": ctx.recording_url,
+        "webhook_error": ctx.webhook_error,
+        "tags": dict(ctx.tags),
+        "journey": " > ".join(ctx.journey) if ctx.journey else None,
+    }
+
+
+def _upsert_summary(session: Session, ctx: CallContext, summary: dict[str, Any]) -> None:
+    """One row per conversation: a second leg of the same trace adds its talk/hold/transfers
+    and keeps the longest IVR and queue wait."""
+    stmt = pg_insert(InteractionSummary).values(
+        id=uuid.uuid4(), account_id=ctx.account_id, trace_id=ctx.trace_id, **summary)
+    ex, cur = stmt.excluded, InteractionSummary
+    session.execute(stmt.on_conflict_do_update(
+        index_elements=[InteractionSummary.trace_id],
+        set_={
+            "ivr_ms": func.greatest(cur.ivr_ms, ex.ivr_ms),
+            "queue_wait_ms": func.greatest(cur.queue_wait_ms, ex.queue_wait_ms),
+            "connect_latency_ms": func.coalesce(ex.connect_latency_ms, cur.connect_latency_ms),
+            "talk_ms": cur.talk_ms + ex.talk_ms,
+            "hold_count": cur.hold_count + ex.hold_count,
+            "hold_ms": cur.hold_ms + ex.hold_ms,
+            "acw_ms": cur.acw_ms + ex.acw_ms,
+            "aht_ms": cur.aht_ms + ex.aht_ms,
+            "transfer_count": cur.transfer_count + ex.transfer_count,
+            "abandoned": ex.abandoned,
+            "short_abandon": ex.short_abandon,
+            "disposition": func.coalesce(ex.disposition, cur.disposition),
+            "updated_at": func.now(),
+        },
+    ))
+
+
+def write_in(session: Session, event: HeaderSource, ctx: CallContext) -> WrittenRecord | None:
+    """Write everything inside the caller's tenant transaction; None when this leg was
+    already recorded (nothing else is written then)."""
+    facts = read_hangup(event)
+    status = call_status(facts, refused=ctx.refused)
+    values = _record_values(facts, ctx, status)
+    inserted = session.execute(
+        pg_insert(CallRecord).values(**values)
+        .on_conflict_do_nothing(index_elements=[CallRecord.call_id])
+        .returning(CallRecord.id)
+    ).first()
+    if inserted is None:
+        return None
+    summary = summarise(facts, ctx)
+    _upsert_summary(session, ctx, summary)
+    sp_id = ctx.service_provider_id or session.scalar(
+        select(Account.service_provider_id).where(Account.id == ctx.account_id))
+    if sp_id is not None:
+        meter_call(session, ctx.account_id, sp_id, facts.talk_ms, facts.ended_at)
+    event_id = publish_in(session, CALL_EVENTS, "call.ended", ended_payload(values, summary),
+                          account_id=ctx.account_id, trace_id=ctx.trace_id)
+    return WrittenRecord(values["public_id"], status, event_id, facts, summary)
+
+
+def write_call_record(event: HeaderSource, ctx: CallContext) -> WrittenRecord | None:
+    """The hangup path's entry point: its own tenant transaction (RLS scoped to the account)."""
+    with tenant_session(ctx.account_id) as session:
+        return write_in(session, event, ctx)
