@@ -87,6 +87,10 @@ class SimChannel:
         self.hold_start_us = 0
         self.hold_accum_us = 0
         self.hold_events: list[tuple[int, int]] = []
+        # After a bridge FreeSWITCH keeps the callee id and the originatee profile
+        # (Other-Type, Other-Leg-*) in every later event's channel block.
+        self.callee_id: Optional[tuple[str, str]] = None
+        self.other_leg: list[tuple[str, str]] = []
 
     # -- identity substitution -----------------------------------------------------------------
     def _identity(self, name: str, value: str) -> str:
@@ -208,6 +212,10 @@ class SimChannel:
             else:
                 value = self.headers.get(name, "")
             out.append((name, value))
+            if name == "Caller-Orig-Caller-ID-Number" and self.callee_id:
+                out.append(("Caller-Callee-ID-Name", self.callee_id[0]))
+                out.append(("Caller-Callee-ID-Number", self.callee_id[1]))
+        out.extend(self.other_leg)
         return out
 
     def event_headers(self, event_name: str, *, head: Iterable[tuple[str, str]] = (),

@@ -589,9 +589,10 @@ def _app_bridge(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
     kill = gevent.event.Event()
     call._bridge_kill[b_uuid] = kill
     tmpl = T.template("CHANNEL_BRIDGE")
-    other = [(n, v) for n, v in tmpl.headers if n.startswith("Other-Leg-") or n == "Other-Type"]
-    other = [(n, b_uuid if n == "Other-Leg-Unique-ID" else v) for n, v in other]
-    head = [("Bridge-A-Unique-ID", call.uuid), ("Bridge-B-Unique-ID", b_uuid)] + other
+    ch.other_leg = [(n, b_uuid if n == "Other-Leg-Unique-ID" else v) for n, v in tmpl.headers
+                    if n.startswith("Other-Leg-") or n == "Other-Type"]
+    ch.callee_id = (tmpl.get("Caller-Callee-ID-Name", ""), tmpl.get("Caller-Callee-ID-Number", ""))
+    head = [("Bridge-A-Unique-ID", call.uuid), ("Bridge-B-Unique-ID", b_uuid)]
     ch.vars.update({"originate_disposition": "SUCCESS", "DIALSTATUS": "SUCCESS",
                     "bridge_uuid": b_uuid, "signal_bond": b_uuid, "last_bridge_to": b_uuid})
     call.emit("CHANNEL_BRIDGE", head=head)
@@ -625,22 +626,19 @@ def _app_stop_record_session(call: SimOutboundCall, arg: str) -> tuple[str, dict
     return "_none_", {}
 
 
-def _conference_headers(call: SimOutboundCall, action_key: str, name: str) -> tuple[list, list]:
-    tmpl = T.template(f"conference::maintenance:{action_key}")
-    names = set(T.channel_block_names()) | set(T.PREAMBLE) | {"Event-Subclass"}
-    extras = [(n, v) for n, v in tmpl.headers if n not in names and not n.startswith("variable_")]
+def _conference_event(call: SimOutboundCall, action: str, name: str) -> None:
+    key = f"conference::maintenance:{action}"
+    head, tail = T.split_extras(key)
     conf_name = name.split("@", 1)[0]
-    extras = [(n, conf_name if n == "Conference-Name" else v) for n, v in extras]
-    return [], extras
+    head = [(n, conf_name if n == "Conference-Name" else v) for n, v in head]
+    call.emit("CUSTOM", subclass="conference::maintenance", key=key, head=head, tail=tail)
 
 
 def _app_conference(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
-    for action in ("add-member", "floor-change"):
-        _, tail = _conference_headers(call, action, arg)
-        call.emit("CUSTOM", subclass="conference::maintenance", key=f"conference::maintenance:{action}", tail=tail)
+    _conference_event(call, "add-member", arg)
+    _conference_event(call, "floor-change", arg)
     call._interrupt.wait()
-    _, tail = _conference_headers(call, "del-member", arg)
-    call.emit("CUSTOM", subclass="conference::maintenance", key="conference::maintenance:del-member", tail=tail)
+    _conference_event(call, "del-member", arg)
     return "_none_", {}
 
 

@@ -110,3 +110,25 @@ def base_variables(stage: str) -> tuple[tuple[str, str], ...]:
                 "complete": "CHANNEL_HANGUP_COMPLETE"}[stage]
         src = next(e for e in events if e.name == name)
     return tuple((n[len("variable_"):], v) for n, v in src.headers if n.startswith("variable_"))
+
+
+def _is_channel_header(name: str) -> bool:
+    return (name in channel_block_names() or name.startswith("Other-Leg-") or name == "Other-Type"
+            or name.startswith("Caller-Callee-ID-"))
+
+
+def split_extras(key: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The event-specific headers of a captured event: those before its channel block (head)
+    and those after it (tail), in captured order, repeats included."""
+    ev = template(key)
+    head: list[tuple[str, str]] = []
+    tail: list[tuple[str, str]] = []
+    seen_channel = False
+    for name, value in ev.headers:
+        if name in PREAMBLE or name == "Event-Subclass" or name.startswith("variable_"):
+            continue
+        if _is_channel_header(name):
+            seen_channel = True
+            continue
+        (tail if seen_channel else head).append((name, value))
+    return head, tail
