@@ -1,0 +1,110 @@
+"""Payload shapes per routing key (SPEC leaves them open; docs/events.md is the contract).
+
+One builder per key family, so every producer emits the same fields under the same names
+(camelCase, as in the webhook bodies). ``emit`` picks the exchange from the routing key.
+Ids are strings, times RFC 3339 UTC, durations integer milliseconds.
+"""
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.events.envelope import rfc3339
+from app.events.exchanges import exchange_for
+from app.events.outbox import publish, publish_in
+
+
+def _s(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _t(value: datetime | None) -> str:
+    return rfc3339(value or datetime.now(timezone.utc))
+
+
+def emit(routing_key: str, payload: dict[str, Any], *, account_id: uuid.UUID | str | None = None,
+         trace_id: uuid.UUID | str | None = None, session: Session | None = None) -> uuid.UUID:
+    """Queue an event on the exchange its key belongs to; inside ``session`` when given."""
+    exchange = exchange_for(routing_key)
+    if session is not None:
+        return publish_in(session, exchange, routing_key, payload, account_id=account_id, trace_id=trace_id)
+    return publish(exchange, routing_key, payload, account_id=account_id, trace_id=trace_id)
+
+
+# call.events -----------------------------------------------------------------------------
+def call_started(call_id, *, direction: str, from_number: str | None, to_number: str | None,
+                 application_id=None, carrier_id=None, gateway_id=None, source_ip: str | None = None,
+                 handler: str | None = None, at: datetime | None = None) -> dict[str, Any]:
+    """``handler``: flow | webhook | websocket | app_json — what drives the call."""
+    return {"callId": _s(call_id), "direction": direction, "from": from_number, "to": to_number,
+            "applicationSid": _s(application_id), "carrierId": _s(carrier_id),
+            "gatewayId": _s(gateway_id), "sourceIp": source_ip, "handler": handler, "at": _t(at)}
+
+
+def call_ringing(call_id, *, target: str | None = None, at: datetime | None = None) -> dict[str, Any]:
+    return {"callId": _s(call_id), "target": target, "at": _t(at)}
+
+
+def call_answered(call_id, *, at: datetime | None = None) -> dict[str, Any]:
+    return {"callId": _s(call_id), "at": _t(at)}
+
+
+def call_hold(call_id, *, at: datetime | None = None) -> dict[str, Any]:
+    return {"callId": _s(call_id), "at": _t(at)}
+
+
+def call_resumed(call_id, *, held_ms: int, at: datetime | None = None) -> dict[str, Any]:
+    return {"callId": _s(call_id), "heldMs": int(held_ms), "at": _t(at)}
+
+
+def call_failed(call_id, *, hangup_cause: str, sip_status: int | None = None,
+                reason: str | None = None, at: datetime | None = None) -> dict[str, Any]:
+    return {"callId": _s(call_id), "hangupCause": hangup_cause, "sipStatus": sip_status,
+            "reason": reason, "at": _t(at)}
+
+
+def call_originate(*, queue_id, agent_id, callback_id, phone_number: str,
+                   attempt: int) -> dict[str, Any]:
+    """Callback dispatcher → controller: dial ``phone_number`` and connect ``agent_id``."""
+    return {"queueId": _s(queue_id), "agentId": _s(agent_id), "callbackId": _s(callback_id),
+            "phoneNumber": phone_number, "attempt": attempt}
+
+
+# media.events ----------------------------------------------------------------------------
+def recording_completed(call_id, *, recording_url: str, duration_ms: int, fmt: str,
+                        channels: int, at: datetime | None = None) -> dict[str, Any]:
+    return {"callId": _s(call_id), "recordingUrl": recording_url, "durationMs": int(duration_ms),
+            "format": fmt, "channels": channels, "at": _t(at)}
+
+
+# system.events ---------------------------------------------------------------------------
+def service_state(service: str, instance_id: str, *, host: str, pid: int, version: str,
+                  started_at: datetime, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    """system.service.up / .heartbeat / .down"""
+    return {"service": service, "instanceId": instance_id, "host": host, "pid": pid,
+            "version": version, "startedAt": _t(started_at), "details": details or {}}
+
+
+def config_changed(keys: list[str]) -> dict[str, Any]:
+    return {"keys": list(keys)}
+
+
+def routing_changed(*, what: str, ids: list[Any] | None = None) -> dict[str, Any]:
+    """``what``: gateways | carriers | lcr | acl — so the controller knows what to rebuild."""
+    return {"what": what, "ids": [_s(i) for i in (ids or [])]}
+
+
+def gateway_state(gateway_id, *, carrier_id, address: str, state: str, ping_ms: float | None = None,
+                  at: datetime | None = None) -> dict[str, Any]:
+    """system.gateway.up / system.gateway.down (from sofia::gateway_state)."""
+    return {"gatewayId": _s(gateway_id), "carrierId": _s(carrier_id), "address": address,
+            "state": state, "pingMs": ping_ms, "at": _t(at)}
+
+
+def interaction_step(call_id, *, step: str, details: dict[str, Any] | None = None,
+                     at: datetime | None = None) -> dict[str, Any]:
+    """interaction.<step>: one entry of the call-journey timeline (trace_id on the envelope)."""
+    return {"callId": _s(call_id), "step": step, "details": details or {}, "at": _t(at)}
