@@ -18,6 +18,7 @@ from app.api.api_keys.routes import blp as api_keys_blp
 from app.api.applications.routes import blp as applications_blp
 from app.api.auth.routes import blp as auth_blp
 from app.api.auth.tokens import CONFIG_KEY as TOKEN_LIFETIME_KEY, lifetime_from_env
+from app.api.call_records.routes import blp as call_records_blp
 from app.api.callbacks.routes import blp as callbacks_blp
 from app.api.phone_numbers.routes import blp as phone_numbers_blp
 from app.api.security import authenticate_request
@@ -34,6 +35,7 @@ BLUEPRINTS = [
     callbacks_blp,
     applications_blp,
     phone_numbers_blp,
+    call_records_blp,
 ]
 
 

@@ -1,0 +1,1 @@
+"""/api/call-records — list with filters, detail by public_id, CSV export (recordings.view)."""

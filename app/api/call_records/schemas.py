@@ -1,0 +1,83 @@
+"""Call record query strings and bodies. Records are addressed by ``public_id`` only; the
+internal bigint id never leaves the database (not even inside a cursor)."""
+from __future__ import annotations
+
+from datetime import timezone
+from typing import Any
+
+import marshmallow as ma
+from marshmallow import validate
+
+from app.api.common import ListQuerySchema
+from app.models.enums import CALL_DIRECTIONS, CALL_STATUSES
+
+
+class CallRecordFilterSchema(ma.Schema):
+    from_ = ma.fields.AwareDateTime(data_key="from", attribute="from", default_timezone=timezone.utc,
+                                    metadata={"description": "started_at >= from (ISO 8601; UTC if no offset)"})
+    to = ma.fields.AwareDateTime(default_timezone=timezone.utc,
+                                 metadata={"description": "started_at < to"})
+    direction = ma.fields.String(validate=validate.OneOf(CALL_DIRECTIONS))
+    agent_id = ma.fields.UUID()
+    queue_id = ma.fields.UUID()
+    status = ma.fields.String(validate=validate.OneOf(CALL_STATUSES))
+
+    @ma.validates_schema
+    def _range(self, data: dict[str, Any], **_: Any) -> None:
+        if data.get("from") and data.get("to") and data["from"] >= data["to"]:
+            raise ma.ValidationError({"to": ["Must be after 'from'."]})
+
+
+class CallRecordListQuerySchema(ListQuerySchema, CallRecordFilterSchema):
+    pass
+
+
+class InteractionSummarySchema(ma.Schema):
+    ivr_ms = ma.fields.Integer()
+    queue_wait_ms = ma.fields.Integer()
+    connect_latency_ms = ma.fields.Integer(allow_none=True)
+    talk_ms = ma.fields.Integer()
+    hold_count = ma.fields.Integer()
+    hold_ms = ma.fields.Integer()
+    acw_ms = ma.fields.Integer()
+    aht_ms = ma.fields.Integer()
+    transfer_count = ma.fields.Integer()
+    abandoned = ma.fields.Boolean()
+    short_abandon = ma.fields.Boolean()
+    disposition = ma.fields.String(allow_none=True)
+
+
+class CallRecordSchema(ma.Schema):
+    id = ma.fields.UUID(attribute="public_id")
+    trace_id = ma.fields.UUID()
+    call_id = ma.fields.UUID()
+    other_leg_call_id = ma.fields.UUID(allow_none=True)
+    direction = ma.fields.String()
+    from_number = ma.fields.String(allow_none=True)
+    to_number = ma.fields.String(allow_none=True)
+    application_id = ma.fields.UUID(allow_none=True)
+    carrier_id = ma.fields.UUID(allow_none=True)
+    started_at = ma.fields.AwareDateTime()
+    answered_at = ma.fields.AwareDateTime(allow_none=True)
+    ended_at = ma.fields.AwareDateTime(allow_none=True)
+    ring_ms = ma.fields.Integer()
+    talk_ms = ma.fields.Integer()
+    duration_ms = ma.fields.Integer()
+    status = ma.fields.String()
+    hangup_cause = ma.fields.String(allow_none=True)
+    hangup_reason = ma.fields.String(allow_none=True)
+    sentiment_score = ma.fields.Float(allow_none=True)
+    sentiment_label = ma.fields.String(allow_none=True)
+    agent_id = ma.fields.UUID(allow_none=True)
+    queue_id = ma.fields.UUID(allow_none=True)
+    has_recording = ma.fields.Boolean()
+    has_transcript = ma.fields.Boolean()
+    has_webhook = ma.fields.Boolean()
+    has_flow = ma.fields.Boolean()
+    recording_url = ma.fields.String(allow_none=True)
+    tags = ma.fields.Dict()
+    journey = ma.fields.String(allow_none=True)
+
+
+class CallRecordDetailSchema(CallRecordSchema):
+    summary = ma.fields.Nested(InteractionSummarySchema, allow_none=True)
