@@ -18,6 +18,7 @@ from app.api.api_keys.routes import blp as api_keys_blp
 from app.api.applications.routes import blp as applications_blp
 from app.api.auth.routes import blp as auth_blp
 from app.api.auth.tokens import CONFIG_KEY as TOKEN_LIFETIME_KEY, lifetime_from_env
+from app.api.call_flows.routes import blp as call_flows_blp
 from app.api.call_records.routes import blp as call_records_blp
 from app.api.callbacks.routes import blp as callbacks_blp
 from app.api.phone_numbers.routes import blp as phone_numbers_blp
@@ -36,6 +37,7 @@ BLUEPRINTS = [
     applications_blp,
     phone_numbers_blp,
     call_records_blp,
+    call_flows_blp,
 ]
 
 
