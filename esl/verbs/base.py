@@ -51,18 +51,18 @@ class VerbOutcome:
     data: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def cont(cls, **data: Any) -> "VerbOutcome":
+    def cont(cls, /, **data: Any) -> "VerbOutcome":
         return cls(OutcomeKind.CONTINUE, data=data)
 
     @classmethod
-    def replace(cls, verbs: Optional[list["Verb"]], **data: Any) -> "VerbOutcome":
+    def replace(cls, verbs: Optional[list["Verb"]], /, **data: Any) -> "VerbOutcome":
         """A hook reply. None (empty body) means no instructions: the call ends (SPEC "Errors")."""
         if verbs is None:
             return cls(OutcomeKind.END, reason="no_instructions", data=data)
         return cls(OutcomeKind.REPLACE, verbs=list(verbs), data=data)
 
     @classmethod
-    def end(cls, reason: str, **data: Any) -> "VerbOutcome":
+    def end(cls, reason: str, /, **data: Any) -> "VerbOutcome":
         return cls(OutcomeKind.END, reason=reason, data=data)
 
 

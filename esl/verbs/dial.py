@@ -77,6 +77,16 @@ class DialSchema(VerbSchema):
             raise ValidationError("A queue target must be the only target.", "target")
 
 
+def split_global_vars(dial_string: str) -> tuple[str, str]:
+    """``{a=1,b=2}rest`` → (``a=1,b=2``, ``rest``); no leading block → ("", dial_string)."""
+    if not dial_string.startswith("{"):
+        return "", dial_string
+    end = dial_string.find("}")
+    if end < 0:
+        return "", dial_string
+    return dial_string[1:end], dial_string[end + 1:]
+
+
 class Dial(Verb):
     name = "dial"
     schema_class = DialSchema
@@ -92,22 +102,31 @@ class Dial(Verb):
         return ctx.lcr_bridge_string(name.lstrip("+"))
 
     def bridge_arg(self, ctx: VerbContext) -> tuple[str, list[dict]]:
-        """The bridge data and the targets that had no route (skipped)."""
-        legs, skipped = [], []
+        """The bridge data and the targets that had no route (skipped).
+
+        FreeSWITCH reads ``{...}`` global variables only at the very start of the dial string,
+        so a routed leg's own ``{...}`` block (the LCR's fail_on_single_reject) is lifted into
+        the one global block; its ``[...]`` per-leg variables stay on its legs.
+        """
+        legs, skipped, lifted = [], [], []
         for target in self.params["target"]:
             try:
                 leg = self.leg(ctx, target)
-            except SbcError as exc:  # e.g. no LCR route for this number
-                skipped.append({"target": target, "reason": exc.message})
+            except (SbcError, ValueError) as exc:  # e.g. no LCR route for this number
+                skipped.append({"target": target, "reason": getattr(exc, "message", str(exc))})
                 continue
-            if leg:
-                legs.append(leg)
-            else:
+            if not leg:
                 skipped.append({"target": target, "reason": "no route"})
+                continue
+            globals_, leg = split_global_vars(leg)
+            if globals_:
+                lifted.append(globals_)
+            legs.append(leg)
         variables = [f"call_timeout={self.params['timeout']}"]
         if self.params.get("callerId"):
             variables.append(f"origination_caller_id_number={self.params['callerId']}")
         variables.append(f"sbc_trace_id={ctx.trace_id}")
+        variables.extend(v for v in lifted if v not in variables)
         return ("{" + ",".join(variables) + "}" + "|".join(legs)) if legs else "", skipped
 
     def execute(self, ctx: VerbContext) -> VerbOutcome:

@@ -531,9 +531,39 @@ def _app_hangup(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
     return "_none_", {}
 
 
+def _fs_split(arg: str) -> list[str]:
+    """Split app data on spaces like switch_separate_string(): a backslash escapes the next
+    character and a pair of single quotes groups text (quotes removed). (Added by H4: a TTS
+    prompt ``'say:flite:kal:Press 1 for sales'`` is one argument in FreeSWITCH.)"""
+    out: list[str] = []
+    cur: list[str] = []
+    quoted = have = False
+    i = 0
+    while i < len(arg):
+        ch = arg[i]
+        if ch == "\\" and i + 1 < len(arg):
+            cur.append(arg[i + 1])
+            have = True
+            i += 2
+            continue
+        if ch == "'" and (quoted or "'" in arg[i + 1:]):
+            quoted, have = not quoted, True
+        elif ch == " " and not quoted:
+            if have:
+                out.append("".join(cur))
+            cur, have = [], False
+        else:
+            cur.append(ch)
+            have = True
+        i += 1
+    if have:
+        out.append("".join(cur))
+    return out
+
+
 def _app_play_and_get_digits(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
     # min max tries timeout terminators prompt invalid var regex digit_timeout
-    parts = arg.split()
+    parts = _fs_split(arg)
     max_digits = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 128
     tries = int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else 1
     timeout_ms = int(parts[3]) if len(parts) > 3 and parts[3].isdigit() else 5000
