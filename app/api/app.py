@@ -19,6 +19,7 @@ from app.api.applications.routes import blp as applications_blp
 from app.api.auth.routes import blp as auth_blp
 from app.api.auth.tokens import CONFIG_KEY as TOKEN_LIFETIME_KEY, lifetime_from_env
 from app.api.call_flows.routes import blp as call_flows_blp
+from app.api.carriers.routes import blp as carriers_blp, gateways_blp
 from app.api.call_records.routes import blp as call_records_blp
 from app.api.callbacks.routes import blp as callbacks_blp
 from app.api.phone_numbers.routes import blp as phone_numbers_blp
@@ -38,6 +39,8 @@ BLUEPRINTS = [
     phone_numbers_blp,
     call_records_blp,
     call_flows_blp,
+    carriers_blp,
+    gateways_blp,
 ]
 
 

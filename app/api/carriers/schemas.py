@@ -1,0 +1,96 @@
+"""Carrier and gateway bodies. REGISTER credentials are accepted and stored encrypted, never
+returned; outbound registration itself is not implemented (SPEC)."""
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+import marshmallow as ma
+from marshmallow import validate
+
+from app.models.enums import TRANSPORTS
+
+
+class CarrierWriteSchema(ma.Schema):
+    name = ma.fields.String(required=True, validate=validate.Length(min=1, max=255))
+    description = ma.fields.String(allow_none=True, validate=validate.Length(max=2000))
+    is_active = ma.fields.Boolean()
+    tech_prefix = ma.fields.String(allow_none=True, validate=validate.Regexp(
+        r"^[0-9#*]{1,32}$", error="Digits, # and * only (1-32)."))
+    e164_leading_plus = ma.fields.Boolean()
+
+
+class CarrierPatchSchema(CarrierWriteSchema):
+    """PATCH body (partial=True)."""
+
+
+class CarrierSchema(ma.Schema):
+    id = ma.fields.UUID()
+    name = ma.fields.String()
+    description = ma.fields.String(allow_none=True)
+    is_active = ma.fields.Boolean()
+    tech_prefix = ma.fields.String(allow_none=True)
+    e164_leading_plus = ma.fields.Boolean()
+    platform = ma.fields.Function(lambda c: c.account_id is None, metadata={
+        "description": "Platform carrier: usable in LCR and campaigns, not editable"})
+    created_at = ma.fields.AwareDateTime()
+
+
+def _ipv4(value: str) -> None:
+    try:
+        ip = ipaddress.IPv4Address(value)
+    except ValueError as exc:
+        raise ma.ValidationError("Not an IPv4 address.") from exc
+    if ip.is_multicast or ip == ipaddress.IPv4Address("255.255.255.255"):
+        raise ma.ValidationError("Multicast and broadcast addresses cannot be gateways.")
+
+
+class GatewayWriteSchema(ma.Schema):
+    ipv4 = ma.fields.String(required=True, validate=_ipv4)
+    netmask = ma.fields.Integer(validate=validate.Range(min=0, max=32), metadata={
+        "description": "Prefix length: 32 = exactly this address, less = a CIDR network (inbound)"})
+    port = ma.fields.Integer(validate=validate.Range(min=1, max=65535))
+    transport = ma.fields.String(validate=validate.OneOf(TRANSPORTS))
+    inbound = ma.fields.Boolean()
+    outbound = ma.fields.Boolean()
+    is_active = ma.fields.Boolean()
+    register_username = ma.fields.String(allow_none=True, validate=validate.Length(min=1, max=255))
+    register_password = ma.fields.String(allow_none=True, load_only=True, validate=validate.Length(min=1, max=255))
+    register_realm = ma.fields.String(allow_none=True, validate=validate.Length(min=1, max=255))
+
+
+class GatewayPatchSchema(GatewayWriteSchema):
+    """PATCH body (partial=True)."""
+
+
+class GatewaySchema(ma.Schema):
+    id = ma.fields.UUID()
+    carrier_id = ma.fields.UUID()
+    ipv4 = ma.fields.String()
+    netmask = ma.fields.Integer()
+    network = ma.fields.Function(lambda g: f"{ipaddress.ip_network(f'{g.ipv4}/{g.netmask}', strict=False)}")
+    port = ma.fields.Integer()
+    transport = ma.fields.String()
+    inbound = ma.fields.Boolean()
+    outbound = ma.fields.Boolean()
+    is_active = ma.fields.Boolean()
+    register_username = ma.fields.String(allow_none=True)
+    register_realm = ma.fields.String(allow_none=True)
+    has_register_password = ma.fields.Function(lambda g: g.register_password_encrypted is not None)
+    created_at = ma.fields.AwareDateTime()
+
+
+def network_problem(ipv4: str, netmask: int, inbound: bool, outbound: bool) -> dict[str, Any] | None:
+    """Field errors for a combination that is syntactically valid but makes no sense."""
+    if not inbound and not outbound:
+        return {"inbound": ["A gateway must be inbound, outbound or both."]}
+    try:
+        ipaddress.ip_network(f"{ipv4}/{netmask}", strict=True)
+    except ValueError:
+        base = ipaddress.ip_network(f"{ipv4}/{netmask}", strict=False).network_address
+        return {"ipv4": [f"{ipv4}/{netmask} has host bits set; use {base}/{netmask}."]}
+    if outbound and netmask != 32:
+        return {"netmask": ["An outbound gateway is one host: netmask must be 32."]}
+    if netmask == 32 and ipaddress.IPv4Address(ipv4).is_unspecified:
+        return {"ipv4": ["0.0.0.0 is not a host."]}
+    return None
