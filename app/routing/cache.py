@@ -42,11 +42,11 @@ class RoutingTable:
         return self.lcr.explain(number, account_id, down_gateways)
 
 
-def compile_routing(rows: RoutingRows) -> RoutingTable:
+def compile_routing(rows: RoutingRows, *, cooperate: Callable[[], None] | None = None) -> RoutingTable:
     started = time.perf_counter()
     entries, rejected = build_acl(rows.gateways, rows.carriers)
     table = RoutingTable(
-        lcr=compile_table(rows),
+        lcr=compile_table(rows, cooperate=cooperate),
         identifier=CarrierIdentifier(entries),
         acl_entries=tuple(entries),
         rejected_gateways=tuple(rejected),
@@ -88,7 +88,7 @@ class RoutingCache:
             return self._table
 
     def _compile(self) -> RoutingTable:
-        table = compile_routing(self._loader())
+        table = compile_routing(self._loader(), cooperate=gevent.idle)
         self.reloads += 1
         for problem in table.lcr.problems:
             log.warning("routing: %s", problem)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import AbstractSet
+from typing import AbstractSet, Callable
 
 try:  # Python 3.11+: the regex parser moved; only used to find a regex's literal prefix
     from re import _parser as _sre_parse  # type: ignore[attr-defined]
@@ -117,6 +117,7 @@ class CompiledRoute:
     priority: int
     rank: tuple  # total order inside the plan: (priority, regex, id)
     carriers: tuple[CompiledCarrier, ...]
+    prefix: str = ""  # literal digits every match starts with (index key)
 
 
 @dataclass(frozen=True)
@@ -128,10 +129,13 @@ class CompiledPlan:
     routes: tuple[CompiledRoute, ...]
     buckets: dict[str, tuple[CompiledRoute, ...]]
     max_prefix: int
+    first_digits: frozenset[str] = frozenset()  # first digits of indexed prefixes ("" excluded)
 
     def match(self, number: str) -> CompiledRoute | None:
-        best: CompiledRoute | None = None
         buckets = self.buckets
+        if "" not in buckets and number[:1] not in self.first_digits:
+            return None  # no route of this plan can start with this digit
+        best: CompiledRoute | None = None
         for length in range(0, min(self.max_prefix, len(number)) + 1):
             candidates = buckets.get(number[:length])
             if not candidates:
@@ -303,9 +307,28 @@ def _escape_var(value: str) -> str:
     return value.replace(",", "\\,")
 
 
-def compile_table(rows: RoutingRows) -> LcrTable:
+_REGEX_CACHE: dict[str, tuple[re.Pattern[str], str]] = {}
+_REGEX_CACHE_MAX = 200_000
+
+
+def _compiled(regex: str) -> tuple[re.Pattern[str], str]:
+    """(pattern, literal prefix) for ``regex``, reused across reloads: a reload usually changes
+    a handful of routes, and compiling 10,000 regexes again would hold the gevent hub for
+    hundreds of milliseconds."""
+    hit = _REGEX_CACHE.get(regex)
+    if hit is None:
+        hit = (compile_route_regex(regex), literal_prefix(regex))
+        if len(_REGEX_CACHE) >= _REGEX_CACHE_MAX:
+            _REGEX_CACHE.clear()
+        _REGEX_CACHE[regex] = hit
+    return hit
+
+
+def compile_table(rows: RoutingRows, *, cooperate: Callable[[], None] | None = None) -> LcrTable:
     """Build the immutable lookup table; bad regexes are left out and listed in ``problems``
-    (the API validates on save, so this only guards against rows written around it)."""
+    (the API validates on save, so this only guards against rows written around it).
+    ``cooperate`` is called every few hundred routes (the controller passes a gevent yield so a
+    cold compile never stalls calls in progress)."""
     problems: list[str] = []
     carriers = {c.id: c for c in rows.carriers}
     gateways_by_carrier: dict[uuid.UUID, list[GatewayRow]] = {}
@@ -348,36 +371,41 @@ def compile_table(rows: RoutingRows) -> LcrTable:
     account_plans: dict[uuid.UUID, list[CompiledPlan]] = {}
     platform_plans: list[CompiledPlan] = []
     route_count = 0
+    seen = 0
     for plan in sorted(rows.plans, key=lambda p: (p.priority, p.name, str(p.id))):
         if not plan.is_active:
             continue
         compiled_routes: list[CompiledRoute] = []
         for route in routes_by_plan.get(plan.id, ()):
+            seen += 1
+            if cooperate is not None and seen % 256 == 0:
+                cooperate()
             try:
-                pattern = compile_route_regex(route.regex)
+                pattern, regex_prefix = _compiled(route.regex)
             except ValidationFailed as exc:
                 problems.append(f"route {route.id} in plan {plan.name!r}: {exc.message}")
                 continue
             entries = sorted(
                 entries_by_route.get(route.id, ()),
-                key=lambda e: (e.priority, -e.workload, str(e.carrier_id)),
+                key=lambda e: (e.priority, -e.workload, e.carrier_id.int),
             )
             compiled_entries = []
             for entry in entries:
-                name, prefix, targets, unusable = carrier_targets(entry.carrier_id)
+                name, tech_prefix, targets, unusable = carrier_targets(entry.carrier_id)
                 compiled_entries.append(CompiledCarrier(
-                    entry.carrier_id, name, prefix, entry.priority, entry.workload, targets, unusable))
+                    entry.carrier_id, name, tech_prefix, entry.priority, entry.workload, targets, unusable))
             compiled_routes.append(CompiledRoute(
                 route.id, route.regex, pattern, route.priority,
-                (route.priority, route.regex, str(route.id)), tuple(compiled_entries)))
+                (route.priority, route.regex, str(route.id)), tuple(compiled_entries), regex_prefix))
         compiled_routes.sort(key=lambda r: r.rank)
         route_count += len(compiled_routes)
         buckets: dict[str, list[CompiledRoute]] = {}
         for route in compiled_routes:  # already in rank order, so each bucket is too
-            buckets.setdefault(literal_prefix(route.regex), []).append(route)
+            buckets.setdefault(route.prefix, []).append(route)
         compiled = CompiledPlan(
             plan.id, plan.name, plan.account_id, plan.service_provider_id, tuple(compiled_routes),
             {k: tuple(v) for k, v in buckets.items()}, max((len(k) for k in buckets), default=0),
+            frozenset(k[0] for k in buckets if k),
         )
         if plan.account_id is None:
             platform_plans.append(compiled)

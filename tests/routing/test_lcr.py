@@ -130,3 +130,16 @@ def test_given_random_plans_when_looking_up_then_prefix_index_agrees_with_brute_
     for number in numbers:
         found = table.select(number, account)
         assert (found[1].route_id if found else None) == _brute_force(rows, number, account)
+
+
+def test_given_routes_with_literal_prefixes_when_compiled_then_plan_index_is_keyed_by_regex_prefix():
+    carrier = CarrierRow(uuid.uuid4(), "c", tech_prefix="99#")  # must not leak into the index
+    gw = GatewayRow(uuid.uuid4(), carrier.id, "198.51.100.1", outbound=True)
+    plan = PlanRow(uuid.uuid4(), "p")
+    routes = [RouteRow(uuid.uuid4(), plan.id, rx) for rx in ("^1212", "44", "^(33|34)")]
+    entries = tuple(CarrierEntryRow(uuid.uuid4(), r.id, carrier.id) for r in routes)
+    table = compile_table(RoutingRows((carrier,), (gw,), (plan,), tuple(routes), entries))
+    (compiled,) = table.plans_for(None)
+    assert sorted(compiled.buckets) == ["", "1212", "44"]
+    assert compiled.max_prefix == 4
+    assert compiled.first_digits == frozenset({"1", "4"})
