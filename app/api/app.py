@@ -20,6 +20,8 @@ from app.api.auth.routes import blp as auth_blp
 from app.api.auth.tokens import CONFIG_KEY as TOKEN_LIFETIME_KEY, lifetime_from_env
 from app.api.call_flows.routes import blp as call_flows_blp
 from app.api.carriers.routes import blp as carriers_blp, gateways_blp
+from app.api.lcr.routes import blp as lcr_blp
+from app.api.lcr_explain import blp as lcr_explain_blp
 from app.api.call_records.routes import blp as call_records_blp
 from app.api.callbacks.routes import blp as callbacks_blp
 from app.api.phone_numbers.routes import blp as phone_numbers_blp
@@ -41,6 +43,8 @@ BLUEPRINTS = [
     call_flows_blp,
     carriers_blp,
     gateways_blp,
+    lcr_blp,
+    lcr_explain_blp,
 ]
 
 
