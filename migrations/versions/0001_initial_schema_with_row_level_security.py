@@ -605,22 +605,31 @@ APP_GRANTS = {
 
 
 def _create_roles() -> None:
-    # Roles are cluster-wide and many databases (tests) migrate concurrently: tolerate the race.
-    for role, attrs in (
-        ("sbc_app", "LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE NOREPLICATION"),
-        ("sbc_platform", "LOGIN NOSUPERUSER BYPASSRLS NOCREATEDB NOCREATEROLE NOREPLICATION"),
+    # Roles are cluster-wide, and many databases (tests, several stacks on one server) may be
+    # migrated at the same moment; the advisory lock in env.py is per database. So: create only
+    # when missing (tolerating a lost race), and ALTER only when an attribute is wrong —
+    # concurrent ALTER ROLEs on the same role fail with "tuple concurrently updated".
+    for role, attrs, bypass in (
+        ("sbc_app", "LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE NOREPLICATION", "false"),
+        ("sbc_platform", "LOGIN NOSUPERUSER BYPASSRLS NOCREATEDB NOCREATEROLE NOREPLICATION", "true"),
     ):
         op.execute(f"""
             DO $$
             BEGIN
                 IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{role}') THEN
-                    CREATE ROLE {role} {attrs};
+                    BEGIN
+                        CREATE ROLE {role} {attrs};
+                    EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+                    END;
                 END IF;
-            EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+                IF NOT EXISTS (
+                    SELECT 1 FROM pg_roles WHERE rolname = '{role}' AND rolcanlogin AND NOT rolsuper
+                      AND rolbypassrls = {bypass} AND NOT rolcreatedb AND NOT rolcreaterole AND NOT rolreplication
+                ) THEN
+                    ALTER ROLE {role} {attrs};
+                END IF;
             END $$
         """)
-        # a pre-existing role is brought back to the required attributes
-        op.execute(f"ALTER ROLE {role} {attrs}")
 
 
 def _grant() -> None:
