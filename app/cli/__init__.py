@@ -8,6 +8,7 @@ import click  # noqa: E402
 
 from app.cli import api as api_cli  # noqa: E402
 from app.cli import db as db_cli  # noqa: E402
+from app.cli import lcr as lcr_cli  # noqa: E402
 from app.cli import tenant as tenant_cli  # noqa: E402
 from app.cli import verbs as verbs_cli  # noqa: E402
 
@@ -21,3 +22,4 @@ main.add_command(db_cli.db)
 main.add_command(api_cli.api)
 main.add_command(tenant_cli.tenant)
 main.add_command(verbs_cli.verbs)
+main.add_command(lcr_cli.lcr)

@@ -1,0 +1,32 @@
+"""GET /api/lcr/explain?number=...: the caller's routing decision for a number (admin)."""
+from __future__ import annotations
+
+from typing import Any
+
+import marshmallow as ma
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from app.api.common import require_admin
+from app.api.security import current_identity
+from app.routing.explain import explain
+
+blp = Blueprint("lcr_explain", __name__, url_prefix="/api/lcr",
+                description="Explain least-cost routing for a number")
+
+
+class ExplainQuerySchema(ma.Schema):
+    number = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=64))
+
+
+@blp.route("/explain")
+class Explain(MethodView):
+    @require_admin
+    @blp.arguments(ExplainQuerySchema, location="query")
+    def get(self, query: dict[str, Any]):
+        """Plan, route, carriers/gateways in try order and what was skipped (with reasons).
+        Always 200: an unroutable number is an answer (``attempts`` empty, ``reason`` set)."""
+        result, health_known = explain(query["number"], current_identity().account_id)
+        body = result.to_dict()
+        body["gatewayHealthKnown"] = health_known
+        return body
