@@ -21,6 +21,9 @@ from app.api.auth.tokens import CONFIG_KEY as TOKEN_LIFETIME_KEY, lifetime_from_
 from app.api.call_flows.routes import blp as call_flows_blp
 from app.api.carriers.routes import blp as carriers_blp, gateways_blp
 from app.api.lcr.routes import blp as lcr_blp
+from app.api.queues.routes import blp as queues_blp
+from app.api.users.routes import blp as users_blp
+from app.api.agents.routes import blp as agents_blp
 from app.api.lcr_explain import blp as lcr_explain_blp
 from app.api.call_records.routes import blp as call_records_blp
 from app.api.callbacks.routes import blp as callbacks_blp
@@ -45,6 +48,9 @@ BLUEPRINTS = [
     gateways_blp,
     lcr_blp,
     lcr_explain_blp,
+    queues_blp,
+    users_blp,
+    agents_blp,
 ]
 
 

@@ -1,0 +1,88 @@
+"""Agent rules: the user and every queue must be the account's; one agent per user."""
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import delete as sql_delete, select
+from sqlalchemy.orm import Session
+
+from app.api.common import flush_or_raise, get_owned
+from app.api.pagination import Page, keyset_page
+from app.errors import ValidationFailed
+from app.models import Agent, AgentQueue, Queue, User
+
+
+def _check_user(db: Session, account_id: uuid.UUID, user_id: uuid.UUID) -> User:
+    user = db.scalar(select(User).where(User.id == user_id, User.account_id == account_id))
+    if user is None:
+        raise ValidationFailed("No such user in this account.", code="invalid_reference",
+                               details={"user_id": ["No such user."]})
+    return user
+
+
+def check_queues(db: Session, account_id: uuid.UUID, queue_ids: list[uuid.UUID], field: str = "queue_ids") -> list[uuid.UUID]:
+    wanted = list(dict.fromkeys(queue_ids))
+    found = set(db.scalars(select(Queue.id).where(Queue.id.in_(wanted), Queue.account_id == account_id))) if wanted else set()
+    missing = [str(q) for q in wanted if q not in found]
+    if missing:
+        raise ValidationFailed("Unknown queue(s) for this account.", code="invalid_reference",
+                               details={field: [f"No such queue: {q}" for q in missing]})
+    return wanted
+
+
+def _set_queues(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID, queue_ids: list[uuid.UUID]) -> None:
+    db.execute(sql_delete(AgentQueue).where(AgentQueue.agent_id == agent_id, AgentQueue.account_id == account_id))
+    for queue_id in queue_ids:
+        db.add(AgentQueue(account_id=account_id, agent_id=agent_id, queue_id=queue_id))
+    db.flush()
+
+
+def view(db: Session, account_id: uuid.UUID, agent: Agent) -> dict[str, Any]:
+    username = db.scalar(select(User.username).where(User.id == agent.user_id, User.account_id == account_id))
+    queue_ids = list(db.scalars(select(AgentQueue.queue_id).where(
+        AgentQueue.agent_id == agent.id, AgentQueue.account_id == account_id).order_by(AgentQueue.created_at)))
+    body = {name: getattr(agent, name) for name in
+            ("id", "user_id", "contact", "state", "state_reason", "state_changed_at", "created_at")}
+    return {**body, "username": username, "queue_ids": queue_ids}
+
+
+def create(db: Session, account_id: uuid.UUID, data: dict[str, Any]) -> dict[str, Any]:
+    _check_user(db, account_id, data["user_id"])
+    queue_ids = check_queues(db, account_id, data.get("queue_ids", []))
+    row = Agent(id=uuid.uuid4(), account_id=account_id, user_id=data["user_id"], contact=data.get("contact"))
+    db.add(row)
+    flush_or_raise(db, conflict="This user is already an agent.", conflict_code="agent_exists")
+    _set_queues(db, account_id, row.id, queue_ids)
+    db.refresh(row)
+    return view(db, account_id, row)
+
+
+def get(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID) -> dict[str, Any]:
+    return view(db, account_id, get_owned(db, Agent, agent_id, account_id, what="agent"))
+
+
+def update(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID, data: dict[str, Any]) -> dict[str, Any]:
+    row = get_owned(db, Agent, agent_id, account_id, what="agent", for_update=True)
+    if "contact" in data:
+        row.contact = data["contact"]
+    if "queue_ids" in data:
+        _set_queues(db, account_id, row.id, check_queues(db, account_id, data["queue_ids"]))
+    db.flush()
+    return view(db, account_id, row)
+
+
+def delete(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID) -> None:
+    row = get_owned(db, Agent, agent_id, account_id, what="agent", for_update=True)
+    db.delete(row)
+    db.flush()
+
+
+def list_page(db: Session, account_id: uuid.UUID, *, cursor: str | None, limit: int,
+              queue_id: uuid.UUID | None = None) -> dict[str, Any]:
+    stmt = select(Agent).where(Agent.account_id == account_id)
+    if queue_id is not None:
+        stmt = stmt.where(Agent.id.in_(select(AgentQueue.agent_id).where(
+            AgentQueue.queue_id == queue_id, AgentQueue.account_id == account_id)))
+    page: Page[Agent] = keyset_page(db, stmt, [Agent.created_at, Agent.id], cursor=cursor, limit=limit)
+    return page.to_dict([view(db, account_id, a) for a in page.items])

@@ -1,0 +1,1 @@
+"""/api/queues — ACD queues (license ``queue-mgmt``, like their callbacks)."""

@@ -1,0 +1,1 @@
+"""/api/users — people who log in. Passwords are bcrypt-hashed and never returned."""
