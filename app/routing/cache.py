@@ -154,3 +154,12 @@ def identify_carrier(source_ip: str | None) -> tuple[uuid.UUID, uuid.UUID] | Non
     """Carrier and gateway of an inbound trunk call from its source IP (``variable_sip_network_ip``
     or ``variable_sip_received_ip``), longest prefix first; None for an unknown address."""
     return default_cache().identify_carrier(source_ip)
+
+
+def start_routing_listener(reloader: RoutingReloader, **consumer_kw: Any):
+    """Consume ``routing.config.changed`` on system.events (a private, server-named queue per
+    controller: every controller must rebuild its own snapshot) and run the reloader."""
+    from app.events.consumer import EventConsumer
+    from app.events.exchanges import SYSTEM_EVENTS
+
+    return EventConsumer([(SYSTEM_EVENTS, ROUTING_CHANGED)], reloader.handle_event, **consumer_kw).start()

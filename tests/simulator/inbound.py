@@ -242,6 +242,11 @@ class InboundServer:
             return "+OK acl reloaded\n"
         if verb == "sofia" and args[:2] == ["status", "gateway"] and len(args) > 2:
             return self._gateway_status(args[2])
+        # esl-captures/gateway_state: killgw only marks the gateway; rescan reloads the XML
+        if verb == "sofia" and len(args) == 4 and args[0] == "profile" and args[2] == "killgw":
+            return "+OK gateway marked for deletion.\n"
+        if verb == "sofia" and len(args) == 3 and args[0] == "profile" and args[2] == "rescan":
+            return "Reload XML [Success]\n+OK scan complete\n"
         if verb == "originate":
             return self._originate(" ".join(args))
         if verb == "status":
