@@ -43,82 +43,135 @@ class Event:
     Headers are kept as an ordered list of (name, value) pairs so a repeated name keeps every
     value (``get_all``); ``get`` returns the first, matching FreeSWITCH's own lookup.
     Values are URL-decoded.
+
+    Events read off the wire are parsed lazily from their header text: the few ``get`` calls a
+    dispatcher makes (Event-Name, Unique-ID, Application-UUID) are direct searches, and the
+    full list is built (and every value decoded) on first need. A big channel event has ~150
+    headers; parsing all of them for every event would cap a connection at a few thousand
+    events/s on a modest CPU.
     """
 
-    __slots__ = ("headers", "body", "_first")
+    __slots__ = ("_headers", "body", "_first", "_raw", "_finds")
 
-    def __init__(self, headers: Optional[HeaderList] = None, body: str = "") -> None:
-        self.headers: HeaderList = list(headers or [])
+    _FULL_PARSE_AFTER = 6  # direct lookups before building the dict is cheaper
+
+    def __init__(self, headers: Optional[HeaderList] = None, body: str = "", *,
+                 raw: Optional[str] = None) -> None:
         self.body: str = body
-        first: dict[str, str] = {}
-        for name, value in self.headers:
-            first.setdefault(name, value)
-        self._first = first
+        self._raw = raw
+        self._finds = 0
+        if raw is None:
+            self._headers: Optional[HeaderList] = headers if isinstance(headers, list) else list(headers or [])
+            # dict() keeps the last value per key: feed it reversed to keep the first (C speed).
+            self._first: Optional[dict[str, str]] = dict(reversed(self._headers))
+        else:
+            self._headers = None
+            self._first = None
+
+    def _parse(self) -> None:
+        self._headers = parse_header_lines(self._raw or "")
+        self._first = dict(reversed(self._headers))
+        self._raw = None
+
+    def _find(self, name: str) -> Optional[str]:
+        raw = self._raw or ""
+        key = name + ": "
+        if raw.startswith(key):
+            start = len(key)
+        else:
+            i = raw.find("\n" + key)
+            if i < 0:
+                return None
+            start = i + len(key) + 1
+        end = raw.find("\n", start)
+        value = raw[start:] if end < 0 else raw[start:end]
+        if value.endswith("\r"):
+            value = value[:-1]
+        return _decode(value)
 
     # -- lookups -------------------------------------------------------------------------------
+    @property
+    def headers(self) -> HeaderList:
+        if self._headers is None:
+            self._parse()
+        return self._headers  # type: ignore[return-value]
+
     def get(self, name: str, default: Optional[str] = None) -> Optional[str]:
-        return self._first.get(name, default)
+        first = self._first
+        if first is None:
+            self._finds += 1
+            if self._finds <= self._FULL_PARSE_AFTER:
+                value = self._find(name)
+                return default if value is None else value
+            self._parse()
+            first = self._first
+        return first.get(name, default)  # type: ignore[union-attr]
 
     def get_all(self, name: str) -> list[str]:
         return [v for n, v in self.headers if n == name]
 
     def variable(self, name: str, default: Optional[str] = None) -> Optional[str]:
         """Channel variable ``name`` as carried by the ``variable_<name>`` header."""
-        return self._first.get("variable_" + name, default)
+        return self.get("variable_" + name, default)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._first
+        return isinstance(name, str) and self.get(name) is not None
 
     def __getitem__(self, name: str) -> str:
-        return self._first[name]
+        value = self.get(name)
+        if value is None:
+            raise KeyError(name)
+        return value
 
     def add_header(self, name: str, value: str) -> None:
-        self.headers.append((name, value))
-        self._first.setdefault(name, value)
+        headers = self.headers
+        headers.append((name, value))
+        self._first.setdefault(name, value)  # type: ignore[union-attr]
 
     # -- convenience ---------------------------------------------------------------------------
     @property
     def name(self) -> Optional[str]:
-        return self._first.get("Event-Name")
+        return self.get("Event-Name")
 
     @property
     def subclass(self) -> Optional[str]:
-        return self._first.get("Event-Subclass")
+        return self.get("Event-Subclass")
 
     @property
     def dispatch_key(self) -> Optional[str]:
         """The handler key: the subclass for CUSTOM events, else the event name."""
-        name = self._first.get("Event-Name")
+        name = self.get("Event-Name")
         if name == "CUSTOM":
-            return self._first.get("Event-Subclass") or name
+            return self.get("Event-Subclass") or name
         return name
 
     @property
     def unique_id(self) -> Optional[str]:
-        return self._first.get("Unique-ID")
+        return self.get("Unique-ID")
 
     def as_dict(self) -> dict[str, str]:
         """First value per header (convenience for logging/tests; loses repeats)."""
-        return dict(self._first)
+        self.headers
+        return dict(self._first)  # type: ignore[arg-type]
 
     def __repr__(self) -> str:
-        return f"<Event {self.dispatch_key or self.get('Content-Type')} headers={len(self.headers)}>"
+        return f"<Event {self.dispatch_key or self.get('Content-Type')}>"
 
 
 def parse_header_lines(text: str, *, decode: bool = True) -> HeaderList:
     """Parse ``Name: value`` lines (no blank lines inside) into an ordered list."""
-    out: HeaderList = []
-    append = out.append
-    for line in text.split("\n"):
-        if not line:
-            continue
-        name, sep, value = line.partition(": ")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    parts = [line.partition(": ") for line in text.split("\n") if line]
+    if decode:
+        out = [(n, unquote(v) if "%" in v else v) for n, _, v in parts]
+    else:
+        out = [(n, v) for n, _, v in parts]
+    for i, (n, sep, v) in enumerate(parts):
         if not sep:
             # "Name:" with an empty value, or a stray line: keep it rather than crash.
-            name, _, value = line.partition(":")
-        if value.endswith("\r"):
-            value = value[:-1]
-        append((name, _decode(value) if decode else value))
+            name, _, value = n.partition(":")
+            out[i] = (name, value.strip())
     return out
 
 
@@ -130,7 +183,7 @@ def parse_event_plain(body: bytes | str) -> Event:
     """
     text = body.decode("utf-8", "replace") if isinstance(body, (bytes, bytearray)) else body
     head, sep, rest = text.partition("\n\n")
-    event = Event(parse_header_lines(head))
+    event = Event(raw=head)
     if sep and rest:
         length = event.get("Content-Length")
         if length is not None and length.isdigit():
