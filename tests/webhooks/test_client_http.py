@@ -117,15 +117,24 @@ def test_given_5xx_then_ok_when_fetching_then_retry_recovers(hook_server):
 
 def test_given_slow_server_when_fetching_then_each_attempt_times_out_with_spec_spacing(hook_server):
     hook_server.reply(Reply(delay=2.0))
+    pauses: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        pauses.append(seconds)
+        time.sleep(seconds)
+
     started = time.monotonic()
     with pytest.raises(WebhookFailed) as caught:
-        client(timeout=0.2).fetch_instructions(hook_server.url(), "POST", {})
+        client(timeout=0.2, sleep=sleep).fetch_instructions(hook_server.url(), "POST", {})
+    assert pauses == [0.5, 1.0]   # the spec's defaults from app/limits.py
     assert caught.value.reason == Reason.TIMEOUT and caught.value.attempts == 3
     arrivals = [r.at for r in hook_server.requests]
     assert len(arrivals) == 3
-    assert arrivals[1] - arrivals[0] >= 0.2 + 0.5     # timeout, then 0.5 s pause
-    assert arrivals[2] - arrivals[1] >= 0.2 + 1.0     # timeout, then 1 s pause
-    assert time.monotonic() - started >= 3 * 0.2 + 1.5
+    # Server-side arrival gaps include the pause (plus the timeout, minus arrival jitter).
+    assert arrivals[1] - arrivals[0] >= 0.5
+    assert arrivals[2] - arrivals[1] >= 1.0
+    # Client side: three full per-attempt budgets plus both pauses.
+    assert time.monotonic() - started >= 3 * 0.2 + 0.5 + 1.0
 
 
 def test_given_redirect_when_fetching_then_not_followed_and_counted_as_failure(hook_server):
