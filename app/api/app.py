@@ -24,6 +24,7 @@ from app.api.lcr.routes import blp as lcr_blp
 from app.api.queues.routes import blp as queues_blp
 from app.api.users.routes import blp as users_blp
 from app.api.agents.routes import blp as agents_blp
+from app.api.campaigns.routes import blp as campaigns_blp
 from app.api.lcr_explain import blp as lcr_explain_blp
 from app.api.call_records.routes import blp as call_records_blp
 from app.api.callbacks.routes import blp as callbacks_blp
@@ -51,6 +52,7 @@ BLUEPRINTS = [
     queues_blp,
     users_blp,
     agents_blp,
+    campaigns_blp,
 ]
 
 
