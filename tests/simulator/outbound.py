@@ -532,8 +532,8 @@ def _app_hangup(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
 
 
 def _fs_split(arg: str) -> list[str]:
-    """Split app data on spaces like switch_separate_string(): a backslash escapes the next
-    character and a pair of single quotes groups text (quotes removed). (Added by H4: a TTS
+    """Split app data on spaces like switch_separate_string(): a backslash escapes quotes,
+    spaces and backslashes, and a pair of single quotes groups text (quotes removed). (Added by H4: a TTS
     prompt ``'say:flite:kal:Press 1 for sales'`` is one argument in FreeSWITCH.)"""
     out: list[str] = []
     cur: list[str] = []
@@ -542,7 +542,11 @@ def _fs_split(arg: str) -> list[str]:
     while i < len(arg):
         ch = arg[i]
         if ch == "\\" and i + 1 < len(arg):
-            cur.append(arg[i + 1])
+            nxt = arg[i + 1]
+            # cleanup_separated_string(): only quotes, the delimiter, backslash and \n \r \t \s
+            # are unescaped; any other backslash (a regex's \d) stays as written
+            cur.append({"n": "\n", "r": "\r", "t": "\t", "s": " "}.get(nxt, nxt)
+                       if nxt in "'\" \\nrts" else "\\" + nxt)
             have = True
             i += 2
             continue
