@@ -141,6 +141,7 @@ class WebhookClient:
             "Host": dest.host_header,
             "User-Agent": WEBHOOK_USER_AGENT,
             "Accept": "application/json",
+            "Accept-Encoding": "identity",   # the size cap counts the bytes we parse
         }
         if method == "GET":
             query = query_string(body)

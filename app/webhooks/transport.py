@@ -97,6 +97,7 @@ class PinnedTransport:
             response = pool.urlopen(
                 method, target, body=body, headers=dict(headers), redirect=False,
                 retries=False, assert_same_host=False, preload_content=False,
+                decode_content=False,   # we ask for identity; never inflate a gzip bomb
                 timeout=urllib3.Timeout(connect=timeout, read=timeout),
             )
             declared = response.headers.get("Content-Length")

@@ -17,8 +17,9 @@ We send (SBC → app):
 
 We accept (app → SBC):
 
-* ``ack``     ``{type:"ack", msgid, data?}`` — ``data`` (a verb list) is returned to the caller
-  of :meth:`WsCallHandler.start` / :meth:`WsCallHandler.verb_hook`; absent/empty → None.
+* ``ack``     ``{type:"ack", msgid, data?}`` — ``data`` (a verb list) is returned as-is to the
+  caller of :meth:`WsCallHandler.start` / :meth:`WsCallHandler.verb_hook`, which validates it
+  like an HTTP reply; no ``data`` → None.
 * ``command`` ``{type:"command", command, data?}`` with ``command`` one of
   ``redirect`` (``data`` = verb list replacing the rest of the current list) or ``hangup``;
   queued on :attr:`WsCallHandler.commands` for the call session to act on.
@@ -113,14 +114,14 @@ class WsCallHandler:
 
     # -- public API --------------------------------------------------------------------------
     def start(self, body: Mapping[str, Any]) -> Any | None:
-        """Connect, send ``session:new`` and return the ack's verb list (None if empty)."""
+        """Connect, send ``session:new`` and return the ack's ``data`` (None if absent)."""
         self._session_body = dict(body)
         self._connect_with_retries()
         self._reader = gevent.spawn(self._read_loop)
         return self._request({"type": "session:new", "data": self._session_body})
 
     def verb_hook(self, hook: str, body: Mapping[str, Any]) -> Any | None:
-        """actionHook/redirect over the socket; returns the ack's verb list (None if empty)."""
+        """actionHook/redirect over the socket; returns the ack's ``data`` (None if absent)."""
         return self._request({"type": "verb:hook", "hook": hook, "data": dict(body)})
 
     def send_status(self, body: Mapping[str, Any]) -> None:
@@ -134,14 +135,16 @@ class WsCallHandler:
     def close(self) -> None:
         """End of call: close normally (no reconnect) and release every waiter."""
         self._closing = True
+        # Stop the reader first: ws.close() reads the peer's close frame itself, and two
+        # greenlets must never read one socket.
+        if self._reader is not None and self._reader is not gevent.getcurrent():
+            self._reader.kill(block=True, timeout=1)
         ws, self._ws = self._ws, None
         if ws is not None:
             try:
                 ws.close(timeout=1)
             except Exception:  # noqa: BLE001 - closing a broken socket is best effort
                 pass
-        if self._reader is not None and self._reader is not gevent.getcurrent():
-            self._reader.kill(block=False)
         self._fail_waiters(Reason.CLOSED, "handler closed")
 
     # -- connection ----------------------------------------------------------------------------
@@ -289,8 +292,9 @@ class WsCallHandler:
             if waiting is None:
                 log.info("ws handler host=%s ack for an unknown msgid; ignored", self._host)
                 return
-            data = message.get("data")
-            waiting[1].set(data if data not in (None, [], {}) else None)
+            # Absent data → None ("no instructions"); anything else, an explicit empty list
+            # included, goes to the caller's all-or-nothing validation exactly as over HTTP.
+            waiting[1].set(message.get("data"))
         elif kind == "command" and message.get("command") in COMMANDS:
             self.commands.put({"command": message["command"], "data": message.get("data")})
         else:

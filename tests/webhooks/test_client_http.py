@@ -255,3 +255,14 @@ def test_given_attempts_when_logged_then_host_status_elapsed_and_no_secrets(hook
 def test_given_unsupported_method_when_fetching_then_value_error():
     with pytest.raises(ValueError):
         client().fetch_instructions("https://hooks.test/", "DELETE", {})
+
+
+def test_given_gzip_reply_despite_identity_when_fetching_then_not_inflated_and_rejected(hook_server):
+    import gzip
+    bomb = gzip.compress(b"[" + b" " * (4 * 1024 * 1024) + b"]")   # 4 MiB of JSON, ~4 KiB on the wire
+    hook_server.reply(Reply(body=bomb, headers={"Content-Type": "application/json",
+                                                "Content-Encoding": "gzip"}))
+    with pytest.raises(WebhookFailed) as caught:
+        client(attempts=1).fetch_instructions(hook_server.url(), "POST", {})
+    assert caught.value.reason == Reason.INVALID_JSON
+    assert hook_server.requests[0].headers["accept-encoding"] == "identity"

@@ -62,6 +62,15 @@ def test_given_ack_without_data_when_session_starts_then_none(ws_server):
         h.close()
 
 
+def test_given_ack_with_empty_list_when_session_starts_then_list_returned_for_rejection(ws_server):
+    ws_server.ack_data = []
+    h = handler(ws_server.url())
+    try:
+        assert h.start(SESSION_BODY) == []   # the caller's parse_verb_list rejects it, as over HTTP
+    finally:
+        h.close()
+
+
 def test_given_gather_result_when_verb_hook_sent_then_ack_verbs_returned(ws_server):
     h = handler(ws_server.url())
     try:
