@@ -356,3 +356,55 @@ def test_given_uuid_setvar_when_set_var_then_variable_is_set_on_the_channel(outb
     assert "error" not in res, res.get("error")
     assert res["value"] == "abc 123"
     assert res["unknown"] == "-ERR nosuchcommand Command not found!\n"
+
+
+def test_given_caller_holds_and_resumes_when_subscribed_then_hold_events_and_accumulated_hold_vars_arrive(
+        outbound_server, simulate_call):
+    seen = []
+
+    def app(conn, res):
+        _prologue(conn)
+        conn.on("CHANNEL_HOLD", lambda ev: seen.append(("hold", ev.get("Channel-Call-State"))))
+        conn.on("CHANNEL_UNHOLD", lambda ev: seen.append(("unhold", ev.variable("hold_accum_ms"))))
+        conn.execute("answer")
+        conn.wait_for("CHANNEL_UNHOLD", timeout=5)
+        conn.hangup()
+        res["complete"] = conn.wait_hangup_complete(timeout=5)
+        conn.exit()
+
+    res, _ = run(outbound_server, simulate_call, Call().hold(at=0.1, duration=0.2), app)
+    assert "error" not in res, res.get("error")
+    assert seen[0] == ("hold", "HELD")
+    assert seen[1][0] == "unhold" and int(seen[1][1]) >= 150
+    assert int(res["complete"].variable("hold_accum_ms")) >= 150
+
+
+def test_given_dtmf_outside_a_gather_when_injected_then_dtmf_events_reach_handlers(outbound_server, simulate_call):
+    digits = []
+
+    def app(conn, res):
+        _prologue(conn)
+        conn.on("DTMF", lambda ev: digits.append(ev.get("DTMF-Digit")))
+        conn.execute("answer")
+        conn.execute("sleep", "300")
+        conn.hangup()
+        conn.exit()
+
+    res, _ = run(outbound_server, simulate_call, Call().dtmf("9*", at=0.1), app)
+    assert "error" not in res, res.get("error")
+    assert digits == ["9", "*"]
+
+
+def test_given_garbage_on_the_wire_when_reading_then_connection_is_dropped_and_pending_execute_fails(
+        outbound_server, simulate_call):
+    def app(conn, res):
+        _prologue(conn)
+        try:
+            conn.execute("playback", "long.wav", timeout=10)
+        except ConnectionLost as exc:
+            res["lost"] = exc
+        res["reason"] = str(conn.close_reason)
+
+    res, _ = run(outbound_server, simulate_call, Call().media("long.wav", 30).fault("garbage", at=0.2), app)
+    assert isinstance(res.get("lost"), ConnectionLost)
+    assert "protocol error" in res["reason"]
