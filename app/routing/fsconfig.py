@@ -36,6 +36,16 @@ KILLGW_SETTLE_SECONDS = 2.0
 _GATEWAY_BLOCK = re.compile(r'<gateway name="(?P<name>[^"]+)">.*?</gateway>', re.S)
 
 
+def generated_dir() -> Path:
+    """Where the controller writes the generated includes: ``SBC_FS_GENERATED_DIR`` (the volume
+    FreeSWITCH mounts at conf/generated), else the repository's fs-conf/generated (development,
+    where FreeSWITCH would mount fs-conf directly)."""
+    configured = os.environ.get("SBC_FS_GENERATED_DIR")
+    if configured:
+        return Path(configured)
+    return Path(__file__).resolve().parents[2] / "fs-conf" / "generated"
+
+
 class EslApi(Protocol):
     def api(self, command: str, timeout: float | None = None) -> str: ...
 

@@ -71,7 +71,7 @@ def test_given_shipped_dialplan_then_calls_go_to_the_controller_and_fail_safe_wi
     context = doc.find("./section[@name='dialplan']/context[@name='public']")
     actions = [(a.get("application"), a.get("data")) for a in context.find("extension").iter("action")]
     apps = [a for a, _ in actions]
-    assert ("socket", "controller:8084 async full") in actions
+    assert ("socket", "127.0.0.1:8084 async full") in actions
     assert apps.index("socket") < apps.index("respond") < apps.index("hangup")
     assert ("respond", "503 Service Unavailable") in actions
 
@@ -145,3 +145,11 @@ def test_uuid_names_are_valid_gateway_names():
     # sofia gateway names appear in dial strings and api commands: no spaces, '/', '|' or ','
     name = gateway_name(uuid.uuid4())
     assert name.replace("_", "").isalnum()
+
+
+def test_given_switch_limits_then_rtp_ports_cover_max_sessions(conf_copy):
+    report = validate(*conf_copy, CODE)
+    switch = _settings(report.document, "switch.conf")
+    ports = int(switch["rtp-end-port"]) - int(switch["rtp-start-port"]) + 1
+    # each call leg takes an RTP and an RTCP port
+    assert ports // 2 >= int(switch["max-sessions"])

@@ -1,0 +1,30 @@
+# The one image built from this repository (api, controller, workers, migrate). Built by ops
+# ahead of time: `docker build -t saas-sbc:0.1.0 .` — nothing is fetched when containers start
+# (dependencies are pinned in setup.cfg and installed here, at build time).
+FROM python:3.11.7-slim-bookworm
+
+RUN useradd --system --uid 10001 --home /var/lib/sbc sbc \
+ && mkdir -p /var/lib/sbc/recordings /var/lib/sbc/fs-generated \
+ && chown -R sbc:sbc /var/lib/sbc
+
+WORKDIR /opt/sbc-app
+# The package is installed in place (editable) so app/db/migrate.py finds migrations/ and
+# alembic.ini next to it, exactly as in a checkout.
+COPY setup.cfg pyproject.toml README.md alembic.ini ./
+COPY app ./app
+COPY esl ./esl
+COPY migrations ./migrations
+# FreeSWITCH config as shipped: the controller's generated files follow this layout, and
+# `python -m app.routing.fsvalidate`-style checks can run inside the image.
+COPY fs-conf ./fs-conf
+COPY dialplan ./dialplan
+RUN python -m venv /opt/sbc \
+ && /opt/sbc/bin/pip install --no-cache-dir --disable-pip-version-check -e . \
+ && find /opt/sbc-app -name '__pycache__' -prune -exec rm -rf {} +
+
+ENV PATH=/opt/sbc/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    SBC_FS_GENERATED_DIR=/var/lib/sbc/fs-generated
+USER sbc
+EXPOSE 8080 8084
+CMD ["sbc", "--help"]
