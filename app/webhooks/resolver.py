@@ -50,9 +50,12 @@ class StaticResolver:
     def __init__(self, mapping: Mapping[str, str | Sequence[str]]) -> None:
         self._map: dict[str, list[IPAddress]] = {}
         for host, value in mapping.items():
-            values = [value] if isinstance(value, str) else list(value)
-            self._map[host.lower().rstrip(".")] = [ipaddress.ip_address(v) for v in values]
+            self.add(host, value)
         self.lookups: list[str] = []
+
+    def add(self, host: str, addresses: str | Sequence[str]) -> None:
+        values = [addresses] if isinstance(addresses, str) else list(addresses)
+        self._map[host.lower().rstrip(".")] = [ipaddress.ip_address(v) for v in values]
 
     def resolve(self, host: str, port: int) -> list[IPAddress]:
         key = host.lower().rstrip(".")

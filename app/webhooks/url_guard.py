@@ -42,7 +42,17 @@ METADATA_HOSTNAMES = frozenset({
     "instance-data.ec2.internal", "metadata.azure.internal",
 })
 
-_SYSTEM_RESOLVER = SystemResolver()
+_default_resolver: Resolver = SystemResolver()
+
+
+def set_default_resolver(resolver: Resolver | None) -> Resolver:
+    """Replace the process-wide resolver used when no explicit one is passed (None restores
+    the system resolver); returns the previous one. For test suites without DNS (fixture
+    ``webhook_dns``) and air-gapped labs with a static host map — never per request."""
+    global _default_resolver
+    previous = _default_resolver
+    _default_resolver = resolver if resolver is not None else SystemResolver()
+    return previous
 
 
 @dataclass(frozen=True)
@@ -136,7 +146,7 @@ def resolve_public(host: str, *, port: int = 443, resolver: Resolver | None = No
         addresses: list[IPAddress] = [ipaddress.ip_address(name)]
     except ValueError:
         try:
-            addresses = (resolver or _SYSTEM_RESOLVER).resolve(name, port)
+            addresses = (resolver or _default_resolver).resolve(name, port)
         except ResolutionFailed:
             raise _refuse("URL host does not resolve", "unresolvable") from None
         if not addresses:

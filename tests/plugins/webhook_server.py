@@ -10,6 +10,11 @@ body exactly as a customer's server would.
 * ``https_hook_server``   factory: HTTPS server presenting a cert for the given names
 * ``ws_server``           minimal RFC 6455 server (handshake, masked text frames, close),
                           enough to act as a jambonz-style call handler app
+* ``webhook_dns``         the test machine has no DNS: installs a StaticResolver as the
+                          process default (``hooks.example.com`` → a public address,
+                          ``hooks.test``/``app.test`` → 127.0.0.1, ``internal.example.com`` →
+                          10.0.0.5); ``webhook_dns.add(name, ip)`` adds names. Use it in API
+                          tests that save URLs through ``check_url_on_save``.
 """
 from __future__ import annotations
 
@@ -35,6 +40,22 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+
+from app.webhooks.resolver import StaticResolver
+from app.webhooks.url_guard import set_default_resolver
+
+
+@pytest.fixture
+def webhook_dns() -> Iterator[StaticResolver]:
+    resolver = StaticResolver({
+        "hooks.example.com": "93.184.215.14",
+        "hooks.test": "127.0.0.1",
+        "app.test": "127.0.0.1",
+        "internal.example.com": "10.0.0.5",
+    })
+    previous = set_default_resolver(resolver)
+    yield resolver
+    set_default_resolver(previous)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -95,3 +95,14 @@ def test_given_resolve_public_when_metadata_name_then_refused_without_lookup():
     with pytest.raises(UnsafeUrl):
         resolve_public("metadata.google.internal", resolver=resolver, allow_loopback=False)
     assert resolver.lookups == []
+
+
+def test_given_default_resolver_installed_when_no_explicit_resolver_then_it_is_used(webhook_dns):
+    check_url_on_save("https://hooks.example.com/call", allow_loopback=False)
+    with pytest.raises(UnsafeUrl) as caught:
+        check_url_on_save("https://internal.example.com/call", allow_loopback=False)
+    assert caught.value.details["reason"] == "private"
+    webhook_dns.add("late.example.com", "172.16.0.9")
+    with pytest.raises(UnsafeUrl):
+        check_url_on_save("https://late.example.com/", allow_loopback=False)
+    assert webhook_dns.lookups == ["hooks.example.com", "internal.example.com", "late.example.com"]
