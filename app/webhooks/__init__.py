@@ -12,11 +12,11 @@ from app.webhooks.errors import Reason, WebhookFailed
 from app.webhooks.resolver import ResolutionFailed, Resolver, StaticResolver, SystemResolver
 from app.webhooks.signing import SIGNATURE_HEADER, sign, verify
 from app.webhooks.url_guard import check_url_on_save, resolve_public
-from app.webhooks.client import WebhookClient, resolve_hook_url
+from app.webhooks.client import WebhookClient, get_client, resolve_hook_url
 from app.webhooks.ws_handler import WsCallHandler
 
 __all__ = [
     "Reason", "WebhookFailed", "ResolutionFailed", "Resolver", "StaticResolver",
     "SystemResolver", "SIGNATURE_HEADER", "sign", "verify", "check_url_on_save",
-    "resolve_public", "WebhookClient", "resolve_hook_url", "WsCallHandler",
+    "resolve_public", "WebhookClient", "get_client", "resolve_hook_url", "WsCallHandler",
 ]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import threading
 import time
 from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import urlencode, urljoin
@@ -228,3 +229,17 @@ class WebhookClient:
         log.info("webhook %s attempt=%d host=%s status=%s elapsed_ms=%.1f outcome=%s",
                  purpose, attempt, host, status if status is not None else "-",
                  (time.monotonic() - started) * 1000.0, outcome)
+
+
+_shared: WebhookClient | None = None
+_shared_lock = threading.Lock()
+
+
+def get_client() -> WebhookClient:
+    """The process-wide client (system resolver, settings' loopback flag, system CAs), so every
+    call shares the keep-alive pools. Tests build their own ``WebhookClient`` instead."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = WebhookClient()
+        return _shared

@@ -180,8 +180,16 @@ class WsCallHandler:
         return ws
 
     def _try_open(self) -> tuple[websocket.WebSocket | None, str]:
+        # One budget for connect + TLS + upgrade, like an HTTP attempt: a server that drips the
+        # handshake cannot hold the call past it.
+        deadline = gevent.Timeout(self._connect_timeout)
+        deadline.start()
         try:
             return self._open(), ""
+        except gevent.Timeout as fired:
+            if fired is not deadline:
+                raise
+            return None, Reason.TIMEOUT
         except UnsafeUrl as exc:
             if (exc.details or {}).get("reason") == "unresolvable":
                 return None, Reason.DNS
@@ -195,6 +203,8 @@ class WsCallHandler:
             return None, Reason.PROTOCOL
         except OSError:
             return None, Reason.CONNECTION
+        finally:
+            deadline.cancel()
 
     def _connect_with_retries(self) -> None:
         reason = Reason.CONNECTION

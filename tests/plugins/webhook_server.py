@@ -116,11 +116,11 @@ class _QuietTLSStreamServer(gevent.server.StreamServer):
 class HookServer:
     """Scripted WSGI app: pops one Reply per request (the last one repeats)."""
 
-    def __init__(self, *, ssl_args: dict | None = None) -> None:
+    def __init__(self, *, ssl_args: dict | None = None, listen: str = "127.0.0.1") -> None:
         self.script: list[Reply] = [Reply()]
         self.requests: list[Recorded] = []
         self.sni: list[str] = []   # HTTPS: server names clients asked for
-        self._server = _NoDelayWSGIServer(("127.0.0.1", 0), self._app, log=None,
+        self._server = _NoDelayWSGIServer((listen, 0), self._app, log=None,
                                                 error_log=None, **(ssl_args or {}))
         self.scheme = "https" if ssl_args else "http"
 

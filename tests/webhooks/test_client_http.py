@@ -266,3 +266,25 @@ def test_given_gzip_reply_despite_identity_when_fetching_then_not_inflated_and_r
         client(attempts=1).fetch_instructions(hook_server.url(), "POST", {})
     assert caught.value.reason == Reason.INVALID_JSON
     assert hook_server.requests[0].headers["accept-encoding"] == "identity"
+
+
+def test_given_name_resolving_to_ipv6_loopback_when_fetching_then_pinned_v6_connection_works():
+    from tests.plugins.webhook_server import HookServer
+    try:
+        server = HookServer(listen="::1").start()
+    except OSError:
+        pytest.skip("no IPv6 loopback on this machine")
+    try:
+        server.reply(Reply.json([{"verb": "hangup"}]))
+        resolver = StaticResolver({"v6.test": "::1"})
+        verbs = client(resolver=resolver).fetch_instructions(
+            f"http://v6.test:{server.port}/hook", "POST", {})
+        assert verbs == [{"verb": "hangup"}]
+        assert server.requests[0].headers["host"] == f"v6.test:{server.port}"
+    finally:
+        server.stop()
+
+
+def test_given_process_wide_client_when_requested_twice_then_same_instance_shares_pools():
+    from app.webhooks import get_client
+    assert get_client() is get_client()

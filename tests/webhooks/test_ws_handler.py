@@ -214,3 +214,23 @@ def test_given_wss_with_cert_for_other_name_when_starting_then_tls_failure(tls_c
         h.start(SESSION_BODY)
     assert caught.value.reason == Reason.TLS
     assert server.peers == []
+
+
+def test_given_server_that_never_completes_the_upgrade_when_starting_then_timeout_per_attempt():
+    import gevent.server
+
+    def silent(sock, address):
+        gevent.sleep(5)   # accepts TCP, never answers the HTTP upgrade
+
+    server = gevent.server.StreamServer(("127.0.0.1", 0), silent)
+    server.start()
+    try:
+        h = handler(f"ws://127.0.0.1:{server.server_port}/call", connect_timeout=0.2,
+                    connect_attempts=2, connect_delays=(0.0,))
+        started = time.monotonic()
+        with pytest.raises(WebhookFailed) as caught:
+            h.start(SESSION_BODY)
+        assert caught.value.reason == Reason.TIMEOUT and caught.value.attempts == 2
+        assert time.monotonic() - started >= 2 * 0.2
+    finally:
+        server.stop(timeout=0.1)
