@@ -1,0 +1,48 @@
+"""What the call session calls for a ``phone`` dial target: the LCR bridge string, using the
+controller's cached snapshot and live gateway health (VerbContext.lcr_bridge_string)."""
+from __future__ import annotations
+
+import logging
+import uuid
+
+import redis
+
+from app.errors import SbcError
+from app.routing.cache import RoutingCache, default_cache
+from app.routing.gateway_health import GatewayHealth
+from app.routing.lcr import Explanation, bridge_string
+
+log = logging.getLogger(__name__)
+
+
+class NoRoute(SbcError):
+    """No carrier can be dialled for this number (no matching route, or all unusable)."""
+    status, code = 404, "no_route"
+
+
+class LcrDialer:
+    def __init__(self, cache: RoutingCache | None = None, health: GatewayHealth | None = None) -> None:
+        self.cache = cache or default_cache()
+        self.health = health
+
+    def down_gateways(self) -> frozenset[uuid.UUID]:
+        if self.health is None:
+            return frozenset()
+        try:
+            return self.health.down_gateway_ids()
+        except redis.RedisError as exc:
+            # Dial anyway: sofia itself fails a down gateway fast with GATEWAY_DOWN, which
+            # fails over to the next carrier. Health is an optimisation, not a gate.
+            log.warning("gateway health unavailable, dialling without it: %s", exc)
+            return frozenset()
+
+    def explain(self, number: str, account_id: uuid.UUID) -> Explanation:
+        return self.cache.table().explain(number, account_id, self.down_gateways())
+
+    def bridge_string(self, number: str, account_id: uuid.UUID, *,
+                      leg_vars: dict[str, str] | None = None) -> str:
+        decision = self.explain(number, account_id)
+        if not decision.attempts:
+            raise NoRoute(f"No route for {number}: {decision.reason}.",
+                          details={"number": number, "reason": decision.reason})
+        return bridge_string(decision, leg_vars=leg_vars)
