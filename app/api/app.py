@@ -29,7 +29,7 @@ from app.api.lcr_explain import blp as lcr_explain_blp
 from app.api.call_records.routes import blp as call_records_blp
 from app.api.callbacks.routes import blp as callbacks_blp
 from app.api.phone_numbers.routes import blp as phone_numbers_blp
-from app.api.security import authenticate_request
+from app.api.security import authenticate_request, close_request_session
 from app.settings import get_settings
 
 API_PREFIX = "/api/"
@@ -98,6 +98,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     for blueprint in BLUEPRINTS:
         api.register_blueprint(blueprint)
     errors.register_error_handlers(app)
+
+    app.teardown_request(close_request_session)
 
     @app.before_request
     def _authenticate_api() -> None:

@@ -8,7 +8,7 @@ from flask_smorest import Blueprint
 
 from app.api.auth import service
 from app.api.auth.schemas import ExchangeSchema, LoginSchema, TokenResponseSchema
-from app.api.security import authenticated, current_identity
+from app.api.security import authenticated, current_identity, tenant_db
 from app.api.tenancy import request_tenant
 
 blp = Blueprint("auth", __name__, url_prefix="/auth", description="Log in and manage sessions")
@@ -49,7 +49,8 @@ def login(data: dict[str, Any]) -> dict[str, Any]:
 @blp.response(200, TokenResponseSchema)
 def refresh() -> dict[str, Any]:
     """Re-issue a token for the same user and session (the presented token must still be valid)."""
-    return _body(service.reissue(current_identity()))
+    with tenant_db() as db:
+        return _body(service.reissue(db, current_identity()))
 
 
 @blp.route("/exchange", methods=["POST"])
@@ -58,7 +59,8 @@ def refresh() -> dict[str, Any]:
 @blp.response(200, TokenResponseSchema)
 def exchange(data: dict[str, Any]) -> dict[str, Any]:
     """Trade a valid token for the other session (admin ↔ agent) of the same user."""
-    return _body(service.reissue(current_identity(), data.get("session"), exchange=True))
+    with tenant_db() as db:
+        return _body(service.reissue(db, current_identity(), data.get("session"), exchange=True))
 
 
 @blp.route("/logout", methods=["POST"])
