@@ -1,0 +1,90 @@
+"""What drives a call: the flow engine, the customer's webhook or WebSocket, or ``app_json``.
+
+Precedence (SPEC "Application", decided where the spec is silent):
+1. ``call_flow_sid`` set → the flow engine runs, nothing else;
+2. ``call_hook_url`` set → the webhook (http/https) or WebSocket (ws/wss) handler drives;
+   ``app_json``, when also set, is the fallback played if the handler fails (no usable reply
+   after every attempt, or a rejected reply) — so an app owner can ship a "we'll be right
+   back" script that survives an outage of their server;
+3. else ``app_json``.
+When the application fails and has no fallback the caller hears ``APOLOGY`` and the call
+ends — never dead air. The failure is kept on the call record (``webhook_error``) and
+published as ``call.failed``.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from app.calls.inbound_route import AppSettings
+from app.flows.definition import validate_flow
+from app.flows.runner import FlowRunner
+from app.webhooks.errors import WebhookFailed
+from esl.verbs import VerbListRejected, VerbOutcome, parse_verb_list, run_verbs
+from esl.verbs.context import VerbContext
+
+log = logging.getLogger(__name__)
+
+APOLOGY = "We are sorry, this call cannot be completed right now. Goodbye."
+
+HANDLER_FLOW = "flow"
+HANDLER_WEBHOOK = "webhook"
+HANDLER_WEBSOCKET = "websocket"
+HANDLER_APP_JSON = "app_json"
+
+
+def handler_kind(app: AppSettings) -> Optional[str]:
+    if app.call_flow_sid and app.flow_definition is not None:
+        return HANDLER_FLOW
+    if app.call_hook_url:
+        return HANDLER_WEBSOCKET if re.match(r"wss?://", app.call_hook_url) else HANDLER_WEBHOOK
+    if app.app_json:
+        return HANDLER_APP_JSON
+    return None
+
+
+def digits(value: Optional[str]) -> str:
+    return re.sub(r"\D", "", value or "")
+
+
+@dataclass
+class HandlerResult:
+    outcome: VerbOutcome
+    error: Optional[str] = None   # why the application failed (webhook_error on the record)
+
+
+# The first-request client: (url, method, body) → parsed JSON reply or None (empty body).
+FetchFirst = Callable[[str, str, dict[str, Any]], Any]
+
+
+def run_application(ctx: VerbContext, app: AppSettings, kind: str, first_body: dict[str, Any],
+                    fetch_first: FetchFirst) -> HandlerResult:
+    """Run the application; ChannelHungUp from any verb propagates to the session."""
+    if kind == HANDLER_FLOW:
+        return HandlerResult(FlowRunner(validate_flow(app.flow_definition)).run(ctx))
+    if kind == HANDLER_APP_JSON:
+        return HandlerResult(run_verbs(ctx, parse_verb_list(app.app_json)))
+    try:
+        reply = fetch_first(app.call_hook_url or "", app.call_hook_method, first_body)
+        if reply is None:
+            return HandlerResult(VerbOutcome.end("no_instructions"))
+        verbs = parse_verb_list(reply)
+    except WebhookFailed as exc:
+        log.warning("call %s: application %s unreachable: %s", ctx.call_id, app.id, exc)
+        return _fallback(ctx, app, f"webhook_failed:{exc.reason}")
+    except VerbListRejected as exc:
+        log.warning("call %s: application %s reply rejected: %s", ctx.call_id, app.id, exc.errors)
+        return _fallback(ctx, app, "instructions_rejected")
+    return HandlerResult(run_verbs(ctx, verbs))
+
+
+_APOLOGY_VERBS = parse_verb_list([{"verb": "say", "text": APOLOGY},
+                                  {"verb": "hangup", "reason": "application_failed"}])
+
+
+def _fallback(ctx: VerbContext, app: AppSettings, error: str) -> HandlerResult:
+    if app.app_json:
+        return HandlerResult(run_verbs(ctx, parse_verb_list(app.app_json)), error)
+    return HandlerResult(run_verbs(ctx, _APOLOGY_VERBS), error)

@@ -1,0 +1,273 @@
+"""One inbound call, from FreeSWITCH's outbound-socket connect to the written call record.
+
+The session owns the ESL conversation (plivoframework's model) and the call's lifecycle
+(jambonz's): connect → number lookup → concurrency limiter → flow / webhook / app_json →
+hang-up → call record, interaction summary, usage, ``call.ended`` and the status hook.
+Everything FreeSWITCH tells us about the call arrives as events on this one socket
+(``myevents``), so nothing here polls.
+"""
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from app.calls.inbound_route import InboundRoute
+from app.calls.limiter import REFUSAL_HANGUP_CAUSE
+from app.calls.records import CallContext, write_call_record
+from app.calls.status_hook import base_body, final_body, send_status
+from app.events import payloads
+from app.webhooks.ws_handler import WsCallHandler
+from esl.call_handlers import (HANDLER_WEBSOCKET, HandlerResult, digits, handler_kind,
+                               run_application)
+from esl.errors import ChannelHungUp, EslError
+from esl.outbound import OutboundConnection
+from esl.protocol import Event
+from esl.services import CallServices
+from esl.session_context import SessionVerbContext
+from esl.verbs.channel import HookTarget
+
+log = logging.getLogger(__name__)
+
+UNKNOWN_NUMBER_CAUSE = "UNALLOCATED_NUMBER"        # SIP 404
+NO_APPLICATION_CAUSE = "SERVICE_UNAVAILABLE"       # SIP 503: number exists, nothing answers it
+# Set by the controller on legs it originates, so every leg of a conversation shares it.
+TRACE_ID_VARIABLE = "sbc_trace_id"
+
+
+@dataclass(frozen=True)
+class IncomingCall:
+    call_id: str
+    trace_id: uuid.UUID
+    from_number: str
+    to_number: str
+    source_ip: Optional[str]
+
+    @classmethod
+    def from_channel(cls, channel: Event) -> "IncomingCall":
+        trace = channel.variable(TRACE_ID_VARIABLE)
+        return cls(
+            call_id=channel.get("Unique-ID") or "",
+            trace_id=uuid.UUID(trace) if trace else uuid.uuid4(),
+            from_number=digits(channel.get("Caller-Caller-ID-Number")),
+            to_number=digits(channel.get("Caller-Destination-Number")),
+            source_ip=channel.variable("sip_network_ip") or channel.get("Caller-Network-Addr"),
+        )
+
+
+class CallSession:
+    def __init__(self, conn: OutboundConnection, services: CallServices) -> None:
+        self.conn = conn
+        self.services = services
+        self.call: Optional[IncomingCall] = None
+        self.record: Optional[CallContext] = None
+        self.route: Optional[InboundRoute] = None
+        self._held_since: Optional[float] = None
+        self._ws: Optional[WsCallHandler] = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def run(self) -> None:
+        channel = self.conn.connect()
+        self.conn.myevents()
+        self.conn.linger()
+        self.call = call = IncomingCall.from_channel(channel)
+        self.route = route = self.services.find_route(call.to_number)
+        if route is None:
+            log.info("call %s to unknown number %s refused", call.call_id, call.to_number)
+            self._emit("call.failed", payloads.call_failed(
+                call.call_id, hangup_cause=UNKNOWN_NUMBER_CAUSE, sip_status=404,
+                reason="unknown_number"), account=False)
+            self._hangup_and_exit(UNKNOWN_NUMBER_CAUSE)
+            return
+        self.record = self._record_context(route, call)
+        admission = self.services.limiter.acquire(
+            call.call_id, route.account_id, route.account_limit,
+            route.service_provider_id, route.service_provider_limit)
+        if not admission.admitted:
+            self._refuse(admission.refused_scope)
+            return
+        self.services.live_calls.add(call.call_id)
+        try:
+            self._drive()
+        finally:
+            self.services.limiter.release(call.call_id)
+            self.services.live_calls.discard(call.call_id)
+            self._finish()
+
+    def _drive(self) -> None:
+        call, route, record = self.call, self.route, self.record
+        app = route.application
+        kind = handler_kind(app) if app else None
+        self._emit("call.started", payloads.call_started(
+            call.call_id, direction="inbound", from_number=call.from_number,
+            to_number=call.to_number, application_id=app.id if app else None,
+            carrier_id=record.carrier_id, gateway_id=record.gateway_id,
+            source_ip=call.source_ip, handler=kind))
+        if kind is None:
+            log.warning("call %s: number %s has no runnable application", call.call_id, call.to_number)
+            record.webhook_error = "no_application"
+            self.conn.hangup(NO_APPLICATION_CAUSE)
+            return
+        record.journey.append(kind)
+        record.has_flow = kind == "flow"
+        record.has_webhook = kind in ("webhook", HANDLER_WEBSOCKET)
+        ctx = self._verb_context(app, kind)
+        try:
+            result = run_application(ctx, app, kind, self._first_body(), self._fetch_first)
+            self._note_result(result)
+            if not self.conn.hung_up:
+                self.conn.hangup("NORMAL_CLEARING")
+        except ChannelHungUp:
+            log.info("call %s: caller hung up", call.call_id)
+        finally:
+            record.tags = dict(ctx.tags)
+            record.hangup_reason = ctx.hangup_reason
+            record.has_recording = "has_recording" in ctx.features or record.has_recording
+
+    def _finish(self) -> None:
+        """Record the call from FreeSWITCH's own variables, then let the socket go."""
+        event = self._hangup_complete()
+        if self._ws is not None:
+            self._ws.close()
+        if event is not None and self.record is not None:
+            written = write_call_record(event, self.record)
+            app = self.route.application if self.route else None
+            if written is not None and app is not None:
+                send_status(app.call_status_hook_url, final_body(written, self.record),
+                            secret=app.signing_secret, basic_auth=app.basic_auth,
+                            client=self.services.webhooks)
+        self._exit()
+
+    # -- refusals ----------------------------------------------------------------------------
+    def _refuse(self, scope: Optional[str]) -> None:
+        """Over maxConcurrentCalls: 503 to the carrier (it may fail over), never answered."""
+        log.info("call %s refused: %s concurrency limit reached", self.call.call_id, scope)
+        self.record.refused = True
+        self.record.webhook_error = None
+        self._emit("call.failed", payloads.call_failed(
+            self.call.call_id, hangup_cause=REFUSAL_HANGUP_CAUSE, sip_status=503,
+            reason=f"concurrency_limit:{scope}"))
+        self.conn.hangup(REFUSAL_HANGUP_CAUSE)
+        self._finish()
+
+    def _hangup_and_exit(self, cause: str) -> None:
+        self.conn.hangup(cause)
+        self._hangup_complete()
+        self._exit()
+
+    # -- building blocks ---------------------------------------------------------------------
+    def _record_context(self, route: InboundRoute, call: IncomingCall) -> CallContext:
+        carrier = None
+        if self.services.routing is not None:
+            carrier = self.services.routing.identify_carrier(call.source_ip)
+        return CallContext(
+            account_id=route.account_id, trace_id=call.trace_id, direction="inbound",
+            service_provider_id=route.service_provider_id,
+            application_id=route.application.id if route.application else None,
+            from_number=call.from_number, to_number=call.to_number,
+            carrier_id=carrier[0] if carrier else None, gateway_id=carrier[1] if carrier else None,
+        )
+
+    def _first_body(self) -> dict[str, Any]:
+        """SPEC "Outbound webhook": the first request of a call."""
+        call, route = self.call, self.route
+        return {
+            "callId": call.call_id, "traceId": str(call.trace_id),
+            "accountSid": str(route.account_id), "applicationSid": str(route.application.id),
+            "from": call.from_number, "to": call.to_number,
+            "direction": "inbound", "callStatus": "ringing",
+        }
+
+    def _verb_context(self, app, kind: str) -> SessionVerbContext:
+        call, route, services = self.call, self.route, self.services
+        base = {k: v for k, v in self._first_body().items() if k not in ("callStatus",)}
+        hooks = None
+        if kind == HANDLER_WEBSOCKET:
+            self._ws = WsCallHandler(app.call_hook_url, call_sid=call.call_id,
+                                     vendor=services.ws_vendor, basic_auth=app.basic_auth,
+                                     **services.ws_options)
+            hooks = HookTarget(client=_WsHookClient(self._ws), base_body=base)
+        elif app.call_hook_url:
+            hooks = HookTarget(client=services.webhooks, base_body=base,
+                               method=app.call_hook_method, secret=app.signing_secret,
+                               basic_auth=app.basic_auth)
+        ctx = SessionVerbContext(
+            conn=self.conn, trace_id=str(call.trace_id), account_id=str(route.account_id),
+            application=app, from_number=call.from_number, to_number=call.to_number,
+            redis=services.redis, recordings_dir=services.recordings_dir, hooks=hooks,
+            router=lambda number: services.lcr_bridge(route.account_id, number),
+            number_owner=lambda number: services.account_owns(route.account_id, number),
+        )
+        self.conn.on("CHANNEL_ANSWER", ctx.mark_answered)
+        self.conn.on("CHANNEL_ANSWER", self._on_answer)
+        self.conn.on("CHANNEL_HOLD", self._on_hold)
+        self.conn.on("CHANNEL_UNHOLD", self._on_unhold)
+        return ctx
+
+    def _fetch_first(self, url: str, method: str, body: dict[str, Any]) -> Any:
+        if self._ws is not None:
+            return self._ws.start(body)
+        app = self.route.application
+        return self.services.webhooks.fetch_instructions(
+            url, method, body, secret=app.signing_secret, basic_auth=app.basic_auth)
+
+    def _note_result(self, result: HandlerResult) -> None:
+        if result.error:
+            self.record.webhook_error = result.error
+            self._emit("call.failed", payloads.call_failed(
+                self.call.call_id, hangup_cause="NORMAL_CLEARING", reason=result.error))
+
+    def _hangup_complete(self) -> Optional[Event]:
+        try:
+            return self.conn.wait_hangup_complete(timeout=self.services.hangup_complete_timeout)
+        except EslError as exc:
+            # FreeSWITCH vanished mid-call: the reconnecting inbound connection reconciles it.
+            log.warning("call %s: no CHANNEL_HANGUP_COMPLETE (%s)", self.conn.uuid, exc)
+            return self.conn.hangup_event
+
+    def _exit(self) -> None:
+        try:
+            self.conn.exit(timeout=2.0)
+        except EslError:
+            self.conn.close()
+
+    # -- channel events → bus ----------------------------------------------------------------
+    def _emit(self, key: str, payload: dict[str, Any], *, account: bool = True) -> None:
+        try:
+            payloads.emit(key, payload,
+                          account_id=self.route.account_id if account and self.route else None,
+                          trace_id=self.call.trace_id if self.call else None)
+        except Exception:  # the outbox is PostgreSQL: a failed insert must not drop the call
+            log.exception("call %s: could not queue %s", self.conn.uuid, key)
+
+    def _on_answer(self, _event: Event) -> None:
+        self._emit("call.answered", payloads.call_answered(self.call.call_id))
+        app = self.route.application
+        if app is not None and app.call_status_hook_url:
+            send_status(app.call_status_hook_url,
+                        base_body(self.record, self.call.call_id, "in-progress"),
+                        secret=app.signing_secret, basic_auth=app.basic_auth,
+                        client=self.services.webhooks)
+
+    def _on_hold(self, _event: Event) -> None:
+        self._held_since = time.monotonic()
+        self._emit("call.hold", payloads.call_hold(self.call.call_id))
+
+    def _on_unhold(self, event: Event) -> None:
+        held_ms = 0
+        if self._held_since is not None:
+            held_ms = int((time.monotonic() - self._held_since) * 1000)
+            self._held_since = None
+        self._emit("call.resumed", payloads.call_resumed(self.call.call_id, held_ms=held_ms))
+
+
+class _WsHookClient:
+    """Lets follow-up hooks (actionHook, redirect) travel over the call's WebSocket."""
+
+    def __init__(self, handler: WsCallHandler) -> None:
+        self._handler = handler
+
+    def fetch_instructions(self, url: str, method: str, body: dict[str, Any], **_auth: Any) -> Any:
+        return self._handler.verb_hook(url, body)
