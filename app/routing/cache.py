@@ -17,7 +17,7 @@ import gevent.lock
 
 from app.routing.acl import AclEntry, CarrierIdentifier, RejectedGateway, build_acl
 from app.routing.fsconfig import EslApi, GatewayDiff, apply_to_freeswitch, outbound_gateways, write_generated
-from app.routing.lcr import Explanation, LcrTable, compile_table
+from app.routing.lcr import Explanation, LcrTable, compile_table, gateway_name
 from app.routing.rows import GatewayRow, RoutingRows
 
 log = logging.getLogger(__name__)
@@ -107,8 +107,9 @@ class RoutingReloader:
 
     def __init__(self, cache: RoutingCache, generated_dir: Path | str,
                  esl_connections: Callable[[], Iterable[EslApi]],
-                 *, sleep: Callable[[float], None] = gevent.sleep) -> None:
+                 *, sleep: Callable[[float], None] = gevent.sleep, health: Any = None) -> None:
         self.cache = cache
+        self.health = health  # GatewayHealth: reconciled after a FreeSWITCH (re)connect
         self.generated_dir = Path(generated_dir)
         self.esl_connections = esl_connections
         self.sleep = sleep
@@ -137,6 +138,8 @@ class RoutingReloader:
             table = self.cache.table()
             acl_changed, diff = write_generated(self.generated_dir, table.acl_entries, table.outbound_gateways)
             apply_to_freeswitch(esl, acl_changed, diff, sleep=self.sleep, force=True)
+            if self.health is not None:
+                self.health.reconcile(esl, (gateway_name(g.id) for g in table.outbound_gateways))
 
 
 _default_cache: RoutingCache | None = None

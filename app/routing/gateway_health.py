@@ -13,8 +13,9 @@ why it will send DOWN again if the ping still fails); ``sofia::gateway_delete`` 
 from __future__ import annotations
 
 import logging
+import re
 import uuid
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterable, Protocol
 
 import redis
 
@@ -38,6 +39,14 @@ return 1
 """
 
 Publisher = Callable[..., Any]
+_STATUS_LINE = re.compile(r"^Status\s+(UP|DOWN)\s*$", re.M)
+
+
+def parse_gateway_status(text: str) -> str | None:
+    """``up``/``down`` from ``api sofia status gateway <name>`` (plain-text table, capture
+    esl-captures/gateway_state: ``Status  \tUP``); None for an unknown gateway."""
+    match = _STATUS_LINE.search(text or "")
+    return match.group(1).lower() if match else None
 
 
 class EventLike(Protocol):
@@ -103,6 +112,22 @@ class GatewayHealth:
             self.forget(gateway_id)
             return False
         return None
+
+    def reconcile(self, esl: Any, gateway_names: Iterable[str]) -> dict[str, str]:
+        """Ask FreeSWITCH for each gateway's ping status and store it (publishing changes).
+        Needed after a FreeSWITCH restart: every gateway restarts UP *silently*, so a "down"
+        left in Redis would otherwise never be cleared."""
+        seen: dict[str, str] = {}
+        for name in gateway_names:
+            gateway_id = gateway_id_from_name(name)
+            if gateway_id is None:
+                continue
+            state = parse_gateway_status(esl.api(f"sofia status gateway {name}"))
+            if state is None:
+                continue
+            self.set_state(gateway_id, state, gateway=name)
+            seen[name] = state
+        return seen
 
     def attach(self, connection: Any) -> None:
         """Register on an esl connection (``on(name, handler)``); the caller subscribes with

@@ -133,5 +133,37 @@ def test_given_real_outbox_when_gateway_goes_down_then_event_row_is_queued(redis
     tracker.set_state(gid, "down", status="503", phrase="Service Unavailable", gateway=gateway_name(gid))
     with platform_session() as session:
         rows = session.scalars(select(EventOutbox).where(EventOutbox.routing_key == "system.gateway.down")).all()
-    bodies = [r.body for r in rows if r.body["payload"]["gatewayId"] == str(gid)]
-    assert len(bodies) == 1 and rows[0].exchange == "system.events"
+    mine = [r for r in rows if r.body["payload"]["gatewayId"] == str(gid)]
+    assert len(mine) == 1 and mine[0].exchange == "system.events"
+    assert mine[0].body["payload"]["sipStatus"] == "503"
+
+
+def test_given_captured_status_tables_when_parsed_then_up_and_down():
+    from app.routing.gateway_health import parse_gateway_status
+
+    transcript = Path("/work/shared/esl-captures/gateway_state/received.raw")
+    if not transcript.exists():
+        pytest.skip("shared ESL captures are not available")
+    bodies = [f.body_text for f in FrameParser().feed(transcript.read_bytes())
+              if f.content_type == "api/response" and "PingState" in f.body_text]
+    assert [parse_gateway_status(b) for b in bodies] == ["up", "down"]
+    assert parse_gateway_status("Invalid Gateway!\n") is None
+
+
+def test_given_stale_down_after_freeswitch_restart_when_reconciled_then_up_is_restored(health, inbound_sim):
+    from esl.inbound import InboundConnection
+
+    tracker, collector = health
+    gid_up, gid_down = uuid.uuid4(), uuid.uuid4()
+    tracker.set_state(gid_up, "down")  # left over from before the restart
+    inbound_sim.gateways[gateway_name(gid_up)] = True
+    inbound_sim.gateways[gateway_name(gid_down)] = False
+    esl = InboundConnection(*inbound_sim.address, "ClueCon", reconnect=False)
+    esl.connect()
+    try:
+        seen = tracker.reconcile(esl, [gateway_name(gid_up), gateway_name(gid_down), "gw_unknown"])
+    finally:
+        esl.close()
+    assert seen == {gateway_name(gid_up): "up", gateway_name(gid_down): "down"}
+    assert tracker.down_gateway_ids() == frozenset({gid_down})
+    assert [rk for _, rk, _ in collector.calls] == ["system.gateway.down", "system.gateway.up", "system.gateway.down"]
