@@ -227,3 +227,21 @@ def test_given_call_flow_mode_when_choosing_a_foreign_flow_then_422_and_own_flow
     assert_error(admin.put(path, json={"mode": "call_flow", "call_flow_sid": str(theirs.id)}), 422, "invalid_reference")
     body = admin.put(path, json={"mode": "call_flow", "call_flow_sid": str(mine.id)}).get_json()
     assert body["call_flow_sid"] == str(mine.id) and body["application_id"] is not None
+
+
+def test_given_an_application_change_when_patching_a_number_then_the_mode_follows_the_new_application(api, seed, owner_engine):
+    tenant, admin = admin_client(api, seed)
+    flow = _flow(owner_engine, tenant)
+    flow_app = admin.post("/api/applications", json={"name": "flow", "call_flow_sid": str(flow.id)}).get_json()
+    hook_app = admin.post("/api/applications", json={"name": "hook", "call_hook_url": PUBLIC_HOOK}).get_json()
+    num = _number(admin, flow_app["id"])
+    admin.put(f"/api/phone-numbers/{num['id']}/answering", json={"mode": "webhook", "url": PUBLIC_HOOK})
+    moved = admin.patch(f"/api/phone-numbers/{num['id']}", json={"application_id": flow_app["id"]}).get_json()
+    assert moved["answering_mode"] == "webhook"  # same application: nothing changes
+    other = _number(admin)
+    attached = admin.patch(f"/api/phone-numbers/{other['id']}", json={"application_id": hook_app["id"]}).get_json()
+    assert attached["answering_mode"] == "webhook"
+    back = admin.patch(f"/api/phone-numbers/{other['id']}", json={"application_id": None}).get_json()
+    assert back["answering_mode"] == "call_flow"
+    created = admin.post("/api/phone-numbers", json={"number": unique_number(), "application_id": hook_app["id"]})
+    assert created.get_json()["answering_mode"] == "webhook"

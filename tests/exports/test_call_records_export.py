@@ -42,6 +42,7 @@ def test_given_records_when_exporting_then_the_header_is_exactly_the_18_spec_col
     assert len(rows) == 3 and all(len(r) == 18 for r in rows)
     assert response.mimetype == "text/csv"
     assert response.headers["Content-Disposition"].startswith("attachment;")
+    assert response.headers["X-Export-Row-Limit"] == "10000"
 
 
 def test_given_no_records_when_exporting_then_only_the_header_is_returned(api, seed):

@@ -63,6 +63,7 @@ class CallRecordsExport(MethodView):
                 "Content-Disposition": f'attachment; filename="call-records-{stamp}.csv"',
                 "Cache-Control": "no-store",
                 "X-Content-Type-Options": "nosniff",
+                "X-Export-Row-Limit": str(limits.CSV_EXPORT_MAX_ROWS),
             },
         )
 
