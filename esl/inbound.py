@@ -23,7 +23,7 @@ import gevent.event
 
 from esl.connection import DEFAULT_COMMAND_TIMEOUT, DEFAULT_QUEUE_SIZE, EslConnection, Handler
 from esl.errors import AuthenticationFailed, CommandFailed, CommandTimeout, ConnectionLost, NotConnected
-from esl.protocol import Event, Frame
+from esl.protocol import Event, Frame, build_event_command
 
 log = logging.getLogger(__name__)
 
@@ -41,21 +41,6 @@ def parse_channels_json(body: str) -> list[dict]:
     data = json.loads(text)
     rows = data.get("rows") or []
     return [row for row in rows if isinstance(row, dict)]
-
-
-def build_event_command(names: Iterable[str]) -> str:
-    """``event plain`` with CUSTOM subclasses (names containing ``::``) after ``CUSTOM``."""
-    plain: list[str] = []
-    custom: list[str] = []
-    for name in names:
-        if "::" in name:
-            custom.append(name)
-        elif name != "CUSTOM" and name not in plain:
-            plain.append(name)
-    if custom:
-        plain.append("CUSTOM")
-        plain.extend(custom)
-    return "event plain " + " ".join(plain)
 
 
 class BackgroundJob:

@@ -26,7 +26,7 @@ from gevent.server import StreamServer
 
 from esl.connection import DEFAULT_COMMAND_TIMEOUT, DEFAULT_QUEUE_SIZE, EslConnection
 from esl.errors import ChannelHungUp, CommandFailed, CommandTimeout, ConnectionLost, EslError
-from esl.protocol import Event, Frame
+from esl.protocol import Event, Frame, build_event_command
 
 log = logging.getLogger(__name__)
 
@@ -106,10 +106,11 @@ class OutboundConnection(EslConnection):
         return self._ok(self.send_command("nolinger", timeout=timeout), "nolinger")
 
     def subscribe(self, *names: str, timeout: Optional[float] = None) -> Frame:
-        """``event plain <names>`` (CUSTOM subclasses after ``CUSTOM``)."""
+        """``event plain <names>``, added to myevents; CUSTOM subclasses (``a::b``) are placed
+        after ``CUSTOM`` automatically."""
         if not names:
             raise ValueError("subscribe() needs at least one event name")
-        cmd = "event plain " + " ".join(names)
+        cmd = build_event_command(names)
         return self._ok(self.send_command(cmd, timeout=timeout), cmd)
 
     def filter(self, header: str, value: str, timeout: Optional[float] = None) -> Frame:

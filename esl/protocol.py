@@ -331,6 +331,21 @@ def encode_frame(headers: Iterable[tuple[str, str]], body: bytes | str = b"") ->
     return (head + "\n").encode("utf-8") + raw
 
 
+def build_event_command(names: Iterable[str]) -> str:
+    """``event plain`` with CUSTOM subclasses (names containing ``::``) after ``CUSTOM``."""
+    plain: list[str] = []
+    custom: list[str] = []
+    for name in names:
+        if "::" in name:
+            custom.append(name)
+        elif name != "CUSTOM" and name not in plain:
+            plain.append(name)
+    if custom:
+        plain.append("CUSTOM")
+        plain.extend(custom)
+    return "event plain " + " ".join(plain)
+
+
 def encode_command(command: str, headers: Iterable[tuple[str, str]] = (), body: str = "") -> bytes:
     """A command from the client side: first line, header lines, optional body.
 

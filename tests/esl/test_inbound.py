@@ -5,7 +5,8 @@ import gevent
 import pytest
 
 from esl.errors import AuthenticationFailed, ConnectionLost
-from esl.inbound import InboundConnection, build_event_command, parse_channels_json
+from esl.inbound import InboundConnection, parse_channels_json
+from esl.protocol import build_event_command
 
 
 def _connect(sim, **kw) -> InboundConnection:

@@ -408,3 +408,26 @@ def test_given_garbage_on_the_wire_when_reading_then_connection_is_dropped_and_p
     res, _ = run(outbound_server, simulate_call, Call().media("long.wav", 30).fault("garbage", at=0.2), app)
     assert isinstance(res.get("lost"), ConnectionLost)
     assert "protocol error" in res["reason"]
+
+
+def test_given_conference_subscription_when_caller_joins_and_leaves_then_member_events_arrive_by_subclass(
+        outbound_server, simulate_call):
+    actions = []
+
+    def app(conn, res):
+        _prologue(conn)
+        conn.subscribe("conference::maintenance")
+        conn.on("conference::maintenance", lambda ev: actions.append((ev.get("Action"), ev.get_all("Conference-Name"))))
+        conn.execute("answer")
+        try:
+            conn.execute("conference", "room7@default")
+        except ChannelHungUp:
+            pass
+        conn.wait_hangup_complete(timeout=5)
+        gevent.sleep(0.05)
+        conn.exit()
+
+    res, call = run(outbound_server, simulate_call, Call().hangup_after(0.3), app)
+    assert "error" not in res, res.get("error")
+    assert "event plain CUSTOM conference::maintenance" in [c.line for c in call.commands]
+    assert actions == [("add-member", ["room7"]), ("floor-change", ["room7", "room7"]), ("del-member", ["room7"])]
