@@ -262,6 +262,16 @@ class SimOutboundCall:
             return "+OK\n"
         if verb == "uuid_getvar" and len(args) >= 2:
             return self.channel.vars.get(args[1], "_undef_")
+        if verb == "uuid_audio_fork" and len(args) >= 2:
+            # mod_audio_fork (added by H4): start <url> <mix> <rate> [metadata] / stop
+            if args[0] != self.uuid:
+                return "-ERR No such channel!\n"
+            if args[1] == "start" and len(args) >= 5 and args[3] in ("mono", "mixed", "stereo") \
+                    and args[4] in ("8k", "16k"):
+                return "+OK Success\n"
+            if args[1] == "stop":
+                return "+OK Success\n"
+            return "-ERR Invalid arguments\n"
         if verb == "uuid_break":
             self._break.set()
             return "+OK\n"

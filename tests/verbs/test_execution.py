@@ -182,14 +182,19 @@ def test_given_record_when_caller_hangs_up_then_recording_completed_event_with_s
     assert body["payload"]["statusHook"] == "https://hooks.example.com/rec"
 
 
-def test_given_listen_when_audio_fork_unavailable_then_exact_command_and_failure_outcome(run_on_call, owner_conn):
-    run = run_on_call(Call(), [{"verb": "listen", "url": "wss://s.example.com/a", "sampleRate": 8000,
-                                "mixType": "stereo", "metadata": {"who": "two words"}}])
-    assert run.error is None
+def test_given_listen_when_fork_starts_then_exact_command_and_call_parked_until_hangup(run_on_call):
+    run = run_on_call(Call().hangup_after(0.3),
+                      [{"verb": "listen", "url": "wss://s.example.com/a", "sampleRate": 8000,
+                        "mixType": "stereo", "metadata": {"who": "two words"}}])
+    assert isinstance(run.error, ChannelHungUp)
     assert run.apis() == [f"uuid_audio_fork {run.call.uuid} start wss://s.example.com/a stereo 8k "
                           "'{\"who\":\"two words\"}'"]
-    assert run.outcome.reason == "listen_failed"
-    assert [k for k, _ in run.events(owner_conn)] == ["interaction.listen.failed"]
+    assert _after_answer(run) == [("park", "")]
+
+
+def test_given_listen_with_defaults_when_executed_then_mixed_16k_and_empty_metadata(run_on_call):
+    run = run_on_call(Call().hangup_after(0.2), [{"verb": "listen", "url": "wss://s.example.com/a"}])
+    assert run.apis() == [f"uuid_audio_fork {run.call.uuid} start wss://s.example.com/a mixed 16k {{}}"]
 
 
 def test_given_pause_tag_and_redirect_when_executed_then_sleep_and_hook_carries_tags(run_on_call, hook_server):
@@ -225,3 +230,22 @@ def test_given_caller_hangs_up_mid_say_when_running_then_channel_hung_up_propaga
                       [{"verb": "say", "text": "long"}, {"verb": "say", "text": "never"}])
     assert isinstance(run.error, ChannelHungUp)
     assert _after_answer(run) == [("speak", "flite|kal|long")]
+
+
+def test_given_speech_gather_when_executed_then_play_and_detect_speech_with_pocketsphinx(run_on_call, hook_server):
+    hook_server.reply(Reply(body=b""))
+    run = run_on_call(Call(), [{"verb": "gather", "input": ["speech"], "say": {"text": "Say sales or support"},
+                                "actionHook": hook_server.url("/speech")}])
+    assert _after_answer(run) == [
+        ("play_and_detect_speech", "'say:flite:kal:Say sales or support' detect:pocketsphinx gather")]
+    assert json.loads(hook_server.requests[0].body)["speech"] == ""
+    assert run.outcome.reason == "no_instructions"
+
+
+def test_given_pocketsphinx_nlsml_when_parsed_then_first_input_text():
+    from esl.verbs.gather import parse_speech
+
+    nlsml = ('<?xml version="1.0"?><result grammar="gather"><interpretation grammar="gather" '
+             'confidence="91"><input mode="speech">sales</input></interpretation></result>')
+    assert parse_speech(nlsml) == "sales"
+    assert parse_speech("") == ""
