@@ -288,3 +288,29 @@ def test_given_name_resolving_to_ipv6_loopback_when_fetching_then_pinned_v6_conn
 def test_given_process_wide_client_when_requested_twice_then_same_instance_shares_pools():
     from app.webhooks import get_client
     assert get_client() is get_client()
+
+
+def test_given_server_dripping_the_body_when_fetching_then_whole_attempt_budget_applies(hook_server):
+    import gevent
+
+    def drip():
+        for _ in range(40):          # 4 s in total, never idle long enough for a read timeout
+            gevent.sleep(0.1)
+            yield b" "
+        yield b"[]"
+
+    hook_server.reply(Reply(body=drip))
+    # Per-read timeouts alone would wait for the whole body and return []; the attempt budget
+    # cuts it short.
+    with pytest.raises(WebhookFailed) as caught:
+        client(timeout=0.5, attempts=1).fetch_instructions(hook_server.url(), "POST", {})
+    assert caught.value.reason == Reason.TIMEOUT
+
+
+def test_given_proxy_environment_when_fetching_then_proxies_are_ignored(hook_server, monkeypatch):
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")   # nothing listens there
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    assert client().fetch_instructions(hook_server.url(host="hooks.test"), "POST", {}) == []
+    assert len(hook_server.requests) == 1
