@@ -18,16 +18,6 @@ def plain_text(text: str) -> str:
     return _WS.sub(" ", text).replace("${", "$ {").strip()
 
 
-def escape_delim(text: str, delim: str) -> str:
-    """Escape the delimiter, quotes and backslashes so ``text`` stays one argument."""
-    out = []
-    for ch in text:
-        if ch in ("\\", "'", delim):
-            out.append("\\")
-        out.append(ch)
-    return "".join(out)
-
-
 def quote_arg(text: str) -> str:
     """One space-separated argument: single-quoted when it contains a space or a quote."""
     if text and not any(c in text for c in " '\\"):

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from esl.verbs.fsargs import escape_delim, plain_text
+import re
+
+from esl.verbs.fsargs import plain_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from esl.verbs.context import VerbContext
@@ -27,9 +29,17 @@ def resolve_voice(ctx: "VerbContext", voice: Optional[str]) -> str:
     return default if default in FLITE_VOICES else DEFAULT_VOICE
 
 
+_SPACES = re.compile(r" {2,}")
+
+
 def speak_arg(voice: str, text: str) -> str:
-    """``speak`` data: ``flite|<voice>|<text>`` (capture outbound_speak_flite)."""
-    return f"{ENGINE}|{voice}|{escape_delim(plain_text(text), '|')}"
+    """``speak`` data: ``flite|<voice>|<text>`` (capture outbound_speak_flite).
+
+    FreeSWITCH 1.10's speak takes the text as the *unstripped* remainder after the second ``|``
+    (mod_dptools speak_function), so backslash escapes would be spoken literally; older
+    releases split further on ``|``. A ``|`` has no sound, so it becomes a space: safe for both.
+    """
+    return f"{ENGINE}|{voice}|{_SPACES.sub(' ', plain_text(text).replace('|', ' '))}"
 
 
 def say_file(voice: str, text: str) -> str:

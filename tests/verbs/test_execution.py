@@ -21,10 +21,10 @@ def _after_answer(run) -> list[tuple[str, str]]:
     return apps[1:]
 
 
-def test_given_say_with_loop_when_executed_then_speak_flite_with_escaped_text_each_time(run_on_call):
-    run = run_on_call(Call(), [{"verb": "say", "text": "Hello | world\nbye ${x}", "voice": "slt", "loop": 2}])
+def test_given_say_with_loop_when_executed_then_speak_flite_with_argument_safe_text_each_time(run_on_call):
+    run = run_on_call(Call(), [{"verb": "say", "text": "Hello | it's\nme ${x}", "voice": "slt", "loop": 2}])
     assert run.error is None
-    assert _after_answer(run) == [("speak", "flite|slt|Hello \\| world bye $ {x}")] * 2
+    assert _after_answer(run) == [("speak", "flite|slt|Hello it's me $ {x}")] * 2
     assert run.outcome.reason == "list_finished"
 
 
