@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 GATEWAY_STATE = "sofia::gateway_state"
 GATEWAY_ADD = "sofia::gateway_add"
 GATEWAY_DELETE = "sofia::gateway_delete"
+HEALTH_EVENTS: tuple[str, ...] = (GATEWAY_STATE, GATEWAY_ADD, GATEWAY_DELETE)  # InboundConnection(events=...)
 SUBSCRIBE_COMMAND = f"event plain CUSTOM {GATEWAY_STATE} {GATEWAY_ADD} {GATEWAY_DELETE}"
 
 # KEYS[1] = hash gateway_id -> "up"|"down"; ARGV = gateway_id, new state.
@@ -132,7 +133,7 @@ class GatewayHealth:
     def attach(self, connection: Any) -> None:
         """Register on an esl connection (``on(name, handler)``); the caller subscribes with
         SUBSCRIBE_COMMAND (or ``event plain CUSTOM ...``)."""
-        for sub in (GATEWAY_STATE, GATEWAY_ADD, GATEWAY_DELETE):
+        for sub in HEALTH_EVENTS:
             connection.on(sub, self.on_event)
 
 

@@ -167,3 +167,28 @@ def test_given_stale_down_after_freeswitch_restart_when_reconciled_then_up_is_re
     assert seen == {gateway_name(gid_up): "up", gateway_name(gid_down): "down"}
     assert tracker.down_gateway_ids() == frozenset({gid_down})
     assert [rk for _, rk, _ in collector.calls] == ["system.gateway.down", "system.gateway.up", "system.gateway.down"]
+
+
+def test_given_inbound_esl_when_simulated_gateway_goes_down_and_up_then_state_follows(health, inbound_sim):
+    import gevent
+
+    from app.routing.gateway_health import HEALTH_EVENTS
+    from esl.inbound import InboundConnection
+
+    tracker, collector = health
+    gid = uuid.uuid4()
+    esl = InboundConnection(*inbound_sim.address, "ClueCon", events=HEALTH_EVENTS, reconnect=False)
+    tracker.attach(esl)
+    esl.connect()
+    try:
+        inbound_sim.set_gateway(gateway_name(gid), False)
+        with gevent.Timeout(5):
+            while tracker.state(gid) != "down":
+                gevent.sleep(0.02)
+        inbound_sim.set_gateway(gateway_name(gid), True)
+        with gevent.Timeout(5):
+            while tracker.state(gid) != "up":
+                gevent.sleep(0.02)
+    finally:
+        esl.close()
+    assert [rk for _, rk, _ in collector.calls] == ["system.gateway.down", "system.gateway.up"]
