@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import redis
 from sqlalchemy import select
@@ -20,6 +20,9 @@ from app.routing.cache import RoutingCache
 from app.routing.gateway_health import GatewayHealth
 from app.routing.lcr import bridge_string
 from app.webhooks.client import WebhookClient
+
+if TYPE_CHECKING:  # pragma: no cover
+    from esl.outbound import OutboundConnection
 
 # How long the session waits for FreeSWITCH's CHANNEL_HANGUP_COMPLETE after hanging up.
 HANGUP_COMPLETE_TIMEOUT_SECONDS = 10.0
@@ -41,7 +44,8 @@ class CallServices:
     find_route: Callable[[str], Optional[InboundRoute]] = find_inbound_route
     ws_options: dict[str, Any] = field(default_factory=dict)  # resolver/CA for ws handlers
     hangup_complete_timeout: float = HANGUP_COMPLETE_TIMEOUT_SECONDS
-    live_calls: set[str] = field(default_factory=set)        # refreshed in the limiter
+    # call id → its socket: the limiter refreshes these slots, reconciliation closes stale ones
+    live_calls: dict[str, "OutboundConnection"] = field(default_factory=dict)
 
     def lcr_bridge(self, account_id: uuid.UUID, number: str) -> str:
         if self.routing is None:

@@ -88,12 +88,12 @@ class CallSession:
         if not admission.admitted:
             self._refuse(admission.refused_scope)
             return
-        self.services.live_calls.add(call.call_id)
+        self.services.live_calls[call.call_id] = self.conn
         try:
             self._drive()
         finally:
             self.services.limiter.release(call.call_id)
-            self.services.live_calls.discard(call.call_id)
+            self.services.live_calls.pop(call.call_id, None)
             self._finish()
 
     def _drive(self) -> None:

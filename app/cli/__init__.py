@@ -7,10 +7,13 @@ patch()
 import click  # noqa: E402
 
 from app.cli import api as api_cli  # noqa: E402
+from app.cli import controller as controller_cli  # noqa: E402
 from app.cli import db as db_cli  # noqa: E402
 from app.cli import lcr as lcr_cli  # noqa: E402
+from app.cli import run as run_cli  # noqa: E402
 from app.cli import tenant as tenant_cli  # noqa: E402
 from app.cli import verbs as verbs_cli  # noqa: E402
+from app.cli import workers as workers_cli  # noqa: E402
 
 
 @click.group()
@@ -23,3 +26,6 @@ main.add_command(api_cli.api)
 main.add_command(tenant_cli.tenant)
 main.add_command(verbs_cli.verbs)
 main.add_command(lcr_cli.lcr)
+main.add_command(controller_cli.controller)
+main.add_command(workers_cli.workers)
+main.add_command(run_cli.run)

@@ -7,7 +7,6 @@ balancer (or run ``gunicorn -k gevent 'app.api:create_app()'``); the API keeps n
 """
 from __future__ import annotations
 
-import logging
 import signal
 import socket
 
@@ -40,7 +39,10 @@ def api(host: str, port: int, access_log: bool) -> None:
 
     from app.api.app import create_app
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    from app.logging_setup import configure_logging
+
+
+    configure_logging()
     server = NoDelayWSGIServer((host, port), create_app(), log="default" if access_log else None)
 
     def _stop() -> None:

@@ -24,6 +24,31 @@ def upgrade(url: str | None = None, revision: str = "head") -> None:
     command.upgrade(alembic_config(url), revision)
 
 
+def ensure_database(url: str | None = None) -> bool:
+    """Create the database named in ``url`` when it is missing (first ``sbc run`` on a fresh
+    machine); returns True when it was created. Needs CREATEDB on the owner role."""
+    import psycopg2
+    from psycopg2 import sql
+    from sqlalchemy.engine import make_url
+
+    from app.settings import get_settings
+
+    target = make_url(url or get_settings().database_url)
+    maintenance = target.set(database="postgres")
+    conn = psycopg2.connect(maintenance.render_as_string(hide_password=False)
+                            .replace("postgresql+psycopg2://", "postgresql://"))
+    try:
+        conn.autocommit = True
+        with conn.cursor() as cur:
+            cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", (target.database,))
+            if cur.fetchone():
+                return False
+            cur.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(target.database)))
+            return True
+    finally:
+        conn.close()
+
+
 def current_revision(url: str | None = None) -> str | None:
     """The revision the database is at (None before the first upgrade)."""
     from alembic.runtime.migration import MigrationContext

@@ -162,7 +162,7 @@ def test_given_caller_hangs_up_mid_playback_then_record_is_written_and_slot_rele
     assert record["status"] == "completed"
     assert record["hangup_cause"] == "NORMAL_CLEARING"
     assert services.limiter.counts(account.id)[0] == 0
-    assert services.live_calls == set()
+    assert services.live_calls == {}
 
 
 def test_given_hold_and_unhold_when_call_is_up_then_hold_events_are_published(

@@ -1,0 +1,123 @@
+"""The controller process: every call FreeSWITCH hands over, and the node-wide ESL links.
+
+Started by ``sbc controller`` (and by ``sbc run``). It owns:
+- the outbound ESL server (FreeSWITCH's ``socket`` app connects once per call → CallSession);
+- one inbound ESL connection per FreeSWITCH node from ``cluster_config`` (gateway health,
+  ``reloadacl``/gateway rescans on routing changes, reconciliation after a reconnect);
+- the concurrency limiter's slot refresher, the event outbox relay, the service heartbeat,
+  and the listeners for ``system.config.changed`` and ``routing.config.changed``.
+"""
+from __future__ import annotations
+
+import logging
+import socket
+from typing import Optional
+
+import gevent
+import redis
+
+from app.calls.heartbeat import ServiceHeartbeat
+from app.calls.limiter import ConcurrencyLimiter, start_refresher
+from app.config import RuntimeConfig, start_config_listener
+from app.events.payloads import emit
+from app.events.publisher import start_publisher, stop_publisher
+from app.routing.cache import RoutingCache, RoutingReloader, start_routing_listener
+from app.routing.fsconfig import generated_dir
+from app.routing.gateway_health import SUBSCRIBE_COMMAND, GatewayHealth
+from app.settings import get_settings
+from app.webhooks.client import WebhookClient
+from esl.inbound import InboundConnection
+from esl.outbound import OutboundServer
+from esl.reconcile import close_vanished_calls
+from esl.services import CallServices
+from esl.session import CallSession
+
+log = logging.getLogger(__name__)
+
+NODE_EVENTS = tuple(SUBSCRIBE_COMMAND.split()[2:])  # CUSTOM sofia::gateway_state ...
+
+
+class Controller:
+    def __init__(self, config: Optional[RuntimeConfig] = None) -> None:
+        settings = get_settings()
+        self.config = config or RuntimeConfig.load()
+        self.redis = redis.Redis.from_url(settings.redis_url)
+        self.routing = RoutingCache()
+        self.health = GatewayHealth(self.redis, settings.redis_key_prefix, emit)
+        self.services = CallServices(
+            limiter=ConcurrencyLimiter(self.redis,
+                                       slot_ttl_seconds=self.config.limiter_slot_ttl_seconds),
+            redis=self.redis,
+            webhooks=WebhookClient(),
+            recordings_dir=self.config.recording_dir,
+            ws_vendor=self.config.webhook_vendor,
+            routing=self.routing,
+            gateway_health=self.health,
+        )
+        host, port = self.config.controller_listen
+        self.server = OutboundServer(lambda conn: CallSession(conn, self.services).run(), host, port)
+        self.nodes: list[InboundConnection] = []
+        self.reloader = RoutingReloader(self.routing, generated_dir(),
+                                        lambda: [n for n in self.nodes if n.connected])
+        self._background: list = []
+        self.heartbeat = ServiceHeartbeat("controller", details=lambda: {
+            "liveCalls": len(self.services.live_calls)})
+
+    def start(self) -> None:
+        start_publisher()
+        self.routing.table()  # compile before the first call, not during it
+        self.server.start()
+        for node in self.config.freeswitch_nodes:
+            self._connect_node(node.host, node.port, node.password)
+        self._background = [
+            start_refresher(self.services.limiter, lambda: list(self.services.live_calls),
+                            interval_seconds=self.config.limiter_refresh_seconds),
+            start_config_listener(self.config),
+            start_routing_listener(self.reloader),
+        ]
+        self.heartbeat.start()
+        log.info("controller up: outbound ESL on %s:%s, %d FreeSWITCH node(s)",
+                 *self.server.address, len(self.nodes))
+
+    def _connect_node(self, host: str, port: int, password: str) -> None:
+        """Connect in the background: the controller serves calls while a switch is away."""
+        ips = _addresses(host)
+        node = InboundConnection(
+            host, port, password, events=NODE_EVENTS,
+            on_reconcile=lambda rows: close_vanished_calls(self.services.live_calls, ips, rows))
+        self.health.attach(node)
+        self.nodes.append(node)
+
+        def first_connect() -> None:
+            delay = 0.5
+            while True:
+                try:
+                    node.connect()
+                    self.reloader.on_freeswitch_connected(node)
+                    return
+                except Exception as exc:
+                    log.warning("FreeSWITCH %s:%s not reachable yet (%s); retrying", host, port, exc)
+                    gevent.sleep(delay)
+                    delay = min(delay * 2, 10.0)
+
+        gevent.spawn(first_connect)
+
+    def serve_forever(self) -> None:
+        self.server.serve_forever()
+
+    def stop(self) -> None:
+        self.heartbeat.stop()
+        self.server.stop(timeout=5)
+        for node in self.nodes:
+            node.close()
+        for item in self._background:
+            stop = getattr(item, "stop", None)
+            stop() if stop else item.kill()
+        stop_publisher()
+
+
+def _addresses(host: str) -> list[str]:
+    try:
+        return sorted({info[4][0] for info in socket.getaddrinfo(host, None)})
+    except OSError:
+        return [host]

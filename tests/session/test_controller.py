@@ -1,0 +1,79 @@
+"""The controller process as ``sbc controller`` runs it: outbound server, a node link to the
+(simulated) FreeSWITCH, the outbox relay to a real RabbitMQ, reconciliation on reconnect."""
+from __future__ import annotations
+
+import gevent
+import pytest
+
+from app.config import RuntimeConfig
+from app.controller import Controller
+from app.events.consumer import EventConsumer
+from app.events.exchanges import CALL_EVENTS
+from tests.session.conftest import call_record
+from tests.simulator import Call, place_call
+
+
+@pytest.fixture
+def running_controller(inbound_sim, amqp_vhost, tmp_path, monkeypatch):
+    monkeypatch.setenv("SBC_FS_GENERATED_DIR", str(tmp_path))
+    host, port = inbound_sim.address
+    config = RuntimeConfig({
+        "freeswitch.nodes": [{"host": host, "port": port, "password": "ClueCon"}],
+        "controller.listen": {"host": "127.0.0.1", "port": 0},
+    })
+    ctl = Controller(config)
+    ctl.start()
+    node = ctl.nodes[0]
+    for _ in range(100):
+        if node.connected:
+            break
+        gevent.sleep(0.05)
+    assert node.connected
+    yield ctl
+    ctl.stop()
+
+
+def _wait_until(predicate, timeout: float = 10.0) -> None:
+    deadline = gevent.get_hub().loop.now() + timeout
+    while not predicate():
+        assert gevent.get_hub().loop.now() < deadline, "condition not met in time"
+        gevent.sleep(0.05)
+
+
+def test_given_running_controller_when_call_ends_then_its_events_reach_a_rabbitmq_consumer(
+        running_controller, number_with_app, owner_conn):
+    received = []
+    consumer = EventConsumer([(CALL_EVENTS, "call.#")], received.append).start()
+    try:
+        assert consumer.ready.wait(10)
+        account, number, _ = number_with_app(app_json=[{"verb": "say", "text": "hi"}])
+        call = place_call(Call(callee=number), running_controller.server.address)
+        assert call.wait(10)
+        record = call_record(owner_conn, call.uuid)
+        mine = lambda: [e for e in received if e.trace_id == str(record["trace_id"])]  # noqa: E731
+        _wait_until(lambda: {"call.started", "call.answered", "call.ended"} <= {e.type for e in mine()})
+        ended = next(e for e in mine() if e.type == "call.ended")
+        assert ended.account == str(account.id)
+        assert ended.payload["callId"] == call.uuid
+    finally:
+        consumer.stop()
+
+
+def test_given_esl_link_drops_when_it_reconnects_then_calls_gone_from_freeswitch_are_closed(
+        running_controller, inbound_sim, number_with_app, owner_conn):
+    account, number, _ = number_with_app(app_json=[{"verb": "pause", "length": 30}])
+    kept = place_call(Call(callee=number).hangup_after(1.5), running_controller.server.address)
+    gone = place_call(Call(callee=number), running_controller.server.address)
+    live = running_controller.services.live_calls
+    _wait_until(lambda: {kept.uuid, gone.uuid} <= set(live))
+    inbound_sim.add_channel(uuid=kept.uuid)   # FreeSWITCH still has only one of the two
+
+    inbound_sim.drop_connections()
+    _wait_until(lambda: running_controller.nodes[0].reconnects >= 1)
+    _wait_until(lambda: gone.uuid not in live)
+    assert kept.uuid in live
+    limiter = running_controller.services.limiter
+    assert kept.wait(10)
+    _wait_until(lambda: not live)
+    assert limiter.counts(account.id)[0] == 0
+    assert call_record(owner_conn, kept.uuid)["status"] == "completed"
