@@ -431,3 +431,19 @@ def test_given_conference_subscription_when_caller_joins_and_leaves_then_member_
     assert "error" not in res, res.get("error")
     assert "event plain CUSTOM conference::maintenance" in [c.line for c in call.commands]
     assert actions == [("add-member", ["room7"]), ("floor-change", ["room7", "room7"]), ("del-member", ["room7"])]
+
+
+def test_given_simulated_call_when_controller_executes_then_simulator_records_app_and_args(
+        outbound_server, simulate_call):
+    def app(conn, res):
+        _prologue(conn)
+        conn.execute("answer")
+        conn.execute("playback", TONE)
+        conn.hangup()
+        conn.exit()
+
+    res, call = run(outbound_server, simulate_call, Call(), app)
+    assert "error" not in res, res.get("error")
+    assert call.executed() == [("answer", ""), ("playback", TONE)]
+    assert call.executed("playback") == [("playback", TONE)]
+    assert [e.get("Hangup-Cause") for e in call.events_named("CHANNEL_HANGUP")] == ["NORMAL_CLEARING"]

@@ -102,6 +102,16 @@ class SimOutboundCall:
     def wait(self, timeout: float = 10.0) -> bool:
         return self.done.wait(timeout)
 
+    def executed(self, app: str | None = None) -> list[tuple[str, str]]:
+        """(app, arg) of every ``sendmsg execute`` received, optionally only for ``app``."""
+        return [(c.app or "", c.app_arg) for c in self.commands
+                if c.name == "sendmsg" and c.headers.get("call-command") == "execute"
+                and (app is None or c.app == app)]
+
+    def events_named(self, name: str) -> list[Event]:
+        """Events actually written to the controller with this name (CUSTOM: subclass)."""
+        return [e for e in self.emitted if e.dispatch_key == name]
+
     def kill(self) -> None:
         for g in self._greenlets:
             g.kill(block=False)
