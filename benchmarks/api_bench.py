@@ -154,7 +154,8 @@ def main() -> None:
             driver.call("POST", "/api/api-keys", {"name": f"k{i}", "scopes": ["calls"]}, token)
         driver.run(100, args.clients, lambda: driver.call("GET", "/api/api-keys", token=token))  # warm-up
 
-        print(f"# sbc api (gevent pywsgi, 1 process) on {os.cpu_count()} CPUs; driver in another process")
+        print(f"# sbc api (gevent pywsgi, 1 process) on {os.cpu_count()} CPUs; driver in another "
+              f"process; load average before: {os.getloadavg()[0]:.2f}")
         for clients in sorted({1, args.clients}):
             wall, lat = driver.run(args.logins, clients, lambda: driver.call("POST", "/auth/login", login_body))
             report("POST /auth/login (bcrypt12)", args.logins, clients, wall, lat)
