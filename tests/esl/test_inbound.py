@@ -146,3 +146,24 @@ def test_given_show_channels_bodies_when_parsed_then_both_empty_forms_give_no_ro
 def test_given_custom_subclasses_when_building_event_command_then_they_follow_custom():
     assert build_event_command(["CHANNEL_HOLD", "conference::maintenance", "CUSTOM", "BACKGROUND_JOB"]) == \
         "event plain CHANNEL_HOLD BACKGROUND_JOB CUSTOM conference::maintenance"
+
+
+def test_given_switch_refuses_for_a_while_when_it_comes_back_then_reconnect_backs_off_and_recovers(inbound_sim):
+    reconciled = []
+    conn = _connect(inbound_sim, on_reconcile=reconciled.append)
+    try:
+        inbound_sim.refuse_connections = True
+        inbound_sim.drop_connections()
+        gevent.sleep(0.5)
+        assert not conn.connected
+        assert conn.reconnects == 0
+        inbound_sim.refuse_connections = False
+        for _ in range(200):
+            if reconciled:
+                break
+            gevent.sleep(0.01)
+        assert conn.connected and conn.reconnects == 1
+        assert reconciled == [[]]  # '{"row_count": 0}\n' parsed as no rows
+        assert conn.api("reloadacl") == "+OK acl reloaded\n"
+    finally:
+        conn.close()
