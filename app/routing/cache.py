@@ -159,10 +159,44 @@ def identify_carrier(source_ip: str | None) -> tuple[uuid.UUID, uuid.UUID] | Non
     return default_cache().identify_carrier(source_ip)
 
 
-def start_routing_listener(reloader: RoutingReloader, **consumer_kw: Any):
+class RoutingListener:
+    """The consumer of ``routing.config.changed`` plus a watcher: the queue is private and
+    auto-deleted, so changes published while the broker connection was down are lost; after
+    every *re*connect the watcher runs a full sync instead (cheap: nothing is sent to
+    FreeSWITCH when the files do not change)."""
+
+    def __init__(self, reloader: RoutingReloader, consumer: Any) -> None:
+        self.reloader = reloader
+        self.consumer = consumer
+        self.ready = consumer.ready
+        self.resyncs = 0
+        self._stopping = False
+        self._watcher = gevent.spawn(self._watch)
+
+    def _watch(self) -> None:
+        seen = 0
+        while not self._stopping:
+            if self.consumer.ready.wait(timeout=0.5) and self.consumer.connects != seen:
+                if seen:
+                    try:
+                        self.reloader.sync()
+                        self.resyncs += 1
+                    except Exception:
+                        log.exception("routing: resync after broker reconnect failed")
+                seen = self.consumer.connects
+            gevent.sleep(0.2)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stopping = True
+        self._watcher.kill(block=True, timeout=timeout)
+        self.consumer.stop(timeout)
+
+
+def start_routing_listener(reloader: RoutingReloader, **consumer_kw: Any) -> RoutingListener:
     """Consume ``routing.config.changed`` on system.events (a private, server-named queue per
     controller: every controller must rebuild its own snapshot) and run the reloader."""
     from app.events.consumer import EventConsumer
     from app.events.exchanges import SYSTEM_EVENTS
 
-    return EventConsumer([(SYSTEM_EVENTS, ROUTING_CHANGED)], reloader.handle_event, **consumer_kw).start()
+    consumer = EventConsumer([(SYSTEM_EVENTS, ROUTING_CHANGED)], reloader.handle_event, **consumer_kw).start()
+    return RoutingListener(reloader, consumer)

@@ -127,3 +127,26 @@ def test_given_listener_when_routing_changed_is_published_then_controller_snapsh
     finally:
         listener.stop()
         publisher.stop()
+
+
+@pytest.mark.usefixtures("amqp_vhost")
+def test_given_broker_connection_lost_when_it_comes_back_then_controller_resyncs_missed_changes(owner_engine, tmp_path):
+    from tests.plugins.services import amqp_vhost_name, close_vhost_connections
+
+    ip = f"198.18.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250 + 1}"
+    cache = RoutingCache()
+    reloader = RoutingReloader(cache, tmp_path, lambda: [], sleep=lambda _s: None)
+    cache.table()
+    listener = start_routing_listener(reloader, backoff_seconds=(0.05, 0.2))
+    try:
+        assert listener.ready.wait(10)
+        first = listener.consumer.connects
+        carrier_id, gateway_id = _add_carrier(owner_engine, ip)  # changed, but nobody announced it
+        assert close_vhost_connections(amqp_vhost_name()) >= 1
+        with gevent.Timeout(15):
+            while cache.identify_carrier(ip) is None:
+                gevent.sleep(0.05)
+        assert listener.consumer.connects > first and listener.resyncs >= 1
+        assert cache.identify_carrier(ip) == (carrier_id, gateway_id)
+    finally:
+        listener.stop()
