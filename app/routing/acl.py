@@ -23,6 +23,7 @@ class AclEntry:
     network: ipaddress.IPv4Network
     carrier_id: uuid.UUID
     gateway_id: uuid.UUID
+    carrier_account_id: uuid.UUID | None = None  # None: platform carrier (any tenant's numbers)
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ def build_acl(
 ) -> tuple[list[AclEntry], list[RejectedGateway]]:
     """Entries for every active inbound gateway of an active carrier, in a stable order
     (network, then gateway id) so the generated file only changes when the data does."""
-    active_carriers = {c.id for c in carriers if c.is_active}
+    active_carriers = {c.id: c.account_id for c in carriers if c.is_active}
     entries: list[AclEntry] = []
     rejected: list[RejectedGateway] = []
     for gw in gateways:
@@ -61,7 +62,7 @@ def build_acl(
         except ValueError as exc:
             rejected.append(RejectedGateway(gw.id, str(exc)))
             continue
-        entries.append(AclEntry(network, gw.carrier_id, gw.id))
+        entries.append(AclEntry(network, gw.carrier_id, gw.id, active_carriers[gw.carrier_id]))
     entries.sort(key=lambda e: (int(e.network.network_address), e.network.prefixlen, str(e.gateway_id)))
     return entries, rejected
 
@@ -80,39 +81,54 @@ def render_acl_nodes(entries: Iterable[AclEntry]) -> str:
     return "\n".join(lines) + "\n"
 
 
+_ANY = object()
+
+
 class CarrierIdentifier:
     """Longest-prefix match of a source IP over the ACL entries.
 
     Per prefix length one dict keyed by the network address as an int: a lookup is at most one
     dict probe per distinct prefix length present (usually 1-3), whatever the gateway count.
+
+    Multi-tenant rule: FreeSWITCH's ACL is one list for the whole platform, so a tenant's own
+    carrier is admitted at the SIP level for any number. ``identify(ip, account_id)`` therefore
+    only considers platform carriers and that account's carriers: a tenant's trunk cannot be
+    used to inject calls into another tenant's numbers (the session refuses when it gets None).
     """
 
     def __init__(self, entries: Iterable[AclEntry]) -> None:
-        by_len: dict[int, dict[int, tuple[uuid.UUID, uuid.UUID]]] = {}
+        by_len: dict[int, dict[int, list[AclEntry]]] = {}
         for entry in sorted(entries, key=lambda e: (e.network.prefixlen, str(e.gateway_id))):
-            table = by_len.setdefault(entry.network.prefixlen, {})
-            # Sorted by gateway id: the first claim on a network wins, so two carriers sharing
-            # an address resolve the same way on every controller, whatever the row order.
-            table.setdefault(int(entry.network.network_address), (entry.carrier_id, entry.gateway_id))
+            # sorted by gateway id: when two carriers share a network the lowest gateway id
+            # wins on every controller, whatever the row order
+            by_len.setdefault(entry.network.prefixlen, {}).setdefault(
+                int(entry.network.network_address), []).append(entry)
         self._lengths = sorted(by_len, reverse=True)
         self._tables = by_len
 
-    def identify(self, source_ip: str | None) -> tuple[uuid.UUID, uuid.UUID] | None:
-        if not source_ip:
+    def identify(self, source_ip: str | None, account_id: object = _ANY) -> tuple[uuid.UUID, uuid.UUID] | None:
+        """(carrier_id, gateway_id) of the most specific matching gateway; with ``account_id``
+        only platform carriers and that account's carriers count."""
+        value = _ipv4_int(source_ip)
+        if value is None:
             return None
-        try:
-            address = ipaddress.ip_address(source_ip.strip())
-        except ValueError:
-            return None
-        if isinstance(address, ipaddress.IPv6Address):
-            mapped = address.ipv4_mapped
-            if mapped is None:
-                return None
-            address = mapped
-        value = int(address)
         for length in self._lengths:
             mask = (0xFFFFFFFF << (32 - length)) & 0xFFFFFFFF
-            hit = self._tables[length].get(value & mask)
-            if hit is not None:
-                return hit
+            for entry in self._tables[length].get(value & mask, ()):
+                if account_id is _ANY or entry.carrier_account_id is None or entry.carrier_account_id == account_id:
+                    return entry.carrier_id, entry.gateway_id
         return None
+
+
+def _ipv4_int(source_ip: str | None) -> int | None:
+    if not source_ip:
+        return None
+    try:
+        address = ipaddress.ip_address(source_ip.strip())
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address):
+        address = address.ipv4_mapped
+        if address is None:
+            return None
+    return int(address)

@@ -34,8 +34,13 @@ class RoutingTable:
     outbound_gateways: tuple[GatewayRow, ...]
     compile_seconds: float
 
-    def identify_carrier(self, source_ip: str | None) -> tuple[uuid.UUID, uuid.UUID] | None:
-        return self.identifier.identify(source_ip)
+    def identify_carrier(self, source_ip: str | None,
+                         account_id: uuid.UUID | None = None) -> tuple[uuid.UUID, uuid.UUID] | None:
+        """With ``account_id`` (the dialled number's account) only platform carriers and that
+        account's own carriers can match; without it any carrier."""
+        if account_id is None:
+            return self.identifier.identify(source_ip)
+        return self.identifier.identify(source_ip, account_id)
 
     def explain(self, number: str, account_id: uuid.UUID | None,
                 down_gateways: AbstractSet[uuid.UUID] = frozenset()) -> Explanation:
@@ -96,8 +101,9 @@ class RoutingCache:
             log.warning("routing: gateway %s left out of the ACL: %s", rejected.gateway_id, rejected.reason)
         return table
 
-    def identify_carrier(self, source_ip: str | None) -> tuple[uuid.UUID, uuid.UUID] | None:
-        return self.table().identify_carrier(source_ip)
+    def identify_carrier(self, source_ip: str | None,
+                         account_id: uuid.UUID | None = None) -> tuple[uuid.UUID, uuid.UUID] | None:
+        return self.table().identify_carrier(source_ip, account_id)
 
 
 class RoutingReloader:
@@ -153,10 +159,12 @@ def default_cache() -> RoutingCache:
     return _default_cache
 
 
-def identify_carrier(source_ip: str | None) -> tuple[uuid.UUID, uuid.UUID] | None:
+def identify_carrier(source_ip: str | None,
+                     account_id: uuid.UUID | None = None) -> tuple[uuid.UUID, uuid.UUID] | None:
     """Carrier and gateway of an inbound trunk call from its source IP (``variable_sip_network_ip``
-    or ``variable_sip_received_ip``), longest prefix first; None for an unknown address."""
-    return default_cache().identify_carrier(source_ip)
+    or ``variable_sip_received_ip``), longest prefix first; None for an unknown address. Pass
+    the dialled number's ``account_id`` to refuse another tenant's private trunk (None back)."""
+    return default_cache().identify_carrier(source_ip, account_id)
 
 
 class RoutingListener:

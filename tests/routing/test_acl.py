@@ -68,3 +68,24 @@ def test_given_two_gateways_on_the_same_network_when_identifying_then_same_answe
     again = CarrierIdentifier(list(reversed(twice))).identify(str(ENTRIES[0].network.network_address))
     assert first == again
     assert first[1] == min((ENTRIES[0].gateway_id, key_id("zzz")), key=str)
+
+
+def test_given_tenant_private_trunk_when_identifying_for_another_account_then_it_does_not_count():
+    import uuid as _uuid
+
+    from app.routing.rows import CarrierRow, GatewayRow
+
+    tenant_a, tenant_b = _uuid.uuid4(), _uuid.uuid4()
+    platform = CarrierRow(_uuid.uuid4(), "platform", None)
+    private_a = CarrierRow(_uuid.uuid4(), "a-private", tenant_a)
+    gateways = [
+        GatewayRow(_uuid.uuid4(), platform.id, "198.51.0.0", 16),
+        GatewayRow(_uuid.uuid4(), private_a.id, "198.51.100.10", 32),
+        GatewayRow(_uuid.uuid4(), private_a.id, "203.0.113.5", 32),
+    ]
+    entries, _ = build_acl(gateways, [platform, private_a])
+    ident = CarrierIdentifier(entries)
+    assert ident.identify("198.51.100.10", tenant_a)[0] == private_a.id      # most specific, own
+    assert ident.identify("198.51.100.10", tenant_b)[0] == platform.id       # falls back to platform
+    assert ident.identify("203.0.113.5", tenant_b) is None                   # only A's trunk there
+    assert ident.identify("203.0.113.5")[0] == private_a.id                  # unscoped lookup
