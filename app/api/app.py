@@ -14,6 +14,7 @@ from flask_jwt_extended import JWTManager
 from flask_smorest import Api
 
 from app.api import errors
+from app.api.openapi import BearerErrorsPlugin
 from app.api.api_keys.routes import blp as api_keys_blp
 from app.api.applications.routes import blp as applications_blp
 from app.api.auth.routes import blp as auth_blp
@@ -91,7 +92,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     jwt = JWTManager(app)
     _install_jwt_errors(jwt)
 
-    api = SbcApi(app, spec_kwargs={"security": [{"bearerAuth": []}]})
+    api = SbcApi(app, spec_kwargs={"security": [{"bearerAuth": []}],
+                                   "extra_plugins": [BearerErrorsPlugin()]})
     api.spec.components.security_scheme(
         "bearerAuth", {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
     )

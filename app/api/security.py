@@ -33,6 +33,7 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
+from app.api.openapi import document_forbidden
 from app.api.tenancy import request_tenant
 from app.db.engine import TENANT_SETTING, app_engine
 from app.errors import Forbidden, Unauthorized
@@ -185,6 +186,7 @@ def require_permission(name: str) -> Callable[[F], F]:
                 )
             return view(*args, **kwargs)
 
+        document_forbidden(wrapper, f"Requires permission `{name}` (403 `permission_denied`).")
         return wrapper  # type: ignore[return-value]
 
     return decorate
@@ -204,6 +206,7 @@ def require_license(name: str) -> Callable[[F], F]:
                 )
             return view(*args, **kwargs)
 
+        document_forbidden(wrapper, f"Requires license `{name}` (403 `license_required`).")
         return wrapper  # type: ignore[return-value]
 
     return decorate

@@ -85,3 +85,15 @@ def test_given_no_token_when_fetching_the_openapi_document_then_it_lists_the_cor
     assert doc["security"] == [{"bearerAuth": []}]
     assert doc["paths"]["/auth/login"]["post"]["security"] == []
     assert set(doc["components"]["schemas"]["Error"]["properties"]) == {"code", "message", "details"}
+
+
+def test_given_the_openapi_document_when_reading_api_operations_then_401_and_403_are_documented(api):
+    doc = api.anonymous("acme.localhost").get("/api/openapi.json").get_json()
+    create = doc["paths"]["/api/api-keys"]["post"]
+    assert create["responses"]["401"] == {"$ref": "#/components/responses/UNAUTHORIZED"}
+    assert create["responses"]["403"] == {"$ref": "#/components/responses/FORBIDDEN"}
+    assert "api_keys.create" in create["description"] and "api-access" in create["description"]
+    assert "401" not in doc["paths"]["/auth/login"]["post"]["responses"]
+    assert "401" in doc["paths"]["/auth/exchange"]["post"]["responses"]
+    error_ref = {"$ref": "#/components/schemas/Error"}
+    assert doc["components"]["responses"]["UNAUTHORIZED"]["content"]["application/json"]["schema"] == error_ref
