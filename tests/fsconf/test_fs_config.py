@@ -53,6 +53,7 @@ def test_given_shipped_config_then_trunk_profile_matches_the_spec(conf_copy):
     assert params["inbound-codec-prefs"].split(",") == ["OPUS", "G722", "PCMU", "PCMA", "G729"]
     assert set(params["outbound-codec-prefs"].split(",")) == {"OPUS", "G722", "PCMU", "PCMA", "G729"}
     assert params["disable-transcoding"] == "false" and params["inbound-bypass-media"] == "false"
+    assert params["rtp-secure-media"] == "forbidden"  # plain RTP/AVP on trunks
 
 
 def test_given_shipped_config_then_switch_and_esl_settings_are_set(conf_copy):
