@@ -77,3 +77,17 @@ def test_given_dockerfile_then_it_installs_pinned_deps_at_build_time_only():
     assert "COPY migrations" in dockerfile and "alembic.ini" in dockerfile
     cmd_lines = [line for line in dockerfile.splitlines() if line.startswith(("CMD", "ENTRYPOINT"))]
     assert all("pip" not in line and "curl" not in line for line in cmd_lines)
+
+
+def test_given_compose_then_commands_are_real_sbc_subcommands_and_recordings_are_shared():
+    from app.cli import main
+
+    for name in ("api", "controller", "workers", "migrate"):
+        command = SERVICES[name]["command"]
+        assert command[0] == "sbc"
+        assert command[1] in main.commands, (name, command)
+    from app.config import DEFAULTS
+
+    recording_dir = DEFAULTS["recording.dir"][0]
+    for name in ("freeswitch", "workers"):
+        assert f"recordings:{recording_dir}" in SERVICES[name]["volumes"], name
