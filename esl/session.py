@@ -20,6 +20,7 @@ from app.calls.records import CallContext, write_call_record
 from app.calls.status_hook import base_body, final_body, send_status
 from app.events import payloads
 from app.webhooks.ws_handler import WsCallHandler
+from esl.call_events import CallEvents
 from esl.call_handlers import (HANDLER_WEBSOCKET, HandlerResult, digits, handler_kind,
                                run_application)
 from esl.errors import ChannelHungUp, EslError
@@ -66,6 +67,7 @@ class CallSession:
         self.route: Optional[InboundRoute] = None
         self._held_since: Optional[float] = None
         self._ws: Optional[WsCallHandler] = None
+        self._events: Optional[CallEvents] = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def run(self) -> None:
@@ -74,11 +76,12 @@ class CallSession:
         self.conn.linger()
         self.call = call = IncomingCall.from_channel(channel)
         self.route = route = self.services.find_route(call.to_number)
+        self._events = CallEvents(call.trace_id, route.account_id if route else None)
         if route is None:
             log.info("call %s to unknown number %s refused", call.call_id, call.to_number)
             self._emit("call.failed", payloads.call_failed(
                 call.call_id, hangup_cause=UNKNOWN_NUMBER_CAUSE, sip_status=404,
-                reason="unknown_number"), account=False)
+                reason="unknown_number"))
             self._hangup_and_exit(UNKNOWN_NUMBER_CAUSE)
             return
         self.record = self._record_context(route, call)
@@ -131,6 +134,7 @@ class CallSession:
         event = self._hangup_complete()
         if self._ws is not None:
             self._ws.close()
+        self._events.close()
         if event is not None and self.record is not None:
             written = write_call_record(event, self.record)
             app = self.route.application if self.route else None
@@ -155,6 +159,7 @@ class CallSession:
     def _hangup_and_exit(self, cause: str) -> None:
         self.conn.hangup(cause)
         self._hangup_complete()
+        self._events.close()
         self._exit()
 
     # -- building blocks ---------------------------------------------------------------------
@@ -199,6 +204,7 @@ class CallSession:
             redis=services.redis, recordings_dir=services.recordings_dir, hooks=hooks,
             router=lambda number: services.lcr_bridge(route.account_id, number),
             number_owner=lambda number: services.account_owns(route.account_id, number),
+            publisher=self._events.emit,
         )
         self.conn.on("CHANNEL_ANSWER", ctx.mark_answered)
         self.conn.on("CHANNEL_ANSWER", self._on_answer)
@@ -234,13 +240,8 @@ class CallSession:
             self.conn.close()
 
     # -- channel events → bus ----------------------------------------------------------------
-    def _emit(self, key: str, payload: dict[str, Any], *, account: bool = True) -> None:
-        try:
-            payloads.emit(key, payload,
-                          account_id=self.route.account_id if account and self.route else None,
-                          trace_id=self.call.trace_id if self.call else None)
-        except Exception:  # the outbox is PostgreSQL: a failed insert must not drop the call
-            log.exception("call %s: could not queue %s", self.conn.uuid, key)
+    def _emit(self, key: str, payload: dict[str, Any]) -> None:
+        self._events.emit(key, payload)
 
     def _on_answer(self, _event: Event) -> None:
         self._emit("call.answered", payloads.call_answered(self.call.call_id))
