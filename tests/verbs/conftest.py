@@ -2,6 +2,7 @@
 simulator, a real Redis, the real PostgreSQL outbox and a local HTTP server for hooks."""
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -50,11 +51,17 @@ class VerbRun:
                 out.append((parts[2], parts[3] if len(parts) > 3 else ""))
         return out
 
-    def events(self, owner_conn) -> list[tuple[str, dict]]:
-        rows = owner_conn.execute(text(
-            "SELECT routing_key, body FROM event_outbox WHERE body->>'trace_id' = :t ORDER BY created_at"),
-            {"t": self.trace_id}).all()
-        return [(r[0], r[1]) for r in rows]
+    def events(self, owner_conn, expect: int = 1, timeout: float = 3.0) -> list[tuple[str, dict]]:
+        """Outbox rows of this call. Event handlers (RECORD_STOP) may still be finishing after
+        the socket closed, so wait up to ``timeout`` for at least ``expect`` rows."""
+        deadline = time.monotonic() + timeout
+        while True:
+            rows = owner_conn.execute(text(
+                "SELECT routing_key, body FROM event_outbox WHERE body->>'trace_id' = :t ORDER BY created_at"),
+                {"t": self.trace_id}).all()
+            if len(rows) >= expect or time.monotonic() > deadline:
+                return [(r[0], r[1]) for r in rows]
+            gevent.sleep(0.05)
 
 
 @pytest.fixture

@@ -136,7 +136,7 @@ def test_given_queue_with_announcements_when_wait_runs_out_then_position_moh_and
     assert run.setvars() == [("playback_timeout_sec", "2")]
     assert json.loads(hook_server.requests[0].body)["queueResult"] == "timeout"
     assert run.outcome.reason == "hangup" and run.ctx.hangup_reason == "queue-timeout"
-    assert [k for k, _ in run.events(owner_conn)] == ["queue.caller.enqueued", "queue.caller.dequeued"]
+    assert [k for k, _ in run.events(owner_conn, 2)] == ["queue.caller.enqueued", "queue.caller.dequeued"]
     assert not list(redis_client.scan_iter(match=f"*queue:{run.account_id}:*"))
 
 
@@ -153,7 +153,7 @@ def test_given_caller_in_queue_when_caller_hangs_up_then_abandoned_and_position_
     run = run_on_call(Call().media("local_stream://default", 5.0).hangup_after(0.3),
                       [{"verb": "queue", "name": "sales", "timeout": 60}])
     assert isinstance(run.error, ChannelHungUp)
-    assert [k for k, _ in run.events(owner_conn)] == ["queue.caller.enqueued", "queue.caller.abandoned"]
+    assert [k for k, _ in run.events(owner_conn, 2)] == ["queue.caller.enqueued", "queue.caller.abandoned"]
     assert not list(redis_client.scan_iter(match=f"*queue:{run.account_id}:*"))
 
 
