@@ -7,8 +7,9 @@ target must be the only target).
 
 Before the bridge: ``set continue_on_fail=true`` (a failed bridge would otherwise hang up the
 caller before we can record why — capture outbound_bridge_fail_continue) and
-``set hangup_after_bridge=true``; with ``record``: ``set RECORD_STEREO=true`` and
-``record_session``. A callerId the account does not own is refused at execution: no bridge,
+``set hangup_after_bridge=true``; with ``record``: ``RECORD_STEREO``, ``RECORD_BRIDGE_REQ`` and
+``media_bug_answer_req`` set to true, then ``record_session`` (the recording starts when the legs
+are bridged). A callerId the account does not own is refused at execution: no bridge,
 ``interaction.dial.rejected`` is published and the list ends.
 """
 from __future__ import annotations
@@ -145,7 +146,11 @@ class Dial(Verb):
         ctx.set_var("continue_on_fail", "true")
         ctx.set_var("hangup_after_bridge", "true")
         if self.params["record"]:
+            # Start recording only once the legs are bridged: record_session itself must not
+            # answer the caller (an unanswered, failed dial stays unbilled and unrecorded).
             ctx.set_var("RECORD_STEREO", "true")
+            ctx.set_var("RECORD_BRIDGE_REQ", "true")
+            ctx.set_var("media_bug_answer_req", "true")
             ctx.execute("record_session", recording_path(ctx, "wav"))
             ctx.record_feature("has_recording")
         done = ctx.execute("bridge", arg)

@@ -58,6 +58,7 @@ class Record(Verb):
 
         ctx.on_event("RECORD_STOP", on_stop)
         ctx.set_var("RECORD_STEREO", "true" if p["stereo"] else "false")
+        ctx.set_var("media_bug_answer_req", "true")  # record from answer, not from early media
         ctx.execute("record_session", path)
         ctx.record_feature("has_recording")
         ctx.execute("park")

@@ -108,7 +108,9 @@ def test_given_dial_phone_with_owned_caller_id_and_record_when_answered_then_lcr
     assert apps[0][1].startswith(f"{RECORDINGS_DIR}/{run.account_id}_{run.call.uuid}_") and apps[0][1].endswith(".wav")
     assert apps[1] == ("bridge", "{call_timeout=60,origination_caller_id_number=+15551230000,"
                                  f"sbc_trace_id={run.trace_id},{globals_}}}{legs}")
-    assert ("RECORD_STEREO", "true") in run.setvars()
+    assert run.setvars() == [("continue_on_fail", "true"), ("hangup_after_bridge", "true"),
+                             ("RECORD_STEREO", "true"), ("RECORD_BRIDGE_REQ", "true"),
+                             ("media_bug_answer_req", "true")]
     assert run.outcome.reason == "dial_completed" and run.outcome.data["dialStatus"] == "SUCCESS"
     assert run.ctx.features == {"has_recording"}
 
@@ -175,7 +177,7 @@ def test_given_record_when_caller_hangs_up_then_recording_completed_event_with_s
     assert isinstance(run.error, ChannelHungUp)
     apps = _after_answer(run)
     assert [a for a, _ in apps] == ["record_session", "park"]
-    assert run.setvars() == [("RECORD_STEREO", "false")]
+    assert run.setvars() == [("RECORD_STEREO", "false"), ("media_bug_answer_req", "true")]
     (key, body), = run.events(owner_conn)
     assert key == "media.recording.completed"
     assert body["payload"]["path"] == apps[0][1]
