@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+
+import gevent
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -28,6 +30,7 @@ from esl.outbound import OutboundConnection
 from esl.protocol import Event
 from esl.services import CallServices
 from esl.session_context import SessionVerbContext
+from esl.verbs import VerbListRejected, parse_verb_list, run_verbs
 from esl.verbs.channel import HookTarget
 
 log = logging.getLogger(__name__)
@@ -118,7 +121,7 @@ class CallSession:
         record.has_webhook = kind in ("webhook", HANDLER_WEBSOCKET)
         ctx = self._verb_context(app, kind)
         try:
-            result = run_application(ctx, app, kind, self._first_body(), self._fetch_first)
+            result = self._run_with_redirects(ctx, app, kind)
             self._note_result(result)
             if not self.conn.hung_up:
                 self.conn.hangup("NORMAL_CLEARING")
@@ -212,6 +215,39 @@ class CallSession:
         self.conn.on("CHANNEL_UNHOLD", self._on_unhold)
         return ctx
 
+    def _run_with_redirects(self, ctx: SessionVerbContext, app, kind: str) -> HandlerResult:
+        """A WebSocket app may replace the running verbs at any moment (``command: redirect``)."""
+        watcher = (gevent.spawn(self._watch_ws_commands, gevent.getcurrent())
+                   if self._ws is not None else None)
+        try:
+            try:
+                return run_application(ctx, app, kind, self._first_body(), self._fetch_first)
+            except _Redirected as redirect:
+                verbs = redirect.verbs
+            while True:
+                try:
+                    return HandlerResult(run_verbs(ctx, verbs))
+                except _Redirected as redirect:
+                    verbs = redirect.verbs
+        finally:
+            if watcher is not None:
+                watcher.kill(block=False)
+
+    def _watch_ws_commands(self, runner: gevent.Greenlet) -> None:
+        for item in self._ws.commands:
+            if item is None:  # the handler gave up reconnecting
+                return
+            if item["command"] == "hangup":
+                self.conn.hangup("NORMAL_CLEARING")
+            elif item["command"] == "redirect":
+                try:
+                    verbs = parse_verb_list(item.get("data"))
+                except VerbListRejected as exc:
+                    log.warning("call %s: redirect command rejected: %s", self.call.call_id, exc.errors)
+                    continue
+                self.conn.api(f"uuid_break {self.call.call_id} all")  # stop the media now
+                runner.kill(_Redirected(verbs), block=False)
+
     def _fetch_first(self, url: str, method: str, body: dict[str, Any]) -> Any:
         if self._ws is not None:
             return self._ws.start(body)
@@ -262,6 +298,12 @@ class CallSession:
             held_ms = int((time.monotonic() - self._held_since) * 1000)
             self._held_since = None
         self._emit("call.resumed", payloads.call_resumed(self.call.call_id, held_ms=held_ms))
+
+
+class _Redirected(Exception):
+    def __init__(self, verbs: list) -> None:
+        super().__init__("redirected by the application")
+        self.verbs = verbs
 
 
 class _WsHookClient:

@@ -173,3 +173,34 @@ def test_given_hold_and_unhold_when_call_is_up_then_hold_events_are_published(
     record = call_record(owner_conn, call.uuid)
     keys = outbox_keys(owner_conn, record["trace_id"])
     assert keys.index("call.hold") < keys.index("call.resumed") < keys.index("call.ended")
+
+
+def test_given_websocket_app_when_it_sends_redirect_then_running_verbs_are_replaced(
+        controller, simulate_call, ws_server, number_with_app, owner_conn):
+    ws_server.ack_data = [{"verb": "pause", "length": 30}]
+    account, number, _ = number_with_app(call_hook_url=ws_server.url())
+    call = simulate_call(Call(callee=number), controller)
+    ws_server.wait_for(lambda msgs: any(m.get("type") == "session:new" for m in msgs))
+    gevent.sleep(0.3)
+    ws_server.peers[0].send_json({"type": "command", "command": "redirect",
+                                  "data": [{"verb": "say", "text": "Redirected"}]})
+    _wait(call)
+    apps = executed(call)
+    assert ("sleep", "30000") in apps
+    assert apps[-1] == ("speak", "flite|kal|Redirected")
+    session_new = next(m for m in ws_server.messages if m["type"] == "session:new")
+    assert session_new["data"]["callId"] == call.uuid
+    assert call_record(owner_conn, call.uuid)["has_webhook"] is True
+
+
+def test_given_websocket_app_when_it_sends_hangup_then_call_ends(
+        controller, simulate_call, ws_server, number_with_app, owner_conn):
+    ws_server.ack_data = [{"verb": "pause", "length": 30}]
+    account, number, _ = number_with_app(call_hook_url=ws_server.url())
+    call = simulate_call(Call(callee=number), controller)
+    ws_server.wait_for(lambda msgs: any(m.get("type") == "session:new" for m in msgs))
+    gevent.sleep(0.3)
+    ws_server.peers[0].send_json({"type": "command", "command": "hangup"})
+    _wait(call)
+    assert hangups(call)[0] == "NORMAL_CLEARING"
+    assert call_record(owner_conn, call.uuid)["status"] == "completed"

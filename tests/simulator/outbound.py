@@ -522,14 +522,23 @@ def _app_playback(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
     return response, {}
 
 
+def _breakable_wait(call: SimOutboundCall, seconds: float) -> None:
+    """Like switch_ivr_sleep / speak: ends early on hang-up or on CF_BREAK (``uuid_break``)."""
+    call._break.clear()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not call._break.is_set():
+        if call._interrupt.wait(min(0.01, max(0.0, deadline - time.monotonic()))):
+            return
+
+
 def _app_speak(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
-    call._sleep(_media_length(call, arg, call.timing.speak))
+    _breakable_wait(call, _media_length(call, arg, call.timing.speak))
     return "_none_", {}
 
 
 def _app_sleep(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
     ms = int(arg) if arg.strip().isdigit() else 0
-    call._sleep(ms / 1000.0)
+    _breakable_wait(call, ms / 1000.0)
     return "_none_", {}
 
 
