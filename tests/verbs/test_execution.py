@@ -4,8 +4,6 @@ from __future__ import annotations
 import json
 import uuid
 
-import pytest
-
 from app.routing.lcr import bridge_string, compile_table
 from app.routing.rows import CarrierEntryRow, CarrierRow, GatewayRow, PlanRow, RouteRow, RoutingRows
 from esl.errors import ChannelHungUp
