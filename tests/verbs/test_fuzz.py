@@ -69,3 +69,32 @@ def test_given_list_when_any_item_is_invalid_alone_then_whole_list_rejected(item
 @given(mutated_items())
 def test_given_mutated_item_when_checked_then_json_schema_and_validator_agree(item):
     assert accepted([item]) == VALIDATOR.is_valid([item])
+
+
+node_ids = st.sampled_from(["a", "b", "c", "menu", "bad id", ""])
+
+
+@st.composite
+def flows(draw):
+    nodes = {}
+    for node_id in draw(st.lists(node_ids, min_size=0, max_size=5, unique=True)):
+        node = {"verb": draw(st.one_of(st.sampled_from(VALID_ITEMS), mutated_items(), json_values))}
+        for key in draw(st.lists(st.sampled_from(["next", "branches", "default", "goto"]), max_size=3, unique=True)):
+            node[key] = draw(st.one_of(node_ids, st.dictionaries(st.sampled_from(["1", "2", "#"]), node_ids, max_size=2), json_scalars))
+        nodes[node_id] = node
+    flow = {"start": draw(st.one_of(node_ids, json_scalars)), "nodes": nodes}
+    return draw(st.one_of(st.just(flow), json_values))
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(flows())
+def test_given_arbitrary_flow_json_when_validated_then_only_validation_failed_is_raised(definition):
+    from app.errors import ValidationFailed
+    from app.flows import validate_flow
+
+    try:
+        flow = validate_flow(definition)
+    except ValidationFailed as exc:
+        assert exc.details and all(e["message"] for e in exc.details)
+    else:
+        assert flow.start in flow.nodes
