@@ -31,6 +31,7 @@ def test_given_valid_credentials_when_logging_in_then_a_bearer_token_for_the_ten
     assert body["expires_in"] == limits.TOKEN_LIFETIME_SECONDS
     assert body["session"] == "admin"
     assert body["user"]["username"] == "admin" and body["user"]["role"] == "admin"
+    assert body["user"]["agent_id"] is None
     assert sorted(body["user"]["permissions"]) == sorted(PERMISSIONS)
     assert body["account"] == {"id": str(acme.account_id), "subdomain": acme.subdomain,
                                "licenses": sorted(["api-access", "queue-mgmt", "programmable-voice"])}
@@ -237,6 +238,7 @@ def test_given_an_admin_who_is_also_an_agent_when_exchanging_then_agent_then_bac
     assert response.status_code == 200
     agent_body = response.get_json()
     assert agent_body["session"] == "agent" and agent_body["user"]["permissions"] == []
+    assert agent_body["user"]["agent_id"] is not None
     agent = admin.with_token(agent_body["token"])
     # an admin acting as agent holds only explicitly granted permissions
     refused = agent.post("/api/api-keys", json={})

@@ -25,7 +25,7 @@ def _body(grant: service.Grant) -> dict[str, Any]:
         "session": grant.issued.session,
         "user": {
             "id": grant.user.id, "username": grant.user.username, "role": grant.user.role,
-            "permissions": sorted(grant.permissions),
+            "permissions": sorted(grant.permissions), "agent_id": grant.agent_id,
         },
         "account": {
             "id": grant.account.id, "subdomain": grant.account.subdomain,

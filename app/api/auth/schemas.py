@@ -30,6 +30,7 @@ class TokenUserSchema(ma.Schema):
     username = ma.fields.String()
     role = ma.fields.String()
     permissions = ma.fields.List(ma.fields.String(), metadata={"description": "Effective permissions"})
+    agent_id = ma.fields.UUID(allow_none=True, metadata={"description": "The user's agent profile, if any"})
 
 
 class TokenAccountSchema(ma.Schema):

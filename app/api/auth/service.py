@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass
 
 import gevent
-from sqlalchemy import exists, select, text
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from app.accounts.passwords import hash_password, verify_password
@@ -48,6 +48,7 @@ class Grant:
     user: User
     account: Account
     permissions: frozenset[str]
+    agent_id: uuid.UUID | None  # the user's agent profile, for the agent SDK
 
 
 def _verify_off_hub(password: str, stored: str) -> bool:
@@ -56,25 +57,27 @@ def _verify_off_hub(password: str, stored: str) -> bool:
     return bool(gevent.get_hub().threadpool.apply(verify_password, (password, stored)))
 
 
-def allowed_sessions(user: User, is_agent: bool) -> tuple[str, ...]:
+def allowed_sessions(user: User, agent_id: uuid.UUID | None) -> tuple[str, ...]:
     allowed = []
     if user.role in ADMIN_SESSION_ROLES:
         allowed.append("admin")
-    if user.role == "agent" or is_agent:
+    if user.role == "agent" or agent_id is not None:
         allowed.append("agent")
     return tuple(allowed)
 
 
-def _is_agent(db: Session, user_id: uuid.UUID) -> bool:
-    return bool(db.scalar(select(exists().where(Agent.user_id == user_id))))
+def _agent_id(db: Session, user_id: uuid.UUID) -> uuid.UUID | None:
+    """The user's agent profile (one per user), if they take calls."""
+    return db.scalar(select(Agent.id).where(Agent.user_id == user_id))
 
 
-def _grant(user: User, account: Account, session: str) -> Grant:
+def _grant(user: User, account: Account, session: str, agent_id: uuid.UUID | None) -> Grant:
     issued = issue_token(
         user_id=user.id, account_id=account.id, tenant=account.subdomain, role=user.role,
         session=session,
     )
-    return Grant(issued, user, account, effective_permissions(user.role, session, user.permissions))
+    permissions = effective_permissions(user.role, session, user.permissions)
+    return Grant(issued, user, account, permissions, agent_id)
 
 
 def _account_for_subdomain(subdomain: str) -> uuid.UUID | None:
@@ -85,7 +88,7 @@ def _account_for_subdomain(subdomain: str) -> uuid.UUID | None:
 
 def login(subdomain: str, username: str, password: str, session: str | None) -> Grant:
     row = None
-    is_agent = False
+    agent_id = None
     account_id = _account_for_subdomain(subdomain)
     if account_id is not None:
         with tenant_session(account_id) as db:
@@ -94,20 +97,20 @@ def login(subdomain: str, username: str, password: str, session: str | None) -> 
                 .join(Account, Account.id == User.account_id)
                 .where(User.account_id == account_id, User.username == username)
             ).first()
-            is_agent = _is_agent(db, row.User.id) if row is not None else False
+            agent_id = _agent_id(db, row.User.id) if row is not None else None
     stored = row.User.password_hash if row is not None else _dummy_hash()
     matches = _verify_off_hub(password, stored)
     if row is None or not matches or not row.User.is_active:
         raise Unauthorized("Invalid username or password.", code="invalid_credentials")
     user, account = row.User, row.Account
-    allowed = allowed_sessions(user, is_agent)
+    allowed = allowed_sessions(user, agent_id)
     if not allowed or (session is not None and session not in allowed):
         raise Forbidden(
             f"This user cannot open a '{session or 'admin'}' session.", code="session_not_allowed",
             details={"allowed_sessions": list(allowed)},
         )
     chosen = session or allowed[0]
-    return _grant(user, account, chosen)
+    return _grant(user, account, chosen, agent_id)
 
 
 def load_user_and_account(db: Session, account_id: uuid.UUID, user_id: uuid.UUID) -> tuple[User, Account] | None:
@@ -126,7 +129,8 @@ def reissue(db: Session, identity: Identity, session: str | None = None, *, exch
     if found is None:
         raise Unauthorized("The token's user no longer exists.", code="invalid_token")
     user, account = found
-    allowed = allowed_sessions(user, _is_agent(db, user.id))
+    agent_id = _agent_id(db, user.id)
+    allowed = allowed_sessions(user, agent_id)
     if exchange:
         target = session or next((s for s in SESSIONS if s != identity.session), identity.session)
         if target not in allowed:
@@ -141,4 +145,4 @@ def reissue(db: Session, identity: Identity, session: str | None = None, *, exch
                 f"This user can no longer open a {target} session.", code="session_not_allowed",
                 details={"allowed_sessions": list(allowed)},
             )
-    return _grant(user, account, target)
+    return _grant(user, account, target, agent_id)
