@@ -105,10 +105,15 @@ class Gather(Verb):
         prompt_played = False
         if "dtmf" in inputs:
             done = ctx.execute("play_and_get_digits", self.dtmf_arg(ctx))
-            digits = done.variable(DIGITS_VAR) or ""
+            # FreeSWITCH sets <var> only when digits came and never clears it, so a second
+            # gather without input would still see the first one's digits: trust the variable
+            # only when this run's read_result says success.
+            if done.variable("read_result") == "success":
+                digits = done.variable(DIGITS_VAR) or ""
             prompt_played = True
         if "speech" in inputs and not digits:
             prompt = SILENT_PROMPT if prompt_played else self.prompt_file(ctx)
+            ctx.set_var("detect_speech_result", "")  # same staleness: clear before listening
             done = ctx.execute("play_and_detect_speech", self.speech_arg(prompt))
             speech = parse_speech(done.variable("detect_speech_result") or "")
         return GatherResult(digits=digits, speech=speech)

@@ -239,7 +239,16 @@ def test_given_speech_gather_when_executed_then_play_and_detect_speech_with_pock
     assert _after_answer(run) == [
         ("play_and_detect_speech", "'say:flite:kal:Say sales or support' detect:pocketsphinx gather")]
     assert json.loads(hook_server.requests[0].body)["speech"] == ""
+    assert run.setvars() == [("detect_speech_result", "")]
     assert run.outcome.reason == "no_instructions"
+
+
+def test_given_two_gathers_when_only_the_first_gets_digits_then_the_second_reports_none(run_on_call, hook_server):
+    hook_server.reply(Reply.json([{"verb": "gather", "numDigits": 1, "actionHook": hook_server.url("/second")}]),
+                      Reply(body=b""))
+    run = run_on_call(Call().press("7"), [{"verb": "gather", "numDigits": 1, "actionHook": hook_server.url("/first")}])
+    first, second = (json.loads(r.body)["digits"] for r in hook_server.requests)
+    assert (first, second) == ("7", "")
 
 
 def test_given_pocketsphinx_nlsml_when_parsed_then_first_input_text():
