@@ -45,7 +45,7 @@ class VerbContext(Protocol):
         """sendmsg execute without waiting; returns the Application-UUID."""
 
     def set_var(self, name: str, value: str) -> None:
-        """Set a channel variable on this leg (``set name=value``)."""
+        """Set a channel variable on this leg (the session uses ``uuid_setvar``: no app queue)."""
 
     def api(self, cmd: str) -> str:
         """FreeSWITCH ``api`` command; returns the reply body."""

@@ -43,7 +43,7 @@ def accepted(data) -> bool:
         return False
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(json_values, st.lists(st.one_of(json_values, mutated_items(), st.sampled_from(VALID_ITEMS)), max_size=8)))
 def test_given_arbitrary_json_when_parsed_then_only_verb_list_rejected_is_raised(data):
     try:
@@ -52,7 +52,7 @@ def test_given_arbitrary_json_when_parsed_then_only_verb_list_rejected_is_raised
         assert exc.errors and all(e["message"] for e in exc.errors)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(mutated_items(), st.sampled_from(VALID_ITEMS)), min_size=1, max_size=8))
 def test_given_list_when_any_item_is_invalid_alone_then_whole_list_rejected(items):
     item_ok = [accepted([item]) for item in items]
@@ -65,7 +65,7 @@ def test_given_list_when_any_item_is_invalid_alone_then_whole_list_rejected(item
             assert {e["index"] for e in exc.errors} == bad_indexes
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_items())
 def test_given_mutated_item_when_checked_then_json_schema_and_validator_agree(item):
     assert accepted([item]) == VALIDATOR.is_valid([item])
@@ -86,7 +86,7 @@ def flows(draw):
     return draw(st.one_of(st.just(flow), json_values))
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(flows())
 def test_given_arbitrary_flow_json_when_validated_then_only_validation_failed_is_raised(definition):
     from app.errors import ValidationFailed
