@@ -22,6 +22,7 @@ from app.config import RuntimeConfig, start_config_listener
 from app.events.payloads import emit
 from app.events.publisher import start_publisher, stop_publisher
 from app.routing.cache import RoutingCache, RoutingReloader, start_routing_listener
+from app.routing.dialer import LcrDialer
 from app.routing.fsconfig import generated_dir
 from app.routing.gateway_health import SUBSCRIBE_COMMAND, GatewayHealth
 from app.settings import get_settings
@@ -52,13 +53,14 @@ class Controller:
             recordings_dir=self.config.recording_dir,
             ws_vendor=self.config.webhook_vendor,
             routing=self.routing,
-            gateway_health=self.health,
+            dialer=LcrDialer(self.routing, self.health),
         )
         host, port = self.config.controller_listen
         self.server = OutboundServer(lambda conn: CallSession(conn, self.services).run(), host, port)
         self.nodes: list[InboundConnection] = []
         self.reloader = RoutingReloader(self.routing, generated_dir(),
-                                        lambda: [n for n in self.nodes if n.connected])
+                                        lambda: [n for n in self.nodes if n.connected],
+                                        health=self.health)
         self._background: list = []
         self.heartbeat = ServiceHeartbeat("controller", details=lambda: {
             "liveCalls": len(self.services.live_calls)})
@@ -82,9 +84,13 @@ class Controller:
     def _connect_node(self, host: str, port: int, password: str) -> None:
         """Connect in the background: the controller serves calls while a switch is away."""
         ips = _addresses(host)
-        node = InboundConnection(
-            host, port, password, events=NODE_EVENTS,
-            on_reconcile=lambda rows: close_vanished_calls(self.services.live_calls, ips, rows))
+
+        def reconcile(rows: list[dict]) -> None:
+            """After a reconnect: calls gone while we were away, and routing it may have missed."""
+            close_vanished_calls(self.services.live_calls, ips, rows)
+            self.reloader.on_freeswitch_connected(node)
+
+        node = InboundConnection(host, port, password, events=NODE_EVENTS, on_reconcile=reconcile)
         self.health.attach(node)
         self.nodes.append(node)
 

@@ -17,8 +17,7 @@ from app.calls.limiter import ConcurrencyLimiter
 from app.db.engine import tenant_session
 from app.models import PhoneNumber
 from app.routing.cache import RoutingCache
-from app.routing.gateway_health import GatewayHealth
-from app.routing.lcr import bridge_string
+from app.routing.dialer import LcrDialer, NoRoute
 from app.webhooks.client import WebhookClient
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,10 +27,6 @@ if TYPE_CHECKING:  # pragma: no cover
 HANGUP_COMPLETE_TIMEOUT_SECONDS = 10.0
 
 
-class NoRoute(ValueError):
-    """No least-cost route can carry this number (the dial verb reports it)."""
-
-
 @dataclass
 class CallServices:
     limiter: ConcurrencyLimiter
@@ -39,8 +34,8 @@ class CallServices:
     webhooks: WebhookClient
     recordings_dir: str
     ws_vendor: str
-    routing: Optional[RoutingCache] = None
-    gateway_health: Optional[GatewayHealth] = None
+    routing: Optional[RoutingCache] = None      # carrier identification from the source IP
+    dialer: Optional[LcrDialer] = None          # least-cost routing for phone targets
     find_route: Callable[[str], Optional[InboundRoute]] = find_inbound_route
     ws_options: dict[str, Any] = field(default_factory=dict)  # resolver/CA for ws handlers
     hangup_complete_timeout: float = HANGUP_COMPLETE_TIMEOUT_SECONDS
@@ -48,13 +43,9 @@ class CallServices:
     live_calls: dict[str, "OutboundConnection"] = field(default_factory=dict)
 
     def lcr_bridge(self, account_id: uuid.UUID, number: str) -> str:
-        if self.routing is None:
-            raise NoRoute("least-cost routing is not configured on this controller")
-        down = self.gateway_health.down_gateway_ids() if self.gateway_health else frozenset()
-        explanation = self.routing.table().explain(number, account_id, down)
-        if not explanation.routable:
-            raise NoRoute(f"no route for {number}: {explanation.reason}")
-        return bridge_string(explanation)
+        if self.dialer is None:
+            raise NoRoute("Least-cost routing is not configured on this controller.")
+        return self.dialer.bridge_string(number, account_id)
 
     @staticmethod
     def account_owns(account_id: uuid.UUID, number: str) -> bool:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-
-import gevent
 from dataclasses import dataclass
 from typing import Any, Optional
+
+import gevent
 
 from app.calls.inbound_route import InboundRoute
 from app.calls.limiter import REFUSAL_HANGUP_CAUSE
@@ -37,6 +37,10 @@ log = logging.getLogger(__name__)
 
 UNKNOWN_NUMBER_CAUSE = "UNALLOCATED_NUMBER"        # SIP 404
 NO_APPLICATION_CAUSE = "SERVICE_UNAVAILABLE"       # SIP 503: number exists, nothing answers it
+UNKNOWN_TRUNK_CAUSE = "CALL_REJECTED"              # SIP 403: not this account's carrier
+# The sofia profile carriers reach (fs-conf/sip_profiles/external.xml): calls on it must come
+# from a gateway of a platform carrier or of the dialled number's own account.
+TRUNK_PROFILE = "external"
 # Set by the controller on legs it originates, so every leg of a conversation shares it.
 TRACE_ID_VARIABLE = "sbc_trace_id"
 
@@ -48,6 +52,7 @@ class IncomingCall:
     from_number: str
     to_number: str
     source_ip: Optional[str]
+    sofia_profile: Optional[str]
 
     @classmethod
     def from_channel(cls, channel: Event) -> "IncomingCall":
@@ -58,6 +63,7 @@ class IncomingCall:
             from_number=digits(channel.get("Caller-Caller-ID-Number")),
             to_number=digits(channel.get("Caller-Destination-Number")),
             source_ip=channel.variable("sip_network_ip") or channel.get("Caller-Network-Addr"),
+            sofia_profile=channel.variable("sofia_profile_name"),
         )
 
 
@@ -88,11 +94,17 @@ class CallSession:
             self._hangup_and_exit(UNKNOWN_NUMBER_CAUSE)
             return
         self.record = self._record_context(route, call)
+        if call.sofia_profile == TRUNK_PROFILE and self.services.routing is not None \
+                and self.record.carrier_id is None:
+            # FreeSWITCH's ACL is platform-wide; a tenant's private trunk must not reach
+            # another tenant's numbers.
+            self._refuse(UNKNOWN_TRUNK_CAUSE, 403, f"unknown_trunk:{call.source_ip}")
+            return
         admission = self.services.limiter.acquire(
             call.call_id, route.account_id, route.account_limit,
             route.service_provider_id, route.service_provider_limit)
         if not admission.admitted:
-            self._refuse(admission.refused_scope)
+            self._refuse(REFUSAL_HANGUP_CAUSE, 503, f"concurrency_limit:{admission.refused_scope}")
             return
         self.services.live_calls[call.call_id] = self.conn
         try:
@@ -148,15 +160,14 @@ class CallSession:
         self._exit()
 
     # -- refusals ----------------------------------------------------------------------------
-    def _refuse(self, scope: Optional[str]) -> None:
-        """Over maxConcurrentCalls: 503 to the carrier (it may fail over), never answered."""
-        log.info("call %s refused: %s concurrency limit reached", self.call.call_id, scope)
+    def _refuse(self, cause: str, sip_status: int, reason: str) -> None:
+        """Turned away before answer (e.g. over maxConcurrentCalls: 503, so the carrier may
+        fail over); recorded as ``refused`` on the dialled account."""
+        log.info("call %s refused: %s", self.call.call_id, reason)
         self.record.refused = True
-        self.record.webhook_error = None
         self._emit("call.failed", payloads.call_failed(
-            self.call.call_id, hangup_cause=REFUSAL_HANGUP_CAUSE, sip_status=503,
-            reason=f"concurrency_limit:{scope}"))
-        self.conn.hangup(REFUSAL_HANGUP_CAUSE)
+            self.call.call_id, hangup_cause=cause, sip_status=sip_status, reason=reason))
+        self.conn.hangup(cause)
         self._finish()
 
     def _hangup_and_exit(self, cause: str) -> None:
@@ -169,7 +180,7 @@ class CallSession:
     def _record_context(self, route: InboundRoute, call: IncomingCall) -> CallContext:
         carrier = None
         if self.services.routing is not None:
-            carrier = self.services.routing.identify_carrier(call.source_ip)
+            carrier = self.services.routing.identify_carrier(call.source_ip, route.account_id)
         return CallContext(
             account_id=route.account_id, trace_id=call.trace_id, direction="inbound",
             service_provider_id=route.service_provider_id,

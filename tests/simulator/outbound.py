@@ -649,6 +649,12 @@ def _app_bridge(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
             call._interrupt.wait(1.0)
         return "_none_", {}
     b_uuid = outcome.b_leg_uuid or _origination_uuid(arg) or str(_uuid.uuid4())
+    if ch.answer_state != "answered":
+        # The callee answered: FreeSWITCH answers the still-ringing caller before bridging.
+        ch.pre_answer()
+        call.emit("CHANNEL_PROGRESS_MEDIA")
+        ch.answer()
+        call.emit("CHANNEL_ANSWER")
     kill = gevent.event.Event()
     call._bridge_kill[b_uuid] = kill
     tmpl = T.template("CHANNEL_BRIDGE")

@@ -1,0 +1,90 @@
+"""Trunk calls through the session with routing on: carrier identification from the source IP
+(tenant-scoped) and least-cost routing of a ``dial`` phone target into one bridge string."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from app.db.engine import tenant_session
+from app.models import Carrier, Gateway, Lcr, LcrCarrierSetEntry, LcrRoute
+from app.routing.cache import RoutingCache
+from app.routing.dialer import LcrDialer
+from app.routing.lcr import gateway_name
+from esl.session import CallSession
+from tests.session.conftest import call_record, executed, hangups
+from tests.simulator import Call
+
+
+@pytest.fixture
+def routed_controller(outbound_server, services):
+    services.routing = RoutingCache()
+    services.dialer = LcrDialer(services.routing)
+    return outbound_server(lambda conn: CallSession(conn, services).run())
+
+
+def _carrier(account_id, name: str, ip: str, *, netmask: int = 32) -> tuple[uuid.UUID, uuid.UUID]:
+    with tenant_session(account_id) as session:
+        carrier = Carrier(account_id=account_id, name=name)
+        session.add(carrier)
+        session.flush()
+        gateway = Gateway(account_id=account_id, carrier_id=carrier.id, ipv4=ip, netmask=netmask)
+        session.add(gateway)
+        session.flush()
+        return carrier.id, gateway.id
+
+
+def _trunk_call(number: str, source_ip: str) -> Call:
+    return Call(callee=number, variables={"sofia_profile_name": "external", "sip_network_ip": source_ip})
+
+
+def test_given_call_from_accounts_gateway_when_it_arrives_then_carrier_is_on_the_call_record(
+        routed_controller, simulate_call, number_with_app, owner_conn):
+    account, number, _ = number_with_app(app_json=[{"verb": "say", "text": "hi"}])
+    carrier_id, gateway_id = _carrier(account.id, "Carrier A", "203.0.113.0", netmask=24)
+    call = simulate_call(_trunk_call(number, "203.0.113.77"), routed_controller)
+    assert call.wait(10)
+    record = call_record(owner_conn, call.uuid)
+    assert (record["carrier_id"], record["gateway_id"]) == (carrier_id, gateway_id)
+    assert record["status"] == "completed"
+
+
+def test_given_call_from_another_tenants_trunk_when_it_arrives_then_it_is_rejected_unanswered(
+        routed_controller, simulate_call, number_with_app, make_account, owner_conn):
+    account, number, _ = number_with_app(app_json=[{"verb": "say", "text": "hi"}])
+    other = make_account()
+    _carrier(other.id, "Other tenant's trunk", "198.51.100.10")
+    call = simulate_call(_trunk_call(number, "198.51.100.10"), routed_controller)
+    assert call.wait(10)
+    assert executed(call) == []
+    assert hangups(call) == ["CALL_REJECTED"]
+    assert call_record(owner_conn, call.uuid)["status"] == "refused"
+
+
+def test_given_lcr_plan_when_dialing_a_phone_target_then_bridge_tries_carriers_in_order(
+        routed_controller, simulate_call, number_with_app, owner_conn):
+    account, number, _ = number_with_app(app_json=[
+        {"verb": "dial", "target": [{"type": "phone", "name": "+4915112345678"}], "timeout": 20}])
+    first_carrier, first_gw = _carrier(account.id, "Cheap", "192.0.2.10")
+    second_carrier, second_gw = _carrier(account.id, "Backup", "192.0.2.20")
+    with tenant_session(account.id) as session:
+        plan = Lcr(account_id=account.id, name="Germany")
+        session.add(plan)
+        session.flush()
+        route = LcrRoute(account_id=account.id, lcr_id=plan.id, regex="^49", priority=1)
+        session.add(route)
+        session.flush()
+        session.add_all([
+            LcrCarrierSetEntry(account_id=account.id, lcr_route_id=route.id, carrier_id=second_carrier,
+                               priority=2, workload=100),
+            LcrCarrierSetEntry(account_id=account.id, lcr_route_id=route.id, carrier_id=first_carrier,
+                               priority=1, workload=100),
+        ])
+    call = simulate_call(Call(callee=number).bridge_answers(talk=0.05), routed_controller)
+    assert call.wait(10)
+    bridge = next(arg for app, arg in executed(call) if app == "bridge")
+    first = bridge.index(f"sofia/gateway/{gateway_name(first_gw)}/4915112345678")
+    second = bridge.index(f"sofia/gateway/{gateway_name(second_gw)}/4915112345678")
+    assert first < second and "|" in bridge[first:second]
+    assert "call_timeout=20" in bridge
+    assert call_record(owner_conn, call.uuid)["status"] == "completed"
