@@ -7,6 +7,7 @@ Schema cannot say (serialized size of tag data / listen metadata) is left to the
 """
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from marshmallow import Schema, fields, missing, validate
@@ -108,9 +109,13 @@ def _deepcopy(value: Any) -> Any:
 
 
 def verb_schema(name: str) -> dict[str, Any]:
-    out = object_schema(REGISTRY[name].schema())
+    verb_class = REGISTRY[name]
+    out = object_schema(verb_class.schema())
     out["properties"]["verb"] = {"const": name}
     out["title"] = name
+    doc = sys.modules[verb_class.__module__].__doc__ or verb_class.__doc__ or ""
+    if doc.strip():
+        out["description"] = " ".join(doc.strip().split("\n\n")[0].split())
     return out
 
 
