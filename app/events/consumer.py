@@ -19,7 +19,7 @@ import redis
 
 from app.events.envelope import Envelope
 from app.events.exchanges import declare_all
-from app.events.publisher import BROKER_ERRORS, connection_parameters
+from app.events.publisher import BROKER_ERRORS, abandon_connection, connection_parameters
 from app.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -108,11 +108,8 @@ class EventConsumer:
             if not self._greenlet.dead:
                 self._greenlet.kill(block=True, timeout=1)
         conn, self._conn = self._conn, None
-        if conn is not None and conn.is_open:
-            try:
-                conn.close()
-            except Exception:
-                pass
+        if conn is not None:
+            abandon_connection(conn)
 
     def _run(self) -> None:
         delay = self.backoff_seconds[0]
@@ -149,11 +146,7 @@ class EventConsumer:
                 self._deliver(channel, method, body)
         finally:
             self._conn = None
-            if conn.is_open:
-                try:
-                    conn.close()
-                except Exception:
-                    pass
+            abandon_connection(conn)
 
     def _deliver(self, channel, method, body: bytes) -> None:
         try:

@@ -46,6 +46,29 @@ def connection_parameters(amqp_url: str, *, heartbeat: int = 30) -> pika.URLPara
     return params
 
 
+def abandon_connection(conn: pika.BlockingConnection, grace_seconds: float = 1.0) -> None:
+    """Close politely if the broker answers within ``grace_seconds``, else drop the socket.
+
+    Why: ``BlockingConnection.close()`` waits for the broker's Close-Ok; across a network
+    partition (packets dropped, no RST) that wait never ends and the relay would hang with it.
+    """
+    try:
+        with gevent.Timeout(grace_seconds):
+            if conn.is_open:
+                conn.close()
+        return
+    except (gevent.Timeout, Exception):
+        pass
+    # pika has no public "abort": reach the socket of the underlying transport
+    transport = getattr(getattr(conn, "_impl", None), "_transport", None)
+    sock = getattr(transport, "_sock", None)
+    if sock is not None:
+        try:
+            sock.close()
+        except OSError:
+            pass
+
+
 class OutboxPublisher:
     """Relays ``event_outbox`` rows to RabbitMQ in order, with confirms, reconnecting forever."""
 
@@ -58,6 +81,7 @@ class OutboxPublisher:
         poll_seconds: float = 1.0,
         backoff_seconds: tuple[float, float] = limits.EVENT_RECONNECT_BACKOFF_SECONDS,
         confirm_timeout_seconds: float = limits.EVENT_CONFIRM_TIMEOUT_SECONDS,
+        connect_timeout_seconds: float = 10.0,
         retention_seconds: float = limits.EVENT_OUTBOX_RETENTION_SECONDS,
         prune_every_seconds: float = 300.0,
     ) -> None:
@@ -67,6 +91,7 @@ class OutboxPublisher:
         self.poll_seconds = poll_seconds
         self.backoff_seconds = backoff_seconds
         self.confirm_timeout = confirm_timeout_seconds
+        self.connect_timeout = connect_timeout_seconds
         self.retention_seconds = retention_seconds
         self.prune_every = prune_every_seconds
         self._wake = gevent.event.Event()
@@ -174,7 +199,7 @@ class OutboxPublisher:
                 and self._channel.is_open:
             return
         self._close()
-        with gevent.Timeout(self.confirm_timeout + 5):
+        with gevent.Timeout(self.connect_timeout):
             conn = pika.BlockingConnection(connection_parameters(self.amqp_url))
             channel = conn.channel()
             channel.confirm_delivery()
@@ -186,11 +211,7 @@ class OutboxPublisher:
     def _close(self) -> None:
         conn, self._conn, self._channel = self._conn, None, None
         if conn is not None:
-            try:
-                if conn.is_open:
-                    conn.close()
-            except Exception:  # already broken: nothing to tell the broker
-                pass
+            abandon_connection(conn)
 
     def _publish_batch(self) -> int:
         sent_ids = []
