@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import text
 
 from app.crypto import decrypt_secret
-from app.models import Application, CallFlow, PhoneNumber
+from app.models import Application, CallFlow
 from tests.api_management.helpers import PUBLIC_HOOK, admin_client, assert_error, cases, insert
 from tests.plugins.database import set_tenant, unique_number
 
