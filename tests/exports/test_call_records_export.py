@@ -166,3 +166,22 @@ def test_given_an_invalid_filter_when_exporting_then_422_and_nothing_is_logged(a
     tenant, admin = admin_client(api, seed)
     assert_error(admin.get("/api/call-records/export?status=exploded"), 422, "validation_failed")
     assert _log(owner_engine, tenant.account_id) == []
+
+
+def test_given_the_same_filters_when_listing_and_exporting_then_both_select_the_same_calls(api, seed, owner_engine):
+    from datetime import timedelta
+
+    from tests.api_management.records_seed import BASE_TIME
+
+    tenant, admin = admin_client(api, seed)
+    agent, queue = uuid.uuid4(), uuid.uuid4()
+    insert_records(owner_engine, tenant.account_id, 6, agent_id=agent, queue_id=queue, status="completed")
+    insert_records(owner_engine, tenant.account_id, 3, agent_id=agent, status="no-answer",
+                   start=BASE_TIME - timedelta(days=2))
+    insert_records(owner_engine, tenant.account_id, 4, direction="outbound")
+    for query in (f"agent_id={agent}", f"queue_id={queue}", "status=no-answer", "direction=outbound",
+                  "to=2026-02-28T00:00:00Z", f"agent_id={agent}&from=2026-02-28T00:00:00Z"):
+        listed = admin.get(f"/api/call-records?limit=200&{query}").get_json()["items"]
+        exported = _csv(admin.get(f"/api/call-records/export?{query}"))[1:]
+        assert sorted(r["call_id"] for r in listed) == sorted(row[-1] for row in exported), query
+        assert exported, query
