@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 
 import gevent
-import pytest
+import gevent.event
 
 from esl.errors import ChannelHungUp, CommandTimeout, ConnectionLost
 from esl.outbound import OutboundConnection

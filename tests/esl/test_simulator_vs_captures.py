@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 import gevent
+import gevent.event
 import pytest
 
 from esl.errors import ConnectionLost

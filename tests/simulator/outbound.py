@@ -22,7 +22,7 @@ import gevent.event
 import gevent.lock
 import gevent.queue
 
-from esl.protocol import Event, FrameParser, parse_header_lines, parse_event_plain
+from esl.protocol import Event, parse_event_plain, parse_header_lines
 from tests.simulator import templates as T
 from tests.simulator.channel import SimChannel
 from tests.simulator.scenario import BridgeOutcome, Call
