@@ -14,10 +14,11 @@ from esl.verbs.channel import ChannelVerbContext
 if TYPE_CHECKING:  # pragma: no cover
     from esl.protocol import Event
 
-# Applications that are meaningful on an unanswered channel.
+# Applications that are meaningful on an unanswered channel (record_session waits for the
+# answer or bridge itself: the record and dial verbs set media_bug_answer_req).
 NO_ANSWER_NEEDED = frozenset({
     "answer", "pre_answer", "ring_ready", "bridge", "set", "export", "unset", "multiset",
-    "hangup", "respond",
+    "hangup", "respond", "record_session",
 })
 # API commands that attach media to the channel (listen verb).
 MEDIA_API_PREFIXES = ("uuid_audio_fork",)

@@ -146,6 +146,15 @@ def mark_failed(session: Session, event_id: uuid.UUID, error: str) -> None:
     )
 
 
+def mark_unpublishable(session: Session, event_id: uuid.UUID, error: str) -> None:
+    """Take a malformed row out of the queue (published_at set) and say why in last_error."""
+    session.execute(
+        update(EventOutbox).where(EventOutbox.id == event_id)
+        .values(published_at=text("clock_timestamp()"), attempts=EventOutbox.attempts + 1,
+                last_error=("unpublishable: " + error)[:1000])
+    )
+
+
 def prune(session: Session, older_than_seconds: float) -> int:
     """Delete published rows older than the retention; unpublished rows are never pruned."""
     cutoff = datetime.now(timezone.utc) - timedelta(seconds=older_than_seconds)

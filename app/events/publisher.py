@@ -221,6 +221,12 @@ class OutboxPublisher:
             for row in rows:
                 try:
                     self._publish_one(row)
+                except ValueError as exc:
+                    # Not an envelope: it can never be published, and must not block the rows
+                    # behind it. Set aside (kept, with the reason) for an operator to inspect.
+                    log.error("outbox row %s is not an event envelope; set aside: %s", row.id, exc)
+                    outbox.mark_unpublishable(session, row.id, str(exc))
+                    continue
                 except BROKER_ERRORS as exc:
                     error = exc
                     outbox.mark_failed(session, row.id, f"{type(exc).__name__}: {exc}")

@@ -6,7 +6,7 @@ import uuid
 from datetime import date, datetime, timezone
 
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import ProgrammingError
 
@@ -62,6 +62,8 @@ def test_given_tenant_session_when_writing_outbox_and_audit_rows_then_narrow_gra
     with pytest.raises(ProgrammingError, match="permission denied"):
         with tenant_session(a.id) as s:
             s.execute(text("SELECT * FROM event_outbox"))
+    with platform_session() as s:  # not an envelope: no publisher of a later test should see it
+        s.execute(delete(EventOutbox).where(EventOutbox.id == event_id))
 
 
 def test_given_tenant_session_when_upserting_usage_meter_then_quantity_accumulates(make_account):

@@ -204,3 +204,14 @@ def test_given_websocket_app_when_it_sends_hangup_then_call_ends(
     _wait(call)
     assert hangups(call)[0] == "NORMAL_CLEARING"
     assert call_record(owner_conn, call.uuid)["status"] == "completed"
+
+
+def test_given_recorded_dial_first_when_verbs_run_then_caller_is_not_answered_before_the_bridge(
+        controller, simulate_call, number_with_app):
+    account, number, _ = number_with_app(app_json=[
+        {"verb": "dial", "record": True, "target": [{"type": "sip", "name": "sip:bob@example.com"}]}])
+    call = simulate_call(Call(callee=number).bridge_answers(talk=0.05), controller)
+    _wait(call)
+    apps = [a for a, _ in executed(call)]
+    assert "record_session" in apps and "bridge" in apps
+    assert "answer" not in apps
