@@ -2,7 +2,8 @@
 
 - limiter: acquire+release pairs per second against the local Redis, from one greenlet
   (latency-bound: two Lua round trips per pair) and from 50 concurrent greenlets;
-- outbox: ``publish()`` calls per second (one INSERT + commit each: what a producer pays);
+- outbox: ``publish()`` calls per second (one INSERT + commit each: what a producer pays; the
+  commit's WAL flush dominates) and ``publish_in()`` with 100 events per transaction;
 - relay: events per second the publisher greenlet moves from the outbox to RabbitMQ with
   publisher confirms (one confirm round trip per message), measured until the outbox is empty.
 
@@ -83,6 +84,15 @@ def bench_bus(events: int) -> None:
         outbox.publish(CALL_EVENTS, "call.started", {"n": n, "callId": str(uuid.uuid4())})
     queued = events / (time.perf_counter() - t0)
     print(f"outbox publish() (INSERT+commit each) : {queued:10.0f} events/s ({events} events)")
+
+    t0 = time.perf_counter()
+    for start in range(0, events, 100):
+        with platform_session() as s:
+            for n in range(start, min(start + 100, events)):
+                outbox.publish_in(s, CALL_EVENTS, "call.started", {"n": n, "callId": str(uuid.uuid4())})
+    batched = events / (time.perf_counter() - t0)
+    print(f"outbox publish_in() (100 per commit)  : {batched:10.0f} events/s ({events} events)")
+    events *= 2
 
     with platform_session() as s:
         assert outbox.pending_count(s) == events

@@ -71,15 +71,27 @@ def amqp_vhost() -> Iterator[str]:
         delete_vhost(name)
 
 
-@pytest.fixture(scope="session")
-def redis_client() -> Iterator[redis.Redis]:
-    """A client on the shared Redis; at the end every key under the run's prefix is deleted."""
+@pytest.fixture(scope="session", autouse=True)
+def _redis_run_keys_removed() -> Iterator[None]:
+    """Whatever wrote under the run's prefix (any helper's code), nothing survives the run."""
+    yield
     settings = get_settings()
     client = redis.Redis.from_url(settings.redis_url)
     try:
+        delete_prefixed_keys(client, settings.redis_key_prefix)
+    except redis.RedisError:
+        pass  # Redis unavailable: nothing could have been written either
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="session")
+def redis_client() -> Iterator[redis.Redis]:
+    """A client on the shared Redis (keys under the run's prefix are removed at the end)."""
+    client = redis.Redis.from_url(get_settings().redis_url)
+    try:
         yield client
     finally:
-        delete_prefixed_keys(client, settings.redis_key_prefix)
         client.close()
 
 
