@@ -13,6 +13,11 @@ Why this shape:
   the call id. The script touches keys it derives from that value, so this needs a single Redis
   (or one hash slot), not Redis Cluster — the deployment has one Redis.
 
+When Redis is unreachable the limiter fails OPEN: ``acquire`` admits the call with
+``Admission.degraded`` set (and logs), ``release``/``refresh`` log and return. A Redis outage
+must not turn every call away; the limit is briefly unenforced instead, and slots taken
+before the outage expire by themselves.
+
 A refused call is answered ``503 Service Unavailable``: the session hangs up the (unanswered)
 channel with ``REFUSAL_HANGUP_CAUSE`` = NORMAL_CIRCUIT_CONGESTION (Q.850 34), which FreeSWITCH's
 mod_sofia maps to SIP 503; carriers then fail over instead of treating the number as gone.
@@ -141,6 +146,7 @@ class Admission:
     refused_scope: str | None  # SCOPE_ACCOUNT | SCOPE_SERVICE_PROVIDER | None
     account_count: int
     service_provider_count: int
+    degraded: bool = False  # Redis unreachable: admitted without counting (fail open)
 
     @property
     def sip_status(self) -> int | None:
@@ -196,10 +202,14 @@ class ConcurrencyLimiter:
         acct_key = self.account_key(account_id)
         sp_key = self.service_provider_key(sp_id) if sp_id is not None else ""
         scopes = acct_key if not sp_key else f"{acct_key}\n{sp_key}"
-        admitted, scope, acct, sp = self._acquire(
-            keys=[acct_key, sp_key, self.call_key(call_id)],
-            args=[str(call_id), self.ttl_ms, int(account_limit), int(sp_limit), scopes],
-        )
+        try:
+            admitted, scope, acct, sp = self._acquire(
+                keys=[acct_key, sp_key, self.call_key(call_id)],
+                args=[str(call_id), self.ttl_ms, int(account_limit), int(sp_limit), scopes],
+            )
+        except redis.RedisError as exc:
+            log.error("concurrency limiter unavailable (%s): admitting call %s unlimited", exc, call_id)
+            return Admission(True, None, -1, -1, degraded=True)
         refused = scope.decode() if isinstance(scope, bytes) else scope
         return Admission(bool(admitted), refused or None, int(acct), int(sp))
 
@@ -207,8 +217,13 @@ class ConcurrencyLimiter:
         """Free the slots of these calls (idempotent); returns how many were held."""
         if not call_ids:
             return 0
-        return int(self._release(keys=[self.call_key(c) for c in call_ids],
-                                 args=[str(c) for c in call_ids]))
+        try:
+            return int(self._release(keys=[self.call_key(c) for c in call_ids],
+                                     args=[str(c) for c in call_ids]))
+        except redis.RedisError as exc:
+            # the slots expire after the TTL on their own: nothing leaks
+            log.error("concurrency limiter unavailable (%s): release of %d calls skipped", exc, len(call_ids))
+            return 0
 
     def refresh(self, call_ids: Iterable[object]) -> list[str]:
         """Push the expiry of live calls forward; returns ids whose slot was already gone

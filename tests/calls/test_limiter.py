@@ -185,3 +185,20 @@ def test_given_unknown_account_when_admitting_then_lookup_error(limiter, databas
 
     with pytest.raises(LookupError):
         admit_call(limiter, "x", uuid.uuid4())
+
+
+def test_given_redis_unreachable_then_calls_are_admitted_degraded_and_release_does_not_raise():
+    import socket
+
+    import redis as redis_lib
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens here
+    dead = redis_lib.Redis(host="127.0.0.1", port=port, socket_connect_timeout=0.5)
+    lim = ConcurrencyLimiter(dead)
+    admission = lim.acquire("c1", uuid.uuid4(), 1, uuid.uuid4(), 1)
+    assert admission.admitted and admission.degraded and admission.refused_scope is None
+    assert lim.release("c1") == 0
+    dead.close()
