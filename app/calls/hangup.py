@@ -55,7 +55,10 @@ class HangupFacts:
     answered_at: datetime | None
     bridged_at: datetime | None
     ended_at: datetime
-    ring_ms: int                   # start until answer (or until the end when never answered)
+    # start until answer (or until the end when never answered): what the caller waited.
+    # Not progress->answer: on an A-leg FreeSWITCH stamps progress when a B-leg rings, which
+    # can come after the A-leg's own answer (see the outbound_bridge capture).
+    ring_ms: int
     talk_ms: int                   # answer until the end (FreeSWITCH billmsec)
     duration_ms: int               # start until the end (FreeSWITCH mduration)
     hold_count: int

@@ -310,3 +310,32 @@ def test_given_network_partition_without_reset_then_publisher_times_out_reconnec
         pub.stop()
         collector.stop()
         proxy.stop()
+
+
+def test_given_foreign_message_and_failing_handler_then_consumer_keeps_going():
+    """A body that is not an envelope is dropped; a handler that raises gets that message
+    rejected (not requeued, no poison loop) and the next events are still delivered."""
+    seen = []
+
+    def handler(env):
+        if env.payload.get("explode"):
+            raise RuntimeError("handler bug")
+        seen.append(env.id)
+
+    consumer = EventConsumer([(CALL_EVENTS, "call.control.*")], handler).start()
+    conn = pika.BlockingConnection(pika.URLParameters(get_settings().amqp_url))
+    try:
+        assert consumer.ready.wait(10)
+        ch = conn.channel()
+        ch.basic_publish(CALL_EVENTS, "call.control.start", b"not json at all")
+        bad = make_envelope("call.control.start", {"explode": True})
+        good = make_envelope("call.control.stop", {"ok": True})
+        for env in (bad, good):
+            ch.basic_publish(CALL_EVENTS, env.type, env.to_json())
+        with gevent.Timeout(10):
+            while good.id not in seen:
+                gevent.sleep(0.05)
+        assert seen == [good.id] and consumer.delivered == 1
+    finally:
+        conn.close()
+        consumer.stop()
