@@ -111,6 +111,10 @@ class RuntimeConfig:
             except Exception:
                 log.exception("runtime configuration listener failed")
 
+    def stored_keys(self) -> set[str]:
+        """Keys present in cluster_config (the rest use their defaults)."""
+        return set(self._values)
+
     def on_reload(self, listener: Callable[["RuntimeConfig"], None]) -> None:
         self._listeners.append(listener)
 

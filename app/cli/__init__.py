@@ -7,6 +7,7 @@ patch()
 import click  # noqa: E402
 
 from app.cli import api as api_cli  # noqa: E402
+from app.cli import config as config_cli  # noqa: E402
 from app.cli import controller as controller_cli  # noqa: E402
 from app.cli import db as db_cli  # noqa: E402
 from app.cli import lcr as lcr_cli  # noqa: E402
@@ -29,3 +30,4 @@ main.add_command(lcr_cli.lcr)
 main.add_command(controller_cli.controller)
 main.add_command(workers_cli.workers)
 main.add_command(run_cli.run)
+main.add_command(config_cli.config)

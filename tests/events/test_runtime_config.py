@@ -90,3 +90,41 @@ def test_given_listener_running_when_config_changed_event_published_then_config_
     finally:
         listener.stop()
         publisher.stop()
+
+
+def test_given_cli_when_setting_and_listing_then_values_stored_announced_and_passwords_masked(clean_config):
+    from click.testing import CliRunner
+    from sqlalchemy import select
+
+    from app.cli import main
+    from app.models import EventOutbox
+
+    runner = CliRunner()
+    nodes = '[{"host": "fs1", "port": 8021, "password": "topsecret"}]'
+    result = runner.invoke(main, ["config", "set", "freeswitch.nodes", nodes])
+    assert result.exit_code == 0, result.output
+    listing = runner.invoke(main, ["config", "list"])
+    assert listing.exit_code == 0
+    assert "topsecret" not in listing.output
+    assert '* freeswitch.nodes = [{"host": "fs1", "port": 8021, "password": "***"}]' in listing.output
+    assert "  controller.listen = " in listing.output  # default, not stored
+    assert runner.invoke(main, ["config", "get", "limiter.slot_ttl_seconds"]).output.strip() == "90"
+    with platform_session() as s:
+        announced = s.execute(select(EventOutbox.body).where(
+            EventOutbox.routing_key == "system.config.changed")).scalars().all()
+    assert {"keys": ["freeswitch.nodes"]} in [b["payload"] for b in announced]
+
+
+def test_given_cli_with_bad_input_then_clear_error_and_exit_1(clean_config):
+    from click.testing import CliRunner
+
+    from app.cli import main
+
+    runner = CliRunner()
+    bad_json = runner.invoke(main, ["config", "set", "recording.dir", "/not-json"])
+    assert bad_json.exit_code == 1 and "value must be JSON" in bad_json.output
+    unknown = runner.invoke(main, ["config", "set", "nope", "1"])
+    assert unknown.exit_code == 1 and "unknown runtime configuration key" in unknown.output
+    invalid = runner.invoke(main, ["config", "set", "limiter.slot_ttl_seconds", "0"])
+    assert invalid.exit_code == 1 and "invalid value" in invalid.output
+    assert runner.invoke(main, ["config", "get", "nope"]).exit_code == 1
