@@ -16,14 +16,25 @@ from app.settings import get_settings
 TENANT_SETTING = "app.current_account"
 
 _engines: dict[str, Engine] = {}
+_sessions: dict[str, sessionmaker] = {}
 
 
 def _engine(url: str) -> Engine:
     engine = _engines.get(url)
     if engine is None:
+        # pre_ping: a PostgreSQL restart costs no call (the stale connection is replaced on
+        # checkout instead of failing the first query after it).
         engine = create_engine(sqlalchemy_url(url), pool_size=10, max_overflow=20, pool_pre_ping=True, future=True)
         _engines[url] = engine
     return engine
+
+
+def _session_factory(url: str) -> sessionmaker:
+    """One factory per role (building one per transaction shows up in call-setup profiles)."""
+    factory = _sessions.get(url)
+    if factory is None:
+        factory = _sessions[url] = sessionmaker(bind=_engine(url), expire_on_commit=False)
+    return factory
 
 
 def app_engine() -> Engine:
@@ -39,12 +50,13 @@ def reset_engines() -> None:
     for engine in _engines.values():
         engine.dispose()
     _engines.clear()
+    _sessions.clear()
 
 
 @contextmanager
 def tenant_session(account_id: uuid.UUID | str) -> Iterator[Session]:
     """One transaction as the API role with RLS scoped to ``account_id``; commits on success."""
-    session = sessionmaker(bind=app_engine(), expire_on_commit=False)()
+    session = _session_factory(get_settings().app_database_url)()
     try:
         with session.begin():
             session.execute(
@@ -59,7 +71,7 @@ def tenant_session(account_id: uuid.UUID | str) -> Iterator[Session]:
 @contextmanager
 def platform_session() -> Iterator[Session]:
     """One transaction on the cross-tenant path. Use only where no tenant is known yet."""
-    session = sessionmaker(bind=platform_engine(), expire_on_commit=False)()
+    session = _session_factory(get_settings().platform_database_url)()
     try:
         with session.begin():
             yield session
