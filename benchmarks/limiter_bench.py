@@ -5,7 +5,8 @@
 - outbox: ``publish()`` calls per second (one INSERT + commit each: what a producer pays; the
   commit's WAL flush dominates) and ``publish_in()`` with 100 events per transaction;
 - relay: events per second the publisher greenlet moves from the outbox to RabbitMQ with
-  publisher confirms (one confirm round trip per message), measured until the outbox is empty.
+  publisher confirms (one confirm round trip per message), measured until the outbox is empty;
+- latency: from ``publish()`` returning (committed) to a consumer's handler, p50/p99.
 
 Uses a throw-away database, Redis key prefix and RabbitMQ vhost, removed at the end.
 Run: .venv/bin/python benchmarks/limiter_bench.py [--pairs N] [--events N]
@@ -104,6 +105,41 @@ def bench_bus(events: int) -> None:
     publisher.stop()
     print(f"relay to RabbitMQ with confirms       : {relayed:10.0f} events/s ({events} events, "
           f"batch {publisher.batch_size})")
+    bench_latency(200)
+
+
+def bench_latency(n: int) -> None:
+    """publish() returning -> consumer handler called, one event at a time (publisher idle)."""
+    import gevent.event
+
+    from app.events import outbox
+    from app.events.consumer import EventConsumer
+    from app.events.exchanges import CALL_EVENTS
+    from app.events.publisher import OutboxPublisher
+
+    arrived: dict[str, float] = {}
+    signal = gevent.event.Event()
+
+    def handler(env):
+        arrived[env.id] = time.perf_counter()
+        signal.set()
+
+    consumer = EventConsumer([(CALL_EVENTS, "call.answered")], handler).start()
+    consumer.ready.wait(10)
+    publisher = OutboxPublisher(poll_seconds=1.0).start()
+    publisher.flush(30)
+    samples = []
+    for i in range(n):
+        signal.clear()
+        event_id = str(outbox.publish(CALL_EVENTS, "call.answered", {"n": i}))
+        sent = time.perf_counter()
+        signal.wait(10)
+        samples.append((arrived[event_id] - sent) * 1000)
+    publisher.stop()
+    consumer.stop()
+    samples.sort()
+    p50, p99 = samples[len(samples) // 2], samples[int(len(samples) * 0.99) - 1]
+    print(f"latency commit -> consumer handler     : p50 {p50:6.2f} ms, p99 {p99:6.2f} ms ({n} events)")
 
 
 def main() -> None:
