@@ -53,6 +53,7 @@ class IncomingCall:
     to_number: str
     source_ip: Optional[str]
     sofia_profile: Optional[str]
+    answer_state: Optional[str]     # "ringing" when FreeSWITCH hands the call over unanswered
 
     @classmethod
     def from_channel(cls, channel: Event) -> "IncomingCall":
@@ -64,6 +65,7 @@ class IncomingCall:
             to_number=digits(channel.get("Caller-Destination-Number")),
             source_ip=channel.variable("sip_network_ip") or channel.get("Caller-Network-Addr"),
             sofia_profile=channel.variable("sofia_profile_name"),
+            answer_state=channel.get("Answer-State"),
         )
 
 
@@ -123,6 +125,8 @@ class CallSession:
             to_number=call.to_number, application_id=app.id if app else None,
             carrier_id=record.carrier_id, gateway_id=record.gateway_id,
             source_ip=call.source_ip, handler=kind))
+        if call.answer_state == "ringing":
+            self._emit("call.ringing", payloads.call_ringing(call.call_id, target=call.to_number))
         if kind is None:
             log.warning("call %s: number %s has no runnable application", call.call_id, call.to_number)
             record.webhook_error = "no_application"
@@ -140,6 +144,7 @@ class CallSession:
         except ChannelHungUp:
             log.info("call %s: caller hung up", call.call_id)
         finally:
+            record.journey.extend(ctx.journey)
             record.tags = dict(ctx.tags)
             record.hangup_reason = ctx.hangup_reason
             record.has_recording = "has_recording" in ctx.features or record.has_recording

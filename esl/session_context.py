@@ -7,7 +7,9 @@ media application needs an answered channel. So the first media application answ
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+from app.events.payloads import interaction_step
 
 from esl.verbs.channel import ChannelVerbContext
 
@@ -51,3 +53,8 @@ class SessionVerbContext(ChannelVerbContext):
         if cmd.startswith(MEDIA_API_PREFIXES):
             self.ensure_answered()
         return super().api(cmd)
+
+    def journey_step(self, step: str, details: Optional[dict[str, Any]] = None) -> None:
+        """Each verb is one timeline entry, ``interaction.<verb>`` (docs/events.md)."""
+        super().journey_step(step, details)
+        self.publish(f"interaction.{step}", interaction_step(self.call_id, step=step, details=details))

@@ -27,6 +27,7 @@ class FlowRunner:
                 return VerbOutcome.end("flow_step_limit", path=list(self.path))
             node = self.flow.nodes[node_id]
             self.path.append(node_id)
+            ctx.journey_step(node.verb.name, {"node": node_id})
             if isinstance(node.verb, Gather):
                 result = node.verb.collect(ctx)
                 node_id = node.route(result.digits, result.speech)

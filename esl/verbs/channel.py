@@ -61,6 +61,7 @@ class ChannelVerbContext:
     publisher: Optional[Callable[[str, dict[str, Any]], None]] = None
     tags: dict[str, Any] = field(default_factory=dict)
     features: set[str] = field(default_factory=set)        # feature-presence flags (call record)
+    journey: list[str] = field(default_factory=list)       # steps in the order they ran
     hangup_reason: Optional[str] = None
     _subscribed: set[str] = field(default_factory=set, repr=False)
 
@@ -119,3 +120,6 @@ class ChannelVerbContext:
 
     def record_feature(self, name: str) -> None:
         self.features.add(name)
+
+    def journey_step(self, step: str, details: Optional[dict[str, Any]] = None) -> None:
+        self.journey.append(step)

@@ -72,5 +72,8 @@ class VerbContext(Protocol):
     def record_feature(self, name: str) -> None:
         """Mark a feature-presence flag on the call record (e.g. ``has_recording``)."""
 
+    def journey_step(self, step: str, details: Optional[dict[str, Any]] = None) -> None:
+        """A verb (or flow node) starts: the call journey and the interaction.* timeline."""
+
     def on_event(self, event_name: str, handler: Callable[["Event"], None]) -> None:
         """Call ``handler`` for each later event of this channel with that Event-Name."""

@@ -20,6 +20,7 @@ def run_verbs(ctx: VerbContext, verbs: Iterable[Verb],
     rounds = 0
     while pending:
         verb = pending.pop(0)
+        ctx.journey_step(verb.name)
         outcome = verb.execute(ctx)
         if outcome.kind is OutcomeKind.REPLACE:
             rounds += 1

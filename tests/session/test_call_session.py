@@ -56,7 +56,13 @@ def test_given_webhook_app_when_call_arrives_then_verbs_run_and_call_record_is_w
     assert record["tags"] == {"crm": "42"}
     assert record["has_webhook"] is True
     assert record["from_number"] == "15551230000"
-    assert outbox_keys(owner_conn, body["traceId"])[:3] == ["call.started", "call.answered", "call.ended"]
+    assert record["journey"] == "webhook > say > play > tag > hangup"
+    keys = outbox_keys(owner_conn, body["traceId"])
+    assert keys[:3] == ["call.started", "call.ringing", "interaction.say"]
+    assert [k for k in keys if k.startswith("interaction.")] == [
+        "interaction.say", "interaction.play", "interaction.tag", "interaction.hangup"]
+    assert keys.index("call.answered") < keys.index("interaction.play")
+    assert keys[-1] == "call.ended"
 
     gevent.sleep(0.3)  # the status hook is fire-and-forget
     finals = [json.loads(r.body) for r in hook_server.requests if r.path == "/status"]
