@@ -120,6 +120,7 @@ def test_given_running_publisher_when_event_published_then_consumer_gets_envelop
         assert props.delivery_mode == 2
         assert props.content_type == "application/json"
         assert json.loads(body)["id"] == str(event_id)
+        assert publisher.flush(10)
         row = outbox_row(event_id)
         assert row.published_at is not None and row.attempts == 1
     finally:
@@ -188,6 +189,8 @@ def test_given_server_closes_publisher_connection_then_it_reconnects_and_no_even
         assert collector.consumer.ready.wait(15)
         assert collector.wait_for(second, timeout=20)
         assert publisher.connects >= 2
+        # consumers may see a message before the relay commits its batch's published_at
+        assert publisher.flush(10)
         with platform_session() as s:
             pending = s.execute(select(EventOutbox.id).where(
                 EventOutbox.id.in_(first + second), EventOutbox.published_at.is_(None))).all()
@@ -210,6 +213,7 @@ def test_given_rows_republished_with_same_ids_then_consumer_dedup_hands_each_onc
             while collector.consumer.duplicates < 5:
                 gevent.sleep(0.05)
         assert sorted(collector.ids()) == sorted(str(i) for i in ids)
+        assert publisher.flush(10)
         assert all(outbox_row(i).attempts == 2 for i in ids)
     finally:
         collector.stop()
@@ -265,6 +269,7 @@ def test_given_connection_killed_mid_stream_then_every_event_still_arrives_with_
             ids = [outbox.publish_in(s, CALL_EVENTS, "call.started", {"n": n}) for n in range(300)]
         assert collector.wait_for(ids, timeout=30)
         assert proxy.cuts == 1 and pub.connects >= 2 and pub.failures >= 1
+        assert pub.flush(10)  # the batch's published_at commits after its last confirm
         with platform_session() as s:
             failed = s.execute(select(EventOutbox.id).where(
                 EventOutbox.id.in_(ids), EventOutbox.last_error.is_not(None))).all()
