@@ -19,6 +19,7 @@ from app.models import PhoneNumber
 from app.routing.cache import RoutingCache
 from app.routing.dialer import LcrDialer, NoRoute
 from app.webhooks.client import WebhookClient
+from esl.call_events import EventWriter, default_writer
 
 if TYPE_CHECKING:  # pragma: no cover
     from esl.outbound import OutboundConnection
@@ -37,6 +38,7 @@ class CallServices:
     routing: Optional[RoutingCache] = None      # carrier identification from the source IP
     dialer: Optional[LcrDialer] = None          # least-cost routing for phone targets
     find_route: Callable[[str], Optional[InboundRoute]] = find_inbound_route
+    events: EventWriter = field(default_factory=default_writer)
     ws_options: dict[str, Any] = field(default_factory=dict)  # resolver/CA for ws handlers
     hangup_complete_timeout: float = HANGUP_COMPLETE_TIMEOUT_SECONDS
     # call id → its socket: the limiter refreshes these slots, reconciliation closes stale ones

@@ -83,11 +83,14 @@ class CallSession:
     # -- lifecycle ---------------------------------------------------------------------------
     def run(self) -> None:
         channel = self.conn.connect()
+        self.call = call = IncomingCall.from_channel(channel)
+        # The lookup (PostgreSQL) overlaps the two ESL round trips instead of following them.
+        lookup = gevent.spawn(self.services.find_route, call.to_number)
         self.conn.myevents()
         self.conn.linger()
-        self.call = call = IncomingCall.from_channel(channel)
-        self.route = route = self.services.find_route(call.to_number)
-        self._events = CallEvents(call.trace_id, route.account_id if route else None)
+        self.route = route = lookup.get()
+        self._events = CallEvents(self.services.events, call.trace_id,
+                                  route.account_id if route else None)
         if route is None:
             log.info("call %s to unknown number %s refused", call.call_id, call.to_number)
             self._emit("call.failed", payloads.call_failed(
