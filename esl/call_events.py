@@ -17,7 +17,8 @@ import gevent.event
 import gevent.queue
 
 from app.db.engine import platform_session
-from app.events import payloads
+from app.events import outbox
+from app.events.exchanges import exchange_for
 
 log = logging.getLogger(__name__)
 
@@ -56,20 +57,19 @@ class EventWriter:
                     item.set()
 
     def _write(self, events: list[_Event]) -> None:
+        rows = []
+        for key, payload, account_id, trace_id in events:
+            try:
+                rows.append(outbox.event_row(exchange_for(key), key, payload,
+                                             account_id=account_id, trace_id=trace_id))
+            except ValueError:  # an unknown routing key is a bug: log it, keep the others
+                log.exception("dropping event %s (trace %s)", key, trace_id)
         try:
             with platform_session() as session:
-                for key, payload, account_id, trace_id in events:
-                    payloads.emit(key, payload, account_id=account_id, trace_id=trace_id,
-                                  session=session)
+                outbox.insert_rows(session, rows)
             self.batches += 1
-        except Exception:
-            # One bad event must not take its batch with it: retry them one by one.
-            log.exception("event batch of %d failed; writing them one by one", len(events))
-            for key, payload, account_id, trace_id in events:
-                try:
-                    payloads.emit(key, payload, account_id=account_id, trace_id=trace_id)
-                except Exception:  # the outbox is PostgreSQL: a failed insert must not drop the call
-                    log.exception("could not queue %s (trace %s)", key, trace_id)
+        except Exception:  # the outbox is PostgreSQL: a failed insert must not stop the calls
+            log.exception("could not write %d events to the outbox", len(rows))
 
 
 _writer: Optional[EventWriter] = None

@@ -61,6 +61,37 @@ def _wake_after_commit(session: Session) -> None:
     event.listen(session, "after_rollback", clear, once=True)
 
 
+def event_row(
+    exchange: str,
+    routing_key: str,
+    payload: dict[str, Any],
+    *,
+    account_id: uuid.UUID | str | None = None,
+    trace_id: uuid.UUID | str | None = None,
+) -> dict[str, Any]:
+    """The outbox row of one event. Raises ``UnknownRoutingKey`` for a key not registered on
+    ``exchange``."""
+    check_routing_key(exchange, routing_key)
+    envelope = make_envelope(routing_key, payload, account_id=account_id, trace_id=trace_id)
+    return {
+        "id": uuid.UUID(envelope.id),
+        "exchange": exchange,
+        "routing_key": routing_key,
+        "body": envelope.to_dict(),
+        # client clock, microseconds: orders the rows of one transaction as they were written
+        "created_at": datetime.now(timezone.utc),
+        "attempts": 0,
+    }
+
+
+def insert_rows(session: Session, rows: list[dict[str, Any]]) -> None:
+    """Queue prepared rows inside the caller's transaction (one statement for many rows);
+    they are published only if that transaction commits."""
+    if rows:
+        session.execute(insert(EventOutbox), rows)
+        _wake_after_commit(session)
+
+
 def publish_in(
     session: Session,
     exchange: str,
@@ -72,21 +103,10 @@ def publish_in(
 ) -> uuid.UUID:
     """Queue an event inside the caller's transaction; it is published only if that commits.
     Raises ``UnknownRoutingKey`` for a key not registered on ``exchange``."""
-    check_routing_key(exchange, routing_key)
-    envelope = make_envelope(routing_key, payload, account_id=account_id, trace_id=trace_id)
-    session.execute(
-        insert(EventOutbox).values(
-            id=uuid.UUID(envelope.id),
-            exchange=exchange,
-            routing_key=routing_key,
-            body=envelope.to_dict(),
-            # client clock, microseconds: orders the rows of one transaction as they were written
-            created_at=datetime.now(timezone.utc),
-            attempts=0,
-        )
-    )
+    row = event_row(exchange, routing_key, payload, account_id=account_id, trace_id=trace_id)
+    session.execute(insert(EventOutbox).values(**row))
     _wake_after_commit(session)
-    return uuid.UUID(envelope.id)
+    return row["id"]
 
 
 def publish(
