@@ -140,13 +140,25 @@ def _place_at_rate(number: str, address, rate: float, seconds: float, *, hold: b
 
 def _succeeded(call) -> bool:
     apps = [c.app for c in call.commands if c.name == "sendmsg" and c.app]
-    return call.error is None and apps[:2] == ["answer", "speak"]
+    return call.done.is_set() and call.error is None and apps[:2] == ["answer", "speak"]
+
+
+def _wait_all(placed, seconds: float) -> None:
+    """One deadline for the whole batch: a stuck call counts as failed, it does not stall."""
+    deadline = time.monotonic() + seconds
+    for call, _ in placed:
+        call.wait(max(0.0, deadline - time.monotonic()))
+
+
+def _describe_failure(call) -> str:
+    last = call.commands[-1].line if call.commands else "nothing"
+    return (f"call {call.uuid}: done={call.done.is_set()} error={call.error!r} "
+            f"commands={len(call.commands)} last={last!r}")
 
 
 def measure_setup(number: str, address, calls: int) -> None:
     placed = _place_at_rate(number, address, 50, calls / 50)
-    for call, _ in placed:
-        call.wait(30)
+    _wait_all(placed, 30)
     delays = sorted(d * 1000 for d in (_first_execute_delay(c, t0) for c, t0 in placed) if d is not None)
     q = statistics.quantiles(delays, n=100)
     print(f"call setup (TCP connect -> first execute), {len(delays)} calls at 50/s: "
@@ -157,11 +169,12 @@ def measure_max_rate(number: str, address, seconds: float, rates) -> None:
     best = 0
     for rate in rates:
         placed = _place_at_rate(number, address, rate, seconds)
-        for call, _ in placed:
-            call.wait(30)
-        failed = sum(not _succeeded(c) for c, _ in placed)
-        print(f"  {rate:>4} calls/s for {seconds:.0f} s: {len(placed)} calls, {failed} failed")
-        if failed:
+        _wait_all(placed, 30)
+        failures = [c for c, _ in placed if not _succeeded(c)]
+        print(f"  {rate:>4} calls/s for {seconds:.0f} s: {len(placed)} calls, {len(failures)} failed")
+        for call in failures[:3]:
+            print("    " + _describe_failure(call))
+        if failures:
             break
         best = rate
         gevent.sleep(1.0)

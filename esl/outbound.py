@@ -257,6 +257,8 @@ class OutboundConnection(EslConnection):
 
 Application = Callable[[OutboundConnection], None]
 
+LISTEN_BACKLOG = 4096  # capped by net.core.somaxconn
+
 
 class OutboundServer:
     """Accepts FreeSWITCH's outbound sockets and runs ``application(conn)`` per call.
@@ -279,7 +281,10 @@ class OutboundServer:
     ) -> None:
         self.application = application
         self._pool = gevent.pool.Pool(max_connections)
-        self._server = StreamServer((host, port), self._handle, spawn=self._pool)
+        # gevent's default listen backlog (128) overflows in a burst of calls: the kernel then
+        # drops the handshake's last ACK and that call waits for a SYN-ACK retry (1 s, 3 s, …).
+        self._server = StreamServer((host, port), self._handle, spawn=self._pool,
+                                    backlog=LISTEN_BACKLOG)
         self._command_timeout = command_timeout
         self._queue_size = queue_size
         self._factory = connection_factory
