@@ -181,13 +181,19 @@ def test_given_hold_and_unhold_when_call_is_up_then_hold_events_are_published(
     assert keys.index("call.hold") < keys.index("call.resumed") < keys.index("call.ended")
 
 
-def test_given_websocket_app_when_it_sends_redirect_then_running_verbs_are_replaced(
-        controller, simulate_call, ws_server, number_with_app, owner_conn):
+def _call_paused_by_websocket_app(controller, simulate_call, ws_server, number_with_app):
+    """A call whose WebSocket app answered session:new with a long pause, now running it."""
     ws_server.ack_data = [{"verb": "pause", "length": 30}]
     account, number, _ = number_with_app(call_hook_url=ws_server.url())
     call = simulate_call(Call(callee=number), controller)
     ws_server.wait_for(lambda msgs: any(m.get("type") == "session:new" for m in msgs))
     gevent.sleep(0.3)
+    return call
+
+
+def test_given_websocket_app_when_it_sends_redirect_then_running_verbs_are_replaced(
+        controller, simulate_call, ws_server, number_with_app, owner_conn):
+    call = _call_paused_by_websocket_app(controller, simulate_call, ws_server, number_with_app)
     ws_server.peers[0].send_json({"type": "command", "command": "redirect",
                                   "data": [{"verb": "say", "text": "Redirected"}]})
     _wait(call)
@@ -201,11 +207,7 @@ def test_given_websocket_app_when_it_sends_redirect_then_running_verbs_are_repla
 
 def test_given_websocket_app_when_it_sends_hangup_then_call_ends(
         controller, simulate_call, ws_server, number_with_app, owner_conn):
-    ws_server.ack_data = [{"verb": "pause", "length": 30}]
-    account, number, _ = number_with_app(call_hook_url=ws_server.url())
-    call = simulate_call(Call(callee=number), controller)
-    ws_server.wait_for(lambda msgs: any(m.get("type") == "session:new" for m in msgs))
-    gevent.sleep(0.3)
+    call = _call_paused_by_websocket_app(controller, simulate_call, ws_server, number_with_app)
     ws_server.peers[0].send_json({"type": "command", "command": "hangup"})
     _wait(call)
     assert hangups(call)[0] == "NORMAL_CLEARING"
