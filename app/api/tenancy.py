@@ -15,7 +15,7 @@ from app.errors import BadRequest
 from app.settings import get_settings
 
 # One DNS label, lower-case (hosts are case-insensitive; we normalise before matching).
-_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\Z")
 
 
 def tenant_from_host(host: str, base_domain: str) -> str | None:

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 import marshmallow as ma
 from marshmallow import validate
 
-SCOPE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"
+SCOPE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}\Z"
 MAX_SCOPES = 32
 
 

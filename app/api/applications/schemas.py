@@ -7,7 +7,7 @@ from marshmallow import validate
 from app.models.enums import HOOK_METHODS
 
 URL_MAX = 2048
-LANGUAGE_PATTERN = r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$"
+LANGUAGE_PATTERN = r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*\Z"
 
 
 class ApplicationWriteSchema(ma.Schema):

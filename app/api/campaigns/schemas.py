@@ -6,7 +6,7 @@ from marshmallow import validate
 from app.models.enums import CAMPAIGN_STATUSES, CONTACT_STATUSES, DIALER_MODES
 
 MAX_CONTACTS_PER_REQUEST = 1000
-PHONE = validate.Regexp(r"^\+?[0-9]{1,32}$", error="Digits only, optionally with a leading +.")
+PHONE = validate.Regexp(r"^\+?[0-9]{1,32}\Z", error="Digits only, optionally with a leading +.")
 
 
 class CampaignWriteSchema(ma.Schema):

@@ -16,7 +16,7 @@ class CarrierWriteSchema(ma.Schema):
     description = ma.fields.String(allow_none=True, validate=validate.Length(max=2000))
     is_active = ma.fields.Boolean()
     tech_prefix = ma.fields.String(allow_none=True, validate=validate.Regexp(
-        r"^[0-9#*]{1,32}$", error="Digits, # and * only (1-32)."))
+        r"^[0-9#*]{1,32}\Z", error="Digits, # and * only (1-32)."))
     e164_leading_plus = ma.fields.Boolean()
 
 

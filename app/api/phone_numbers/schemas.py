@@ -12,7 +12,7 @@ from marshmallow import validate
 
 from app.models.enums import ANSWERING_MODES, HOOK_METHODS
 
-NUMBER_PATTERN = r"^\+?[0-9]{1,20}$"
+NUMBER_PATTERN = r"^\+?[0-9]{1,20}\Z"
 URL_MAX = 2048
 # A short secret would be mostly disclosed by its displayed last four characters.
 SIGNING_SECRET_MIN = 16

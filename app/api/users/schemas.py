@@ -18,7 +18,7 @@ def _password(value: str) -> None:
 
 class UserWriteSchema(ma.Schema):
     username = ma.fields.String(required=True, validate=validate.Regexp(
-        r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,254}$", error="1-255 letters, digits, _ . @ -"))
+        r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,254}\Z", error="1-255 letters, digits, _ . @ -"))
     password = ma.fields.String(required=True, load_only=True, validate=_password)
     role = ma.fields.String(validate=validate.OneOf(USER_ROLES), metadata={"description": "Default agent"})
     permissions = ma.fields.List(ma.fields.String(validate=validate.OneOf(PERMISSIONS)))
