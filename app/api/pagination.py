@@ -75,7 +75,7 @@ def _from_json(value: Any, column: ColumnElement[Any]) -> Any:
             if not isinstance(value, str):
                 raise ValueError(value)
             return value
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, AttributeError) as exc:  # uuid.UUID(1) is an AttributeError
         raise InvalidCursor("cursor is not valid for this list") from exc
     return value
 
