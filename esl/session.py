@@ -146,6 +146,15 @@ class CallSession:
                 self.conn.hangup("NORMAL_CLEARING")
         except ChannelHungUp:
             log.info("call %s: caller hung up", call.call_id)
+        except Exception:
+            # A bug or a broken stored application: end the call rather than leave the caller
+            # in dead air until FreeSWITCH gives up on the socket.
+            log.exception("call %s: application crashed", call.call_id)
+            record.webhook_error = "application_crashed"
+            self._emit("call.failed", payloads.call_failed(
+                call.call_id, hangup_cause="NORMAL_TEMPORARY_FAILURE", reason="application_crashed"))
+            if not self.conn.hung_up:
+                self.conn.hangup("NORMAL_TEMPORARY_FAILURE")
         finally:
             record.journey.extend(ctx.journey)
             record.tags = dict(ctx.tags)

@@ -6,6 +6,7 @@ import pytest
 
 from tests.session.conftest import call_record
 from tests.simulator import Call
+from tests.simulator.scenario import Timing
 
 LONG = "https://media.example.com/long.wav"
 
@@ -27,7 +28,8 @@ VERBS_IN_PROGRESS = {
 def test_given_verb_running_when_caller_hangs_up_then_call_ends_at_once_and_is_recorded(
         name, controller, simulate_call, number_with_app, owner_conn, services):
     account, number, _ = number_with_app(app_json=[VERBS_IN_PROGRESS[name]])
-    scenario = (Call(callee=number).media(f"http_cache://{LONG}", 60.0)
+    # no prompt lasts less than the minute either (gather waits out its prompt and timeout)
+    scenario = (Call(callee=number, timing=Timing(playback=60.0)).media(f"http_cache://{LONG}", 60.0)
                 .bridge_answers(talk=60.0).hangup_after(0.5))
     call = simulate_call(scenario, controller)
     # every verb above would run for a minute: finishing within the wait proves the interrupt
