@@ -30,6 +30,7 @@ from app.api.lcr_explain import blp as lcr_explain_blp
 from app.api.call_records.routes import blp as call_records_blp
 from app.api.callbacks.routes import blp as callbacks_blp
 from app.api.phone_numbers.routes import blp as phone_numbers_blp
+from app.api.nul_guard import refuse_nul_characters
 from app.api.security import authenticate_request, close_request_session
 from app.settings import get_settings
 
@@ -107,6 +108,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     def _authenticate_api() -> None:
         if request.path.startswith(API_PREFIX) and request.path != OPENAPI_PATH:
             authenticate_request()
+        refuse_nul_characters()  # after authentication: an anonymous caller learns nothing more
 
     return app
 
