@@ -84,3 +84,6 @@ TAG_MAX_KEYS = 50
 VERB_JSON_OBJECT_MAX_CHARS = 4096  # serialized size of tag `data` / listen `metadata`
 FLOW_MAX_NODES = 500
 FLOW_MAX_STEPS = 1000             # nodes executed per call before the flow is stopped
+# Widest inbound gateway network (prefix length): a /0../7 entry would admit a large part of the
+# internet to the trunk port. The API refuses it on save; the ACL builder skips it.
+GATEWAY_MIN_INBOUND_PREFIX = 8

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Iterable
 from xml.sax.saxutils import quoteattr
 
+from app import limits
 from app.routing.rows import CarrierRow, GatewayRow
 
 ACL_LIST_NAME = "gateways"
@@ -40,7 +41,7 @@ def gateway_network(gateway: GatewayRow) -> ipaddress.IPv4Network:
         raise ValueError("only IPv4 gateway addresses are supported")
     if not 0 <= int(gateway.netmask) <= 32:
         raise ValueError(f"netmask /{gateway.netmask} is not between /0 and /32")
-    if int(gateway.netmask) < 8:
+    if int(gateway.netmask) < limits.GATEWAY_MIN_INBOUND_PREFIX:
         # A /0../7 entry would open the trunk port to a large part of the internet.
         raise ValueError(f"netmask /{gateway.netmask} is too wide for a trunk ACL")
     return ipaddress.ip_network(f"{address}/{int(gateway.netmask)}", strict=False)

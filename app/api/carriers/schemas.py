@@ -8,6 +8,7 @@ from typing import Any
 import marshmallow as ma
 from marshmallow import validate
 
+from app import limits
 from app.models.enums import TRANSPORTS
 
 
@@ -89,6 +90,8 @@ def network_problem(ipv4: str, netmask: int, inbound: bool, outbound: bool) -> d
     except ValueError:
         base = ipaddress.ip_network(f"{ipv4}/{netmask}", strict=False).network_address
         return {"ipv4": [f"{ipv4}/{netmask} has host bits set; use {base}/{netmask}."]}
+    if inbound and netmask < limits.GATEWAY_MIN_INBOUND_PREFIX:
+        return {"netmask": [f"An inbound network must be /{limits.GATEWAY_MIN_INBOUND_PREFIX} or narrower."]}
     if outbound and netmask != 32:
         return {"netmask": ["An outbound gateway is one host: netmask must be 32."]}
     if netmask == 32 and ipaddress.IPv4Address(ipv4).is_unspecified:
