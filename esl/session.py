@@ -12,9 +12,10 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import gevent
+import gevent.event
 
 from app.calls.inbound_route import InboundRoute
 from app.calls.limiter import REFUSAL_HANGUP_CAUSE
@@ -224,9 +225,10 @@ class CallSession:
             self._ws = WsCallHandler(app.call_hook_url, call_sid=call.call_id,
                                      vendor=services.ws_vendor, basic_auth=app.basic_auth,
                                      **services.ws_options)
-            hooks = HookTarget(client=_WsHookClient(self._ws), base_body=base)
+            hooks = HookTarget(client=_UntilHangupClient(self, _WsHookClient(self._ws)),
+                               base_body=base)
         elif app.call_hook_url:
-            hooks = HookTarget(client=services.webhooks, base_body=base,
+            hooks = HookTarget(client=_UntilHangupClient(self, services.webhooks), base_body=base,
                                method=app.call_hook_method, secret=app.signing_secret,
                                basic_auth=app.basic_auth)
         ctx = SessionVerbContext(
@@ -278,10 +280,31 @@ class CallSession:
 
     def _fetch_first(self, url: str, method: str, body: dict[str, Any]) -> Any:
         if self._ws is not None:
-            return self._ws.start(body)
+            return self._until_hangup(lambda: self._ws.start(body))
         app = self.route.application
-        return self.services.webhooks.fetch_instructions(
-            url, method, body, secret=app.signing_secret, basic_auth=app.basic_auth)
+        return self._until_hangup(lambda: self.services.webhooks.fetch_instructions(
+            url, method, body, secret=app.signing_secret, basic_auth=app.basic_auth))
+
+    def _until_hangup(self, request: Callable[[], Any]) -> Any:
+        """The customer's server may take 3 attempts of 10 s: a caller who hangs up meanwhile
+        ends the call (and frees its slot) now, not when the server finally answers."""
+        reply = gevent.event.AsyncResult()
+        fetch = gevent.spawn(_settle, reply, request)
+        ended = gevent.spawn(self._wait_ended)
+        try:
+            gevent.wait([reply, ended], count=1)
+            if reply.ready():
+                return reply.get()
+            raise ChannelHungUp(self.conn.hangup_event, "hung up while waiting for the application")
+        finally:
+            fetch.kill(block=False)
+            ended.kill(block=False)
+
+    def _wait_ended(self) -> None:
+        try:
+            self.conn.wait_hangup_complete()
+        except EslError:  # the socket is gone: the call is over all the same
+            pass
 
     def _note_result(self, result: HandlerResult) -> None:
         if result.error:
@@ -328,10 +351,29 @@ class CallSession:
         self._emit("call.resumed", payloads.call_resumed(self.call.call_id, held_ms=held_ms))
 
 
+def _settle(result: gevent.event.AsyncResult, request: Callable[[], Any]) -> None:
+    try:
+        result.set(request())
+    except Exception as exc:  # handed to the waiting session, not reported by the hub
+        result.set_exception(exc)
+
+
 class _Redirected(Exception):
     def __init__(self, verbs: list) -> None:
         super().__init__("redirected by the application")
         self.verbs = verbs
+
+
+class _UntilHangupClient:
+    """Follow-up hooks (actionHook, redirect) stop waiting when the caller hangs up, too."""
+
+    def __init__(self, session: CallSession, client: Any) -> None:
+        self._session = session
+        self._client = client
+
+    def fetch_instructions(self, url: str, method: str, body: dict[str, Any], **auth: Any) -> Any:
+        return self._session._until_hangup(
+            lambda: self._client.fetch_instructions(url, method, body, **auth))
 
 
 class _WsHookClient:

@@ -2,6 +2,7 @@
 still end the call: the caller is hung up, never left in dead air, and the call is recorded."""
 from __future__ import annotations
 
+from tests.plugins.webhook_server import Reply
 from tests.session.conftest import call_record, hangups, outbox_keys
 from tests.simulator import Call
 
@@ -22,3 +23,34 @@ def test_given_stored_app_json_that_no_longer_parses_when_call_arrives_then_call
     assert "call.failed" in keys and keys[-1] == "call.ended"
     assert services.limiter.counts(account.id)[0] == 0
     assert services.live_calls == {}
+
+
+def test_given_customer_server_not_answering_when_caller_hangs_up_during_first_request_then_call_ends_at_once(
+        controller, simulate_call, hook_server, number_with_app, owner_conn, services):
+    hook_server.reply(Reply(body=b"[]", delay=30.0))  # 3 attempts of 10 s would outlive the caller
+    account, number, _ = number_with_app(call_hook_url=hook_server.url("/hook"))
+
+    call = simulate_call(Call(callee=number).hangup_after(0.3), controller)
+    assert call.wait(8), "the session kept waiting for the webhook after the caller hung up"
+
+    record = call_record(owner_conn, call.uuid)
+    assert record is not None and record["hangup_cause"] == "NORMAL_CLEARING"
+    assert outbox_keys(owner_conn, record["trace_id"])[-1] == "call.ended"
+    assert services.limiter.counts(account.id)[0] == 0
+    assert services.live_calls == {}
+
+
+def test_given_action_hook_not_answering_when_caller_hangs_up_during_it_then_call_ends_at_once(
+        controller, simulate_call, hook_server, number_with_app, owner_conn, services):
+    gather = {"verb": "gather", "input": ["dtmf"], "timeout": 1, "numDigits": 1,
+              "actionHook": hook_server.url("/action")}
+    hook_server.reply(Reply.json([gather]), Reply(body=b"[]", delay=30.0))
+    account, number, _ = number_with_app(call_hook_url=hook_server.url("/hook"))
+
+    call = simulate_call(Call(callee=number).hangup_after(0.5), controller)
+    assert call.wait(8), "the session kept waiting for the actionHook after the caller hung up"
+
+    assert [r.path for r in hook_server.requests] == ["/hook", "/action"]
+    record = call_record(owner_conn, call.uuid)
+    assert record is not None and record["hangup_cause"] == "NORMAL_CLEARING"
+    assert services.limiter.counts(account.id)[0] == 0
