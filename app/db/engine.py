@@ -24,7 +24,10 @@ def _engine(url: str) -> Engine:
     if engine is None:
         # pre_ping: a PostgreSQL restart costs no call (the stale connection is replaced on
         # checkout instead of failing the first query after it).
-        engine = create_engine(sqlalchemy_url(url), pool_size=10, max_overflow=20, pool_pre_ping=True, future=True)
+        # hide_parameters: a failed statement's message (logged with the 500) must not carry
+        # row values such as password hashes or encrypted secrets.
+        engine = create_engine(sqlalchemy_url(url), pool_size=10, max_overflow=20, pool_pre_ping=True,
+                               future=True, hide_parameters=True)
         _engines[url] = engine
     return engine
 

@@ -22,7 +22,8 @@ class ApplicationWriteSchema(ma.Schema):
     app_json = ma.fields.Raw(
         allow_none=True, metadata={"description": "Static verb list, validated all-or-nothing"}
     )
-    language = ma.fields.String(validate=validate.Regexp(LANGUAGE_PATTERN, error="Use a tag like en-US."))
+    language = ma.fields.String(validate=[validate.Length(max=16),  # applications.language column
+                                          validate.Regexp(LANGUAGE_PATTERN, error="Use a tag like en-US.")])
     voice = ma.fields.String(validate=validate.Length(min=1, max=64))
     basic_auth_username = ma.fields.String(allow_none=True, validate=validate.Length(min=1, max=255))
     basic_auth_password = ma.fields.String(

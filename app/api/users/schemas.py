@@ -22,7 +22,7 @@ class UserWriteSchema(ma.Schema):
     password = ma.fields.String(required=True, load_only=True, validate=_password)
     role = ma.fields.String(validate=validate.OneOf(USER_ROLES), metadata={"description": "Default agent"})
     permissions = ma.fields.List(ma.fields.String(validate=validate.OneOf(PERMISSIONS)))
-    email = ma.fields.Email(allow_none=True)
+    email = ma.fields.Email(allow_none=True, validate=validate.Length(max=320))  # users.email column
     is_active = ma.fields.Boolean()
 
 
