@@ -64,9 +64,63 @@ def compile_route_regex(regex: str) -> re.Pattern[str]:
             f"route regex must be 1..{_MAX_REGEX_LENGTH} characters", code="invalid_route_regex"
         )
     try:
-        return re.compile(regex)
+        pattern = re.compile(regex)
     except re.error as exc:
         raise ValidationFailed(f"route regex does not compile: {exc}", code="invalid_route_regex") from exc
+    parsed = _sre_parse.parse(regex)
+    if _backtracks_exponentially(parsed):
+        raise ValidationFailed(
+            "route regex repeats a group that itself repeats or alternates (e.g. (1+)+, (1|11)*); "
+            "such a pattern can take minutes on one number", code="invalid_route_regex")
+    if _variable_repeats(parsed) > _MAX_VARIABLE_REPEATS:
+        raise ValidationFailed(
+            f"route regex has more than {_MAX_VARIABLE_REPEATS} variable-length repeats (*, +, ?, {{m,n}})",
+            code="invalid_route_regex")
+    return pattern
+
+
+_REPEATS = (_sre_parse.MAX_REPEAT, _sre_parse.MIN_REPEAT)
+# \d*\d*\d*...x backtracks polynomially with degree = number of variable repeats; 3 keeps the
+# worst case over a 32-digit number to a few thousand steps and covers real routes (^44\d+,
+# ^1[2-9]\d{2}[2-9]\d{6}$, ^(33|34)\d{8,10}$).
+_MAX_VARIABLE_REPEATS = 3
+
+
+def _variable_repeats(items) -> int:  # noqa: ANN001 - sre internals
+    count = 0
+    for op, arg in items:
+        if op in _REPEATS:
+            low, high, body = arg
+            count += (low != high) + _variable_repeats(body)
+        elif op == _sre_parse.BRANCH:
+            count += sum(_variable_repeats(b) for b in arg[1])
+        elif op == _sre_parse.SUBPATTERN:
+            count += _variable_repeats(arg[-1])
+        elif op in (_sre_parse.ASSERT, _sre_parse.ASSERT_NOT):
+            count += _variable_repeats(arg[1])
+    return count
+
+
+def _backtracks_exponentially(items, inside_repeat: bool = False) -> bool:  # noqa: ANN001 - sre internals
+    """A repeat whose body can match one text in several ways — another repeat, or an
+    alternation — makes Python's backtracking matcher exponential in the number's length.
+    Tenants write these regexes and every call (and /api/lcr/explain) runs them on the one gevent
+    hub, so such patterns are refused rather than trusted."""
+    for op, arg in items:
+        if op in _REPEATS:
+            _low, _high, body = arg
+            if inside_repeat or _backtracks_exponentially(body, True):
+                return True
+        elif op == _sre_parse.BRANCH:
+            if inside_repeat or any(_backtracks_exponentially(b, inside_repeat) for b in arg[1]):
+                return True
+        elif op == _sre_parse.SUBPATTERN:
+            if _backtracks_exponentially(arg[-1], inside_repeat):
+                return True
+        elif op in (_sre_parse.ASSERT, _sre_parse.ASSERT_NOT):
+            if _backtracks_exponentially(arg[1], inside_repeat):
+                return True
+    return False
 
 
 def literal_prefix(regex: str) -> str:
