@@ -26,7 +26,7 @@ from app.webhooks.ws_handler import WsCallHandler
 from esl.call_events import CallEvents
 from esl.call_handlers import (HANDLER_WEBSOCKET, HandlerResult, digits, handler_kind,
                                run_application)
-from esl.errors import ChannelHungUp, EslError
+from esl.errors import ChannelHungUp, ConnectionLost, EslError
 from esl.outbound import OutboundConnection
 from esl.protocol import Event
 from esl.services import CallServices
@@ -147,13 +147,15 @@ class CallSession:
                 self.conn.hangup("NORMAL_CLEARING")
         except ChannelHungUp:
             log.info("call %s: caller hung up", call.call_id)
+        except ConnectionLost as exc:
+            # FreeSWITCH dropped the socket: nothing left to hang up from here.
+            log.warning("call %s: socket lost mid-call (%s)", call.call_id, exc)
+            self._fail("connection_lost")
         except Exception:
             # A bug or a broken stored application: end the call rather than leave the caller
             # in dead air until FreeSWITCH gives up on the socket.
             log.exception("call %s: application crashed", call.call_id)
-            record.webhook_error = "application_crashed"
-            self._emit("call.failed", payloads.call_failed(
-                call.call_id, hangup_cause="NORMAL_TEMPORARY_FAILURE", reason="application_crashed"))
+            self._fail("application_crashed")
             if not self.conn.hung_up:
                 self.conn.hangup("NORMAL_TEMPORARY_FAILURE")
         finally:
@@ -311,6 +313,11 @@ class CallSession:
             self.record.webhook_error = result.error
             self._emit("call.failed", payloads.call_failed(
                 self.call.call_id, hangup_cause="NORMAL_CLEARING", reason=result.error))
+
+    def _fail(self, reason: str) -> None:
+        self.record.webhook_error = reason
+        self._emit("call.failed", payloads.call_failed(
+            self.call.call_id, hangup_cause="NORMAL_TEMPORARY_FAILURE", reason=reason))
 
     def _hangup_complete(self) -> Optional[Event]:
         try:

@@ -2,9 +2,13 @@
 still end the call: the caller is hung up, never left in dead air, and the call is recorded."""
 from __future__ import annotations
 
+import gevent
+from sqlalchemy import text
+
 from tests.plugins.webhook_server import Reply
 from tests.session.conftest import call_record, hangups, outbox_keys
 from tests.simulator import Call
+from tests.simulator.scenario import Timing
 
 
 def test_given_stored_app_json_that_no_longer_parses_when_call_arrives_then_caller_is_hung_up_and_recorded(
@@ -54,3 +58,28 @@ def test_given_action_hook_not_answering_when_caller_hangs_up_during_it_then_cal
     record = call_record(owner_conn, call.uuid)
     assert record is not None and record["hangup_cause"] == "NORMAL_CLEARING"
     assert services.limiter.counts(account.id)[0] == 0
+
+
+def _failure_reasons(owner_conn, call_id: str) -> list[str]:
+    return [r[0] for r in owner_conn.execute(text(
+        "SELECT body->'payload'->>'reason' FROM event_outbox WHERE routing_key = 'call.failed'"
+        " AND body->'payload'->>'callId' = :c"), {"c": call_id})]
+
+
+def test_given_verb_running_when_freeswitch_drops_the_socket_then_session_ends_with_connection_lost(
+        controller, simulate_call, number_with_app, owner_conn, services):
+    account, number, _ = number_with_app(app_json=[{"verb": "play", "url": "https://m.example.com/a.wav"}])
+
+    call = simulate_call(Call(callee=number, timing=Timing(playback=60.0)).fault("drop", at=0.3),
+                         controller)
+    assert call.wait(10), "simulated call did not finish"
+    with gevent.Timeout(10):  # the simulator is gone at once; let the session finish too
+        while controller.connections:
+            gevent.sleep(0.01)
+    services.events.flush()
+
+    # a lost socket is not the application's fault, and nothing is left to hang up
+    assert _failure_reasons(owner_conn, call.uuid) == ["connection_lost"]
+    assert hangups(call) == []
+    assert services.limiter.counts(account.id)[0] == 0
+    assert services.live_calls == {}
