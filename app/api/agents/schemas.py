@@ -1,20 +1,32 @@
 from __future__ import annotations
 
+import re
+
 import marshmallow as ma
 from marshmallow import validate
 
 MAX_QUEUES = 100
+# The contact will be dialled as a FreeSWITCH endpoint: no whitespace and none of the dial-string
+# syntax ({vars}, [vars], <vars>, "," "|" ":_:" separators) that could add channel variables such
+# as api_on_answer, or extra legs.
+_CONTACT = re.compile(r"[A-Za-z0-9_.@:/+*#=;%~-]{1,255}\Z")
+
+
+def _contact(value: str) -> None:
+    if not _CONTACT.match(value) or ":_:" in value:
+        raise ma.ValidationError("An endpoint such as user/1001 or sofia/internal/1001@host "
+                                 "(no spaces, braces, brackets, '<>', ',', '|' or ':_:').")
 
 
 class AgentWriteSchema(ma.Schema):
     user_id = ma.fields.UUID(required=True, metadata={"description": "A user of the account (one agent per user)"})
-    contact = ma.fields.String(allow_none=True, validate=validate.Length(min=1, max=255),
+    contact = ma.fields.String(allow_none=True, validate=_contact,
                                metadata={"description": "Where to ring the agent, e.g. user/1001"})
     queue_ids = ma.fields.List(ma.fields.UUID(), validate=validate.Length(max=MAX_QUEUES))
 
 
 class AgentPatchSchema(ma.Schema):
-    contact = ma.fields.String(allow_none=True, validate=validate.Length(min=1, max=255))
+    contact = ma.fields.String(allow_none=True, validate=_contact)
     queue_ids = ma.fields.List(ma.fields.UUID(), validate=validate.Length(max=MAX_QUEUES),
                                metadata={"description": "Replaces the memberships"})
 
