@@ -62,7 +62,8 @@ class EventWriter:
             try:
                 rows.append(outbox.event_row(exchange_for(key), key, payload,
                                              account_id=account_id, trace_id=trace_id))
-            except ValueError:  # an unknown routing key is a bug: log it, keep the others
+            except (ValueError, TypeError):  # unknown key, unserialisable payload: a bug.
+                # Log it and keep the others: this greenlet serves every call on the node.
                 log.exception("dropping event %s (trace %s)", key, trace_id)
         try:
             with platform_session() as session:

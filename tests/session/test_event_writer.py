@@ -34,3 +34,17 @@ def test_given_an_invalid_event_in_a_batch_when_written_then_the_others_still_re
     call.emit("call.answered", {"callId": "x"})
     call.close()
     assert _keys(owner_conn, call.trace_id) == ["call.started", "call.answered"]
+
+
+def test_given_an_unserialisable_payload_when_written_then_the_writer_keeps_serving_calls(owner_conn):
+    writer = EventWriter()
+    call = CallEvents(writer, uuid.uuid4())
+    call.emit("call.started", {"callId": "x"})
+    call.emit("call.answered", {"callId": "x", "details": {1, 2}})  # a set is not JSON
+    call.emit("call.hold", {"callId": "x"})
+    assert writer.flush(timeout=5), "the writer greenlet died"
+    later = CallEvents(writer, uuid.uuid4())
+    later.emit("call.started", {"callId": "y"})
+    assert writer.flush(timeout=5)
+    assert _keys(owner_conn, call.trace_id) == ["call.started", "call.hold"]
+    assert _keys(owner_conn, later.trace_id) == ["call.started"]
