@@ -54,7 +54,7 @@ class TargetSchema(PartSchema):
         kind, name = data.get("type"), data.get("name")
         if kind in TARGET_PATTERNS and isinstance(name, str):
             pattern, message = TARGET_PATTERNS[kind]
-            if not re.match(pattern, name):
+            if not re.fullmatch(pattern, name):  # re.match would let "...$" accept a trailing newline
                 raise ValidationError(message, "name")
 
 

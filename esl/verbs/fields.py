@@ -52,6 +52,17 @@ class StrictBoolean(fields.Boolean):
         return value
 
 
+class WholeRegexp(validate.Regexp):
+    """The whole value must match: with ``re.match`` a final ``$`` also accepts a trailing
+    newline, and a newline in a dial target or URL would end the ESL command line it goes into.
+    (Still a ``validate.Regexp``: the JSON Schema exporter publishes the pattern unchanged.)"""
+
+    def __call__(self, value: Any) -> Any:
+        if self.regex.fullmatch(value) is None:
+            raise ValidationError(self._format_error(value))
+        return value
+
+
 class Text(fields.String):
     """A string with an optional pattern (kept as data so the exporter can publish it)."""
 
@@ -65,7 +76,7 @@ class Text(fields.String):
         if min_length is not None or max_length is not None:
             validators.append(validate.Length(min=min_length, max=max_length))
         if pattern is not None:
-            validators.append(validate.Regexp(pattern, error=pattern_message or
+            validators.append(WholeRegexp(pattern, error=pattern_message or
                                               f"Does not match {pattern}."))
         super().__init__(validate=validators, **kwargs)
         self.pattern = pattern
@@ -100,11 +111,11 @@ class HookUrl(Text):
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> str:
         text = super()._deserialize(value, attr, data, **kwargs)
-        if re.match(HOOK_URL_PATTERN, text):
+        if re.fullmatch(HOOK_URL_PATTERN, text):
             return text
         from app.settings import get_settings
 
-        if get_settings().allow_loopback_webhooks and _LOOPBACK_HOOK.match(text):
+        if get_settings().allow_loopback_webhooks and _LOOPBACK_HOOK.fullmatch(text):
             return text
         raise ValidationError("Must be an https:// URL.")
 
