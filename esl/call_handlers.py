@@ -77,7 +77,20 @@ def run_application(ctx: VerbContext, app: AppSettings, kind: str, first_body: d
     except VerbListRejected as exc:
         log.warning("call %s: application %s reply rejected: %s", ctx.call_id, app.id, exc.errors)
         return _fallback(ctx, app, "instructions_rejected")
-    return HandlerResult(run_verbs(ctx, verbs))
+    return run_hooked_verbs(ctx, app, verbs)
+
+
+def run_hooked_verbs(ctx: VerbContext, app: AppSettings, verbs: list) -> HandlerResult:
+    """Verbs from the customer's server: a follow-up hook (actionHook, redirect) that fails
+    mid-call is the same failure as a failed first request, not dead air."""
+    try:
+        return HandlerResult(run_verbs(ctx, verbs))
+    except WebhookFailed as exc:
+        log.warning("call %s: application %s hook failed mid-call: %s", ctx.call_id, app.id, exc)
+        return _fallback(ctx, app, f"webhook_failed:{exc.reason}")
+    except VerbListRejected as exc:
+        log.warning("call %s: application %s hook reply rejected: %s", ctx.call_id, app.id, exc.errors)
+        return _fallback(ctx, app, "instructions_rejected")
 
 
 _APOLOGY_VERBS = parse_verb_list([{"verb": "say", "text": APOLOGY},

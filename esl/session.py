@@ -25,13 +25,13 @@ from app.events import payloads
 from app.webhooks.ws_handler import WsCallHandler
 from esl.call_events import CallEvents
 from esl.call_handlers import (HANDLER_WEBSOCKET, HandlerResult, digits, handler_kind,
-                               run_application)
+                               run_application, run_hooked_verbs)
 from esl.errors import ChannelHungUp, ConnectionLost, EslError
 from esl.outbound import OutboundConnection
 from esl.protocol import Event
 from esl.services import CallServices
 from esl.session_context import SessionVerbContext
-from esl.verbs import VerbListRejected, parse_verb_list, run_verbs
+from esl.verbs import VerbListRejected, parse_verb_list
 from esl.verbs.channel import HookTarget
 
 log = logging.getLogger(__name__)
@@ -258,7 +258,7 @@ class CallSession:
                 verbs = redirect.verbs
             while True:
                 try:
-                    return HandlerResult(run_verbs(ctx, verbs))
+                    return run_hooked_verbs(ctx, app, verbs)
                 except _Redirected as redirect:
                     verbs = redirect.verbs
         finally:

@@ -6,7 +6,7 @@ import gevent
 from sqlalchemy import text
 
 from tests.plugins.webhook_server import Reply
-from tests.session.conftest import call_record, hangups, outbox_keys
+from tests.session.conftest import call_record, executed, hangups, outbox_keys
 from tests.simulator import Call
 from tests.simulator.scenario import Timing
 
@@ -83,3 +83,21 @@ def test_given_verb_running_when_freeswitch_drops_the_socket_then_session_ends_w
     assert hangups(call) == []
     assert services.limiter.counts(account.id)[0] == 0
     assert services.live_calls == {}
+
+
+def test_given_action_hook_failing_when_gather_completes_then_caller_hears_apology_and_failure_is_recorded(
+        controller, simulate_call, hook_server, number_with_app, owner_conn):
+    gather = {"verb": "gather", "input": ["dtmf"], "timeout": 1, "numDigits": 1,
+              "actionHook": hook_server.url("/action")}
+    hook_server.reply(Reply.json([gather]), Reply(status=500, body=b"boom"))
+    account, number, _ = number_with_app(call_hook_url=hook_server.url("/hook"))
+
+    call = simulate_call(Call(callee=number), controller)
+    assert call.wait(10), "simulated call did not finish"
+
+    assert [r.path for r in hook_server.requests] == ["/hook"] + ["/action"] * 3
+    assert any(app == "speak" and "sorry" in arg for app, arg in executed(call))
+    record = call_record(owner_conn, call.uuid)
+    assert record["webhook_error"] == "webhook_failed:http_status"
+    assert record["hangup_reason"] == "application_failed"
+    assert _failure_reasons(owner_conn, call.uuid) == ["webhook_failed:http_status"]
