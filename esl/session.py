@@ -80,6 +80,7 @@ class CallSession:
         self._held_since: Optional[float] = None
         self._ws: Optional[WsCallHandler] = None
         self._events: Optional[CallEvents] = None
+        self._status_update: Optional[gevent.Greenlet] = None  # the last status hook delivery
 
     # -- lifecycle ---------------------------------------------------------------------------
     def run(self) -> None:
@@ -176,7 +177,7 @@ class CallSession:
             if written is not None and app is not None:
                 send_status(app.call_status_hook_url, final_body(written, self.record),
                             secret=app.signing_secret, basic_auth=app.basic_auth,
-                            client=self.services.webhooks)
+                            client=self.services.webhooks, after=self._status_update)
         self._exit()
 
     # -- refusals ----------------------------------------------------------------------------
@@ -341,10 +342,9 @@ class CallSession:
         self._emit("call.answered", payloads.call_answered(self.call.call_id))
         app = self.route.application
         if app is not None and app.call_status_hook_url:
-            send_status(app.call_status_hook_url,
-                        base_body(self.record, self.call.call_id, "in-progress"),
-                        secret=app.signing_secret, basic_auth=app.basic_auth,
-                        client=self.services.webhooks)
+            self._status_update = send_status(
+                app.call_status_hook_url, base_body(self.record, self.call.call_id, "in-progress"),
+                secret=app.signing_secret, basic_auth=app.basic_auth, client=self.services.webhooks)
 
     def _on_hold(self, _event: Event) -> None:
         self._held_since = time.monotonic()

@@ -84,14 +84,18 @@ def _default_client():
 
 
 def send_status(url: str | None, body: Mapping[str, Any], *, secret: str | None = None,
-                basic_auth: tuple[str, str] | None = None, client=None) -> gevent.Greenlet | None:
+                basic_auth: tuple[str, str] | None = None, client=None,
+                after: gevent.Greenlet | None = None) -> gevent.Greenlet | None:
     """Fire and forget: returns the greenlet (join it in tests), or None when the application
-    has no status hook. Never raises into the call."""
+    has no status hook. Never raises into the call. ``after``: the call's previous update,
+    delivered (or given up) first, so a retried ``in-progress`` never lands after the final."""
     if not url:
         return None
     client = client or _default_client()
 
     def run() -> bool:
+        if after is not None:
+            after.join()
         try:
             client.post_status(url, body, secret=secret, basic_auth=basic_auth)
             return True
