@@ -38,9 +38,29 @@ def validate_urls(data: dict[str, Any]) -> None:
         check_url_on_save(data["call_status_hook_url"])
 
 
+# Verb fields holding a URL the platform will fetch or call (redirect/gather/queue/record hooks,
+# play media, listen socket). Their scheme is the verb schema's business; the address is ours.
+VERB_URL_KEYS = frozenset({"url", "actionHook", "timeoutHook", "statusHook"})
+
+
+def check_verb_urls(value: Any) -> None:
+    """The save-time SSRF refusal for URLs inside a saved verb list or flow definition (422
+    unsafe_url); the webhook client checks again when it calls them."""
+    if isinstance(value, list):
+        for item in value:
+            check_verb_urls(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if key in VERB_URL_KEYS and isinstance(item, str):
+                check_url_on_save(item, allow_ws=True)
+            else:
+                check_verb_urls(item)
+
+
 def validate_app_json(value: Any) -> None:
     if value is not None:
         parse_verb_list(value)  # raises VerbListRejected (422 with per-verb errors)
+        check_verb_urls(value)
 
 
 def _validate(db: Session, account_id: uuid.UUID, data: dict[str, Any]) -> None:
