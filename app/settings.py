@@ -21,6 +21,12 @@ def _with_user(url: str, user: str) -> str:
     return urlunsplit((parts.scheme, f"{user}@{host}", parts.path, parts.query, parts.fragment))
 
 
+# Public, so anyone could sign tokens with it: accepted only while the service answers on
+# ``localhost`` (development); ``app.api.app.create_app`` refuses it on any real domain.
+DEV_JWT_SECRET = "dev-only-change-me-" + "0" * 16
+DEV_BASE_DOMAIN = "localhost"
+
+
 @dataclass(frozen=True)
 class Settings:
     database_url: str          # owner role: migrations only
@@ -39,7 +45,7 @@ class Settings:
 def get_settings() -> Settings:
     env = os.environ
     owner = env.get("SBC_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/sbc")
-    jwt_secret = env.get("SBC_JWT_SECRET", "dev-only-change-me-" + "0" * 16)
+    jwt_secret = env.get("SBC_JWT_SECRET", DEV_JWT_SECRET)
     return Settings(
         database_url=owner,
         app_database_url=env.get("SBC_APP_DATABASE_URL", _with_user(owner, "sbc_app")),
@@ -48,7 +54,7 @@ def get_settings() -> Settings:
         redis_key_prefix=env.get("SBC_REDIS_KEY_PREFIX", "sbc:"),
         amqp_url=env.get("SBC_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2F"),
         jwt_secret=jwt_secret,
-        base_domain=env.get("SBC_BASE_DOMAIN", "localhost"),
+        base_domain=env.get("SBC_BASE_DOMAIN", DEV_BASE_DOMAIN),
         secret_key=env.get("SBC_SECRET_KEY", jwt_secret),
         allow_loopback_webhooks=env.get("SBC_ALLOW_LOOPBACK_WEBHOOKS", "0") == "1",
     )

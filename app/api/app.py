@@ -32,7 +32,7 @@ from app.api.callbacks.routes import blp as callbacks_blp
 from app.api.phone_numbers.routes import blp as phone_numbers_blp
 from app.api.nul_guard import refuse_nul_characters
 from app.api.security import authenticate_request, close_request_session
-from app.settings import get_settings
+from app.settings import DEV_BASE_DOMAIN, DEV_JWT_SECRET, get_settings
 
 API_PREFIX = "/api/"
 OPENAPI_PATH = "/api/openapi.json"
@@ -69,6 +69,10 @@ class SbcApi(Api):
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     settings = get_settings()
+    if settings.jwt_secret == DEV_JWT_SECRET and settings.base_domain != DEV_BASE_DOMAIN:
+        # the built-in secret is public: with it anyone could sign a token for any tenant
+        raise RuntimeError("SBC_JWT_SECRET must be set (the built-in development secret is "
+                           "only accepted with SBC_BASE_DOMAIN=localhost)")
     app = Flask("sbc_api")
     app.config.update(
         API_TITLE="SaaS-SBC API",
