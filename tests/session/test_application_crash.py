@@ -101,3 +101,19 @@ def test_given_action_hook_failing_when_gather_completes_then_caller_hears_apolo
     assert record["webhook_error"] == "webhook_failed:http_status"
     assert record["hangup_reason"] == "application_failed"
     assert _failure_reasons(owner_conn, call.uuid) == ["webhook_failed:http_status"]
+
+
+def test_given_websocket_app_not_acking_when_caller_hangs_up_then_call_ends_and_socket_is_closed(
+        controller, simulate_call, ws_server, number_with_app, owner_conn, services):
+    ws_server.on_message = lambda peer, message: None  # session:new is never acknowledged
+    account, number, _ = number_with_app(call_hook_url=ws_server.url())
+
+    call = simulate_call(Call(callee=number).hangup_after(0.3), controller)
+    assert call.wait(8), "the session kept waiting for the WebSocket app after the caller hung up"
+
+    ws_server.wait_for(lambda msgs: any(m.get("type") == "session:new" for m in msgs))
+    with gevent.Timeout(5):
+        while not all(peer.closed for peer in ws_server.peers):
+            gevent.sleep(0.05)
+    assert call_record(owner_conn, call.uuid)["hangup_cause"] == "NORMAL_CLEARING"
+    assert services.limiter.counts(account.id)[0] == 0
