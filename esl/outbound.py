@@ -258,6 +258,18 @@ class OutboundConnection(EslConnection):
 Application = Callable[[OutboundConnection], None]
 
 LISTEN_BACKLOG = 4096  # capped by net.core.somaxconn
+# A call socket can be silent for an hour (a long bridge): TCP keepalive is what notices a
+# switch that vanished without a FIN (network split), so the session ends and frees its slot.
+KEEPALIVE_IDLE_SECONDS = 30
+KEEPALIVE_INTERVAL_SECONDS = 10
+KEEPALIVE_PROBES = 3
+
+
+def _enable_keepalive(sock: _socket.socket) -> None:
+    sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_KEEPALIVE, 1)
+    sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_KEEPIDLE, KEEPALIVE_IDLE_SECONDS)
+    sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_KEEPINTVL, KEEPALIVE_INTERVAL_SECONDS)
+    sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_KEEPCNT, KEEPALIVE_PROBES)
 
 
 class OutboundServer:
@@ -314,6 +326,7 @@ class OutboundServer:
         self.accepted += 1
         try:
             sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
+            _enable_keepalive(sock)
         except OSError:
             pass
         conn = self._factory(sock, address, command_timeout=self._command_timeout,

@@ -135,6 +135,9 @@ class CallSession:
         if kind is None:
             log.warning("call %s: number %s has no runnable application", call.call_id, call.to_number)
             record.webhook_error = "no_application"
+            self._emit("call.failed", payloads.call_failed(
+                call.call_id, hangup_cause=NO_APPLICATION_CAUSE, sip_status=503,
+                reason="no_application"))
             self.conn.hangup(NO_APPLICATION_CAUSE)
             return
         record.journey.append(kind)
@@ -264,7 +267,8 @@ class CallSession:
                     verbs = redirect.verbs
         finally:
             if watcher is not None:
-                watcher.kill(block=False)
+                # block: a redirect arriving as the verbs finish must land here, not in _finish
+                watcher.kill(block=True)
 
     def _watch_ws_commands(self, runner: gevent.Greenlet) -> None:
         for item in self._ws.commands:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import time
 
 import gevent
 
@@ -223,3 +224,32 @@ def test_given_recorded_dial_first_when_verbs_run_then_caller_is_not_answered_be
     apps = [a for a, _ in executed(call)]
     assert "record_session" in apps and "bridge" in apps
     assert "answer" not in apps
+
+
+def test_given_number_whose_application_has_nothing_to_run_when_call_arrives_then_503_and_call_failed(
+        controller, simulate_call, number_with_app, owner_conn):
+    account, number, _ = number_with_app()  # no flow, no hook, no app_json
+    call = simulate_call(Call(callee=number), controller)
+    _wait(call)
+    assert executed(call) == []
+    assert hangups(call) == ["SERVICE_UNAVAILABLE"]
+    record = call_record(owner_conn, call.uuid)
+    assert record["webhook_error"] == "no_application"
+    assert "call.failed" in outbox_keys(owner_conn, record["trace_id"])
+
+
+def test_given_call_in_progress_then_its_socket_has_tcp_keepalive_to_notice_a_vanished_switch(
+        controller, simulate_call, number_with_app):
+    import socket
+
+    from esl.outbound import KEEPALIVE_IDLE_SECONDS
+
+    account, number, _ = number_with_app(app_json=[{"verb": "pause", "length": 5}])
+    call = simulate_call(Call(callee=number).hangup_after(1.0), controller)
+    deadline = time.monotonic() + 5
+    while not controller.connections and time.monotonic() < deadline:
+        gevent.sleep(0.02)
+    sock = next(iter(controller.connections))._sock
+    assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+    assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == KEEPALIVE_IDLE_SECONDS
+    _wait(call)
