@@ -16,6 +16,7 @@ itself, so they never sit behind user handlers.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket as _socket
 from collections import deque
@@ -285,10 +286,8 @@ class EslConnection:
         # attribute is atomic under gevent and closing the socket wakes that writer up.
         sock, self._sock = self._sock, None
         if sock is not None:
-            try:
+            with contextlib.suppress(OSError):  # already closed by the peer
                 sock.close()
-            except OSError:
-                pass
         while self._pending:
             pending = self._pending.popleft()
             if not pending.result.ready():
@@ -309,13 +308,13 @@ class EslConnection:
         """Connection-specific bookkeeping in the reader (keep it fast)."""
 
     def _on_disconnect_notice(self, frame: Frame) -> None:
-        pass
+        """``text/disconnect-notice`` (linger or final); outbound connections track it."""
 
     def _on_auth_request(self, frame: Frame) -> None:
-        pass
+        """``auth/request``: only inbound connections authenticate."""
 
     def _on_rude_rejection(self, frame: Frame) -> None:
-        pass
+        """``text/rude-rejection`` (ACL refused us): inbound connections report it."""
 
     def _on_connection_lost(self, reason: BaseException) -> None:
-        pass
+        """The socket is gone: subclasses fail what waits on it (executes, bgapi jobs)."""

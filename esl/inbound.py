@@ -10,6 +10,7 @@ forgotten across a FreeSWITCH restart or network blip.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import random
@@ -150,10 +151,8 @@ class InboundConnection:
         self._stopped = True
         sock = self._sock
         if sock is not None and sock.connected:
-            try:
+            with contextlib.suppress(Exception):  # best effort: we are leaving either way
                 sock.send_command("exit", timeout=1.0)
-            except Exception:
-                pass
             sock.close()
         if self._supervisor is not None:
             self._supervisor.kill(block=False)

@@ -13,6 +13,7 @@ for our channel fails every waiting execute at once with :class:`ChannelHungUp`.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket as _socket
 import uuid as _uuid
@@ -178,10 +179,8 @@ class OutboundConnection(EslConnection):
 
     def exit(self, timeout: Optional[float] = None) -> None:
         """``exit`` (after the linger notice): FreeSWITCH says +OK bye and closes the socket."""
-        try:
+        with contextlib.suppress(ConnectionLost):  # FreeSWITCH may close first (linger over)
             self.send_command("exit", timeout=timeout)
-        except ConnectionLost:
-            pass
         self.wait_closed(timeout=1.0)
         self.close()
 
@@ -324,11 +323,9 @@ class OutboundServer:
 
     def _handle(self, sock: _socket.socket, address: tuple) -> None:
         self.accepted += 1
-        try:
+        with contextlib.suppress(OSError):  # not a TCP socket (tests over UNIX sockets)
             sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
             _enable_keepalive(sock)
-        except OSError:
-            pass
         conn = self._factory(sock, address, command_timeout=self._command_timeout,
                              queue_size=self._queue_size)
         conn.start()

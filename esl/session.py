@@ -8,6 +8,7 @@ Everything FreeSWITCH tells us about the call arrives as events on this one sock
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import uuid
@@ -308,10 +309,8 @@ class CallSession:
             ended.kill(block=False)
 
     def _wait_ended(self) -> None:
-        try:
+        with contextlib.suppress(EslError):  # the socket is gone: the call is over all the same
             self.conn.wait_hangup_complete()
-        except EslError:  # the socket is gone: the call is over all the same
-            pass
 
     def _note_result(self, result: HandlerResult) -> None:
         if result.error:

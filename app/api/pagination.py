@@ -52,7 +52,7 @@ def _to_json(value: Any) -> Any:
 def _python_type(column: ColumnElement[Any]) -> type | None:
     try:
         return column.type.python_type
-    except NotImplementedError:
+    except NotImplementedError:  # SQLAlchemy's answer for types with no Python equivalent
         return None
 
 

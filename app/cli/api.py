@@ -7,6 +7,7 @@ balancer (or run ``gunicorn -k gevent 'app.api:create_app()'``); the API keeps n
 """
 from __future__ import annotations
 
+import contextlib
 import signal
 import socket
 
@@ -19,10 +20,8 @@ class NoDelayWSGIServer(WSGIServer):
     for the client's delayed ACK (~40 ms per keep-alive request). Disable Nagle per connection."""
 
     def handle(self, sock, address):  # noqa: ANN001 - gevent's signature
-        try:
+        with contextlib.suppress(OSError):  # not TCP (e.g. a UNIX socket): nothing to tune
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        except OSError:  # not TCP (e.g. a UNIX socket): nothing to tune
-            pass
         return super().handle(sock, address)
 
 

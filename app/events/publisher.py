@@ -10,6 +10,7 @@ consumers de-duplicate on the envelope ``id`` (``app.events.consumer.RecentIds``
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import socket
@@ -57,16 +58,14 @@ def abandon_connection(conn: pika.BlockingConnection, grace_seconds: float = 1.0
             if conn.is_open:
                 conn.close()
         return
-    except (gevent.Timeout, Exception):
-        pass
+    except (gevent.Timeout, Exception) as exc:  # no Close-Ok (partition) or a broken channel
+        log.debug("polite close failed (%s); dropping the socket", exc)
     # pika has no public "abort": reach the socket of the underlying transport
     transport = getattr(getattr(conn, "_impl", None), "_transport", None)
     sock = getattr(transport, "_sock", None)
     if sock is not None:
-        try:
+        with contextlib.suppress(OSError):  # already closed by the peer
             sock.close()
-        except OSError:
-            pass
 
 
 class OutboxPublisher:

@@ -13,6 +13,7 @@ would lock every carrier out). The controller writes two include files into the 
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -120,11 +121,9 @@ def write_atomic(path: Path, text: str) -> bool:
     """Write only when the content changed; rename over the old file so FreeSWITCH's
     reloadxml never reads half a file. Returns whether the file changed."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
+    with contextlib.suppress(FileNotFoundError):  # first write: nothing to compare
         if path.read_text() == text:
             return False
-    except FileNotFoundError:
-        pass
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as handle:

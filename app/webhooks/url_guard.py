@@ -19,6 +19,7 @@ address itself, so the API cannot be used as an oracle for internal DNS.
 """
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -90,11 +91,9 @@ def _refuse(message: str, reason: str) -> UnsafeUrl:
 
 def _ascii_host(raw: str) -> str:
     host = raw.strip().lower().rstrip(".")
-    try:
+    with contextlib.suppress(ValueError):  # not an IP literal: a name, IDNA-encode it
         ipaddress.ip_address(host)
         return host
-    except ValueError:
-        pass
     try:
         return host.encode("idna").decode("ascii")
     except UnicodeError:

@@ -33,6 +33,7 @@ get ``WebhookFailed(reason="closed")`` and ``None`` is put on ``commands``.
 """
 from __future__ import annotations
 
+import contextlib
 import base64
 import json
 import logging
@@ -71,7 +72,7 @@ def subprotocol_for(vendor: str) -> str:
 
 
 class _Dropped(Exception):
-    pass
+    """The socket closed under the reader: reconnect."""
 
 
 class WsCallHandler:
@@ -141,10 +142,8 @@ class WsCallHandler:
             self._reader.kill(block=True, timeout=1)
         ws, self._ws = self._ws, None
         if ws is not None:
-            try:
+            with contextlib.suppress(Exception):  # closing a broken socket is best effort
                 ws.close(timeout=1)
-            except Exception:  # noqa: BLE001 - closing a broken socket is best effort
-                pass
         self._fail_waiters(Reason.CLOSED, "handler closed")
 
     # -- connection ----------------------------------------------------------------------------
@@ -328,10 +327,8 @@ class WsCallHandler:
                 log.info("ws handler host=%s connection dropped; reconnecting", self._host)
                 self._ws = None
                 if ws is not None:
-                    try:
+                    with contextlib.suppress(Exception):  # already broken: best effort
                         ws.shutdown()
-                    except Exception:  # noqa: BLE001
-                        pass
                 if not self._reconnect():
                     self.dead = True
                     self._fail_waiters(Reason.CLOSED, "reconnect attempts used up")

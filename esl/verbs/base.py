@@ -5,6 +5,7 @@ filled in, so execution never re-validates and a flow can run the same node many
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, Optional
@@ -66,7 +67,7 @@ class VerbOutcome:
         return cls(OutcomeKind.END, reason=reason, data=data)
 
 
-class Verb:
+class Verb(ABC):
     name: ClassVar[str]
     schema_class: ClassVar[type[VerbSchema]]
     # dial, queue, conference, record, listen hand the call over: the list ends with them.
@@ -88,8 +89,9 @@ class Verb:
         """Validate one item; raises marshmallow.ValidationError with per-field messages."""
         return cls(cls.schema().load(data))
 
+    @abstractmethod
     def execute(self, ctx: "VerbContext") -> VerbOutcome:
-        raise NotImplementedError(f"{type(self).__name__}.execute")
+        """Run on the call; ``esl.errors.ChannelHungUp`` propagates when the caller hangs up."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.params!r}>"

@@ -23,7 +23,7 @@ class PlayFields(PartSchema):
 
 
 class PlaySchema(VerbSchema, PlayFields):
-    pass
+    """``play`` as a verb; ``PlayFields`` alone is gather's nested prompt."""
 
 
 class Play(Verb):

@@ -18,7 +18,7 @@ class SayFields(PartSchema):
 
 
 class SaySchema(VerbSchema, SayFields):
-    pass
+    """``say`` as a verb; ``SayFields`` alone is gather's nested prompt."""
 
 
 class Say(Verb):

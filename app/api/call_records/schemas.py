@@ -29,7 +29,7 @@ class CallRecordFilterSchema(ma.Schema):
 
 
 class CallRecordListQuerySchema(ListQuerySchema, CallRecordFilterSchema):
-    pass
+    """The export's filters plus cursor pagination: a list and its export always agree."""
 
 
 class InteractionSummarySchema(ma.Schema):
