@@ -26,7 +26,7 @@ from app.routing.dialer import LcrDialer
 from app.routing.fsconfig import generated_dir
 from app.routing.gateway_health import SUBSCRIBE_COMMAND, GatewayHealth
 from app.settings import get_settings
-from app.webhooks.client import WebhookClient
+from app.webhooks.client import get_client
 from esl.inbound import InboundConnection
 from esl.outbound import OutboundServer
 from esl.reconcile import close_vanished_calls
@@ -49,7 +49,7 @@ class Controller:
             limiter=ConcurrencyLimiter(self.redis,
                                        slot_ttl_seconds=self.config.limiter_slot_ttl_seconds),
             redis=self.redis,
-            webhooks=WebhookClient(),
+            webhooks=get_client(),
             recordings_dir=self.config.recording_dir,
             ws_vendor=self.config.webhook_vendor,
             routing=self.routing,

@@ -27,9 +27,6 @@ log = logging.getLogger(__name__)
 INTERIM_STATUSES = ("ringing", "in-progress")
 FINAL_STATUSES = ("completed", "busy", "no-answer", "canceled", "failed", "refused")
 
-_client = None
-
-
 def _digits(value: str | None) -> str:
     return re.sub(r"\D", "", value or "")
 
@@ -74,15 +71,6 @@ def final_body(written, ctx) -> dict[str, Any]:
     return body
 
 
-def _default_client():
-    global _client
-    if _client is None:
-        from app.webhooks.client import WebhookClient
-
-        _client = WebhookClient()
-    return _client
-
-
 def send_status(url: str | None, body: Mapping[str, Any], *, secret: str | None = None,
                 basic_auth: tuple[str, str] | None = None, client=None,
                 after: gevent.Greenlet | None = None) -> gevent.Greenlet | None:
@@ -91,7 +79,10 @@ def send_status(url: str | None, body: Mapping[str, Any], *, secret: str | None 
     delivered (or given up) first, so a retried ``in-progress`` never lands after the final."""
     if not url:
         return None
-    client = client or _default_client()
+    if client is None:
+        from app.webhooks.client import get_client  # the process's shared keep-alive pools
+
+        client = get_client()
 
     def run() -> bool:
         if after is not None:

@@ -114,22 +114,9 @@ class WebhookClient:
                     basic_auth: BasicAuth | None = None) -> None:
         """POST a call-status update; the reply body is ignored, only 2xx counts.
 
-        Blocks for up to the full retry budget: call sites on the call path spawn it
-        (see :meth:`post_status_async`)."""
+        Blocks for up to the full retry budget: the call path sends it from its own greenlet
+        (``app.calls.status_hook.send_status``)."""
         self._exchange(url, "POST", body, secret, basic_auth, parse=False, purpose="status")
-
-    def post_status_async(self, url: str, body: Mapping[str, Any], *,
-                          secret: str | bytes | None = None,
-                          basic_auth: BasicAuth | None = None) -> gevent.Greenlet:
-        """Fire-and-forget status hook: failures are logged, never raised into the call."""
-        def run() -> bool:
-            try:
-                self.post_status(url, body, secret=secret, basic_auth=basic_auth)
-                return True
-            except WebhookFailed as exc:
-                log.warning("status hook failed: %s", exc)
-                return False
-        return gevent.spawn(run)
 
     def close(self) -> None:
         self._transport.close()

@@ -165,28 +165,6 @@ def test_keys_carry_the_run_prefix(limiter, redis_prefix):
     assert limiter.call_key("c").startswith(redis_prefix)
 
 
-def test_given_account_with_max_concurrent_calls_when_admitting_then_db_limits_apply(
-        limiter, make_account):
-    from app.calls.admission import admit_call, limits_for
-
-    account = make_account(max_concurrent_calls=1)
-    lim = limits_for(account.id)
-    assert lim.account_limit == 1 and lim.service_provider_id == account.service_provider_id
-    a, b = ids(2)
-    assert admit_call(limiter, a, account.id).admitted
-    refused = admit_call(limiter, b, account.id)
-    assert not refused.admitted and refused.refused_scope == SCOPE_ACCOUNT
-    limiter.release(a)
-    assert admit_call(limiter, b, account.id).admitted
-
-
-def test_given_unknown_account_when_admitting_then_lookup_error(limiter, database):
-    from app.calls.admission import admit_call
-
-    with pytest.raises(LookupError):
-        admit_call(limiter, "x", uuid.uuid4())
-
-
 def test_given_redis_unreachable_then_calls_are_admitted_degraded_and_release_does_not_raise():
     import socket
 

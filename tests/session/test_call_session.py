@@ -7,6 +7,7 @@ import json
 import time
 
 import gevent
+from sqlalchemy import text
 
 from tests.plugins.webhook_server import Reply
 from tests.session.conftest import call_record, executed, hangups, outbox_keys
@@ -253,3 +254,27 @@ def test_given_call_in_progress_then_its_socket_has_tcp_keepalive_to_notice_a_va
     assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
     assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == KEEPALIVE_IDLE_SECONDS
     _wait(call)
+
+
+def test_given_service_provider_at_its_limit_when_another_accounts_call_arrives_then_refused(
+        controller, simulate_call, number_with_app, owner_conn, services):
+    """Both limits come from the database (accounts, service_providers) with the number lookup."""
+    first_account, first_number, _ = number_with_app(app_json=[{"verb": "pause", "length": 30}])
+    second_account, second_number, _ = number_with_app(app_json=[{"verb": "pause", "length": 1}])
+    assert first_account.service_provider_id == second_account.service_provider_id
+    try:
+        held = simulate_call(Call(callee=first_number).hangup_after(1.0), controller)
+        gevent.sleep(0.3)
+        in_use = services.limiter.counts(first_account.id, first_account.service_provider_id)[1]
+        owner_conn.execute(text("UPDATE service_providers SET max_concurrent_calls = :n WHERE id = :sp"),
+                           {"n": in_use, "sp": first_account.service_provider_id})
+        owner_conn.commit()
+        refused = simulate_call(Call(callee=second_number), controller)
+        _wait(refused)
+        assert hangups(refused) == ["NORMAL_CIRCUIT_CONGESTION"]
+        assert call_record(owner_conn, refused.uuid)["status"] == "refused"
+        _wait(held)
+    finally:
+        owner_conn.execute(text("UPDATE service_providers SET max_concurrent_calls = 0 WHERE id = :sp"),
+                           {"sp": first_account.service_provider_id})
+        owner_conn.commit()

@@ -230,13 +230,6 @@ def test_given_status_hook_when_posted_then_signed_post_and_body_ignored(hook_se
     assert verify(req.body, "s", req.headers["x-signature"])
 
 
-def test_given_status_hook_failing_when_posted_async_then_greenlet_reports_false(hook_server):
-    hook_server.reply(Reply(status=500))
-    greenlet = client(retry_delays=(0.0, 0.0)).post_status_async(hook_server.url(), {"a": 1})
-    assert greenlet.get(timeout=5) is False
-    assert len(hook_server.requests) == 3
-
-
 def test_given_attempts_when_logged_then_host_status_elapsed_and_no_secrets(hook_server, caplog):
     import logging
     hook_server.reply(Reply(status=500), Reply.json([]))
