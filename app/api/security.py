@@ -172,41 +172,32 @@ def tenant_db() -> Iterator[Session]:
         raise
 
 
-def require_permission(name: str) -> Callable[[F], F]:
-    if name not in PERMISSIONS:
-        raise ValueError(f"unknown permission {name!r}")  # a typo must fail at import, not at 403
+def _require(kind: str, name: str, held: Callable[[Identity], frozenset[str]],
+             message: str, code: str) -> Callable[[F], F]:
+    """One guard for both licenses and permissions: 403 ``code`` unless ``name`` is held."""
 
     def decorate(view: F) -> F:
         @functools.wraps(view)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if name not in current_identity().permissions:
-                raise Forbidden(
-                    f"Permission '{name}' is required.", code="permission_denied",
-                    details={"permission": name},
-                )
+            if name not in held(current_identity()):
+                raise Forbidden(message, code=code, details={kind: name})
             return view(*args, **kwargs)
 
-        document_forbidden(wrapper, f"Requires permission `{name}` (403 `permission_denied`).")
+        document_forbidden(wrapper, f"Requires {kind} `{name}` (403 `{code}`).")
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+def require_permission(name: str) -> Callable[[F], F]:
+    if name not in PERMISSIONS:
+        raise ValueError(f"unknown permission {name!r}")  # a typo must fail at import, not at 403
+    return _require("permission", name, lambda who: who.permissions,
+                    f"Permission '{name}' is required.", "permission_denied")
 
 
 def require_license(name: str) -> Callable[[F], F]:
     if name not in LICENSES:
         raise ValueError(f"unknown license {name!r}")
-
-    def decorate(view: F) -> F:
-        @functools.wraps(view)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if name not in current_identity().licenses:
-                raise Forbidden(
-                    f"The account has no '{name}' license.", code="license_required",
-                    details={"license": name},
-                )
-            return view(*args, **kwargs)
-
-        document_forbidden(wrapper, f"Requires license `{name}` (403 `license_required`).")
-        return wrapper  # type: ignore[return-value]
-
-    return decorate
+    return _require("license", name, lambda who: who.licenses,
+                    f"The account has no '{name}' license.", "license_required")
