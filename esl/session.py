@@ -96,9 +96,7 @@ class CallSession:
                                   route.account_id if route else None)
         if route is None:
             log.info("call %s to unknown number %s refused", call.call_id, call.to_number)
-            self._emit("call.failed", payloads.call_failed(
-                call.call_id, hangup_cause=UNKNOWN_NUMBER_CAUSE, sip_status=404,
-                reason="unknown_number"))
+            self._report_failure("unknown_number", UNKNOWN_NUMBER_CAUSE, 404)
             self._hangup_and_exit(UNKNOWN_NUMBER_CAUSE)
             return
         self.record = self._record_context(route, call)
@@ -136,9 +134,7 @@ class CallSession:
         if kind is None:
             log.warning("call %s: number %s has no runnable application", call.call_id, call.to_number)
             record.webhook_error = "no_application"
-            self._emit("call.failed", payloads.call_failed(
-                call.call_id, hangup_cause=NO_APPLICATION_CAUSE, sip_status=503,
-                reason="no_application"))
+            self._report_failure("no_application", NO_APPLICATION_CAUSE, 503)
             self.conn.hangup(NO_APPLICATION_CAUSE)
             return
         record.journey.append(kind)
@@ -190,8 +186,7 @@ class CallSession:
         fail over); recorded as ``refused`` on the dialled account."""
         log.info("call %s refused: %s", self.call.call_id, reason)
         self.record.refused = True
-        self._emit("call.failed", payloads.call_failed(
-            self.call.call_id, hangup_cause=cause, sip_status=sip_status, reason=reason))
+        self._report_failure(reason, cause, sip_status)
         self.conn.hangup(cause)
         self._finish()
 
@@ -313,15 +308,18 @@ class CallSession:
             self.conn.wait_hangup_complete()
 
     def _note_result(self, result: HandlerResult) -> None:
-        if result.error:
+        if result.error:  # the caller heard the apology or the fallback: a clean hang-up
             self.record.webhook_error = result.error
-            self._emit("call.failed", payloads.call_failed(
-                self.call.call_id, hangup_cause="NORMAL_CLEARING", reason=result.error))
+            self._report_failure(result.error, "NORMAL_CLEARING")
 
     def _fail(self, reason: str) -> None:
         self.record.webhook_error = reason
+        self._report_failure(reason, "NORMAL_TEMPORARY_FAILURE")
+
+    def _report_failure(self, reason: str, cause: str, sip_status: Optional[int] = None) -> None:
+        """``call.failed``, one shape for every way a call fails (reasons: docs/events.md)."""
         self._emit("call.failed", payloads.call_failed(
-            self.call.call_id, hangup_cause="NORMAL_TEMPORARY_FAILURE", reason=reason))
+            self.call.call_id, hangup_cause=cause, sip_status=sip_status, reason=reason))
 
     def _hangup_complete(self) -> Optional[Event]:
         try:
