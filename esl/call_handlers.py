@@ -66,30 +66,31 @@ def run_application(ctx: VerbContext, app: AppSettings, kind: str, first_body: d
         return HandlerResult(FlowRunner(validate_flow(app.flow_definition)).run(ctx))
     if kind == HANDLER_APP_JSON:
         return HandlerResult(run_verbs(ctx, parse_verb_list(app.app_json)))
-    try:
+
+    def hooked() -> HandlerResult:
         reply = fetch_first(app.call_hook_url or "", app.call_hook_method, first_body)
         if reply is None:
             return HandlerResult(VerbOutcome.end("no_instructions"))
-        verbs = parse_verb_list(reply)
+        return HandlerResult(run_verbs(ctx, parse_verb_list(reply)))
+
+    return _with_fallback(ctx, app, hooked)
+
+
+def run_hooked_verbs(ctx: VerbContext, app: AppSettings, verbs: list) -> HandlerResult:
+    """Verbs from the customer's server (e.g. a WebSocket app's redirect command)."""
+    return _with_fallback(ctx, app, lambda: HandlerResult(run_verbs(ctx, verbs)))
+
+
+def _with_fallback(ctx: VerbContext, app: AppSettings, run: Callable[[], HandlerResult]) -> HandlerResult:
+    """The customer's server failing — the first request or any later hook (actionHook,
+    redirect) — is one failure: the caller hears the fallback, never dead air."""
+    try:
+        return run()
     except WebhookFailed as exc:
         log.warning("call %s: application %s unreachable: %s", ctx.call_id, app.id, exc)
         return _fallback(ctx, app, f"webhook_failed:{exc.reason}")
     except VerbListRejected as exc:
         log.warning("call %s: application %s reply rejected: %s", ctx.call_id, app.id, exc.errors)
-        return _fallback(ctx, app, "instructions_rejected")
-    return run_hooked_verbs(ctx, app, verbs)
-
-
-def run_hooked_verbs(ctx: VerbContext, app: AppSettings, verbs: list) -> HandlerResult:
-    """Verbs from the customer's server: a follow-up hook (actionHook, redirect) that fails
-    mid-call is the same failure as a failed first request, not dead air."""
-    try:
-        return HandlerResult(run_verbs(ctx, verbs))
-    except WebhookFailed as exc:
-        log.warning("call %s: application %s hook failed mid-call: %s", ctx.call_id, app.id, exc)
-        return _fallback(ctx, app, f"webhook_failed:{exc.reason}")
-    except VerbListRejected as exc:
-        log.warning("call %s: application %s hook reply rejected: %s", ctx.call_id, app.id, exc.errors)
         return _fallback(ctx, app, "instructions_rejected")
 
 

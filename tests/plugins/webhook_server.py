@@ -29,7 +29,7 @@ import struct
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import gevent
 import gevent.event
@@ -246,14 +246,15 @@ def tls_ca(tmp_path_factory) -> LocalCA:
     return LocalCA(tmp_path_factory.mktemp("tls"))
 
 
-@pytest.fixture
-def https_hook_server(tls_ca) -> Iterator[Callable[[list[str]], HookServer]]:
-    started: list[HookServer] = []
+def _tls_servers(tls_ca: "LocalCA", server_class: Callable[..., Any]) -> Iterator[Callable[[list[str]], Any]]:
+    """Factory fixture body: ``make(names)`` starts a TLS server with a cert for ``names``
+    (recording the SNI names clients ask for); all are stopped at teardown."""
+    started: list[Any] = []
 
-    def make(names: list[str]) -> HookServer:
+    def make(names: list[str]) -> Any:
         issued = tls_ca.issue(names)
         sni: list[str] = []
-        server = HookServer(ssl_args={"ssl_context": issued.server_context(sni)}).start()
+        server = server_class(ssl_args={"ssl_context": issued.server_context(sni)}).start()
         server.sni = sni
         started.append(server)
         return server
@@ -261,6 +262,11 @@ def https_hook_server(tls_ca) -> Iterator[Callable[[list[str]], HookServer]]:
     yield make
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def https_hook_server(tls_ca) -> Iterator[Callable[[list[str]], HookServer]]:
+    yield from _tls_servers(tls_ca, HookServer)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -424,16 +430,4 @@ def ws_server() -> Iterator[WsServer]:
 
 @pytest.fixture
 def wss_server(tls_ca) -> Iterator[Callable[[list[str]], WsServer]]:
-    started: list[WsServer] = []
-
-    def make(names: list[str]) -> WsServer:
-        issued = tls_ca.issue(names)
-        sni: list[str] = []
-        server = WsServer(ssl_args={"ssl_context": issued.server_context(sni)}).start()
-        server.sni = sni
-        started.append(server)
-        return server
-
-    yield make
-    for server in started:
-        server.stop()
+    yield from _tls_servers(tls_ca, WsServer)
