@@ -18,6 +18,7 @@ import gevent
 import gevent.lock
 from gevent.server import StreamServer
 
+from app.routing.node_modules import contract_modules
 from esl.protocol import encode_event_plain, parse_header_lines
 from tests.simulator import templates as T
 from tests.simulator.channel import SimChannel, preamble
@@ -92,6 +93,7 @@ class InboundServer:
         self.originate_fails: Optional[str] = None  # cause for the next originate, or None
         self.bgapi_delay = 0.01
         self.refuse_connections = False
+        self.loaded_modules: set[str] = set(contract_modules())  # answers ``module_exists``
 
     # -- lifecycle -----------------------------------------------------------------------------
     @property
@@ -240,6 +242,9 @@ class InboundServer:
             return "-ERR No such channel!\n"
         if verb == "reloadacl":
             return "+OK acl reloaded\n"
+        if verb == "module_exists" and "mod_commands" in self.loaded_modules:
+            # mod_commands' api: bare true/false, no newline; nothing without an argument
+            return ("true" if args[0] in self.loaded_modules else "false") if args else ""
         if verb == "sofia" and args[:2] == ["status", "gateway"] and len(args) > 2:
             return self._gateway_status(args[2])
         # esl-captures/gateway_state: killgw only marks the gateway; rescan reloads the XML
