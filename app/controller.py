@@ -4,6 +4,7 @@ Started by ``sbc controller`` (and by ``sbc run``). It owns:
 - the outbound ESL server (FreeSWITCH's ``socket`` app connects once per call → CallSession);
 - one inbound ESL connection per FreeSWITCH node from ``cluster_config`` (gateway health,
   ``reloadacl``/gateway rescans on routing changes, reconciliation after a reconnect);
+- the dialler for ``call.originate`` (esl/originator.py: least-cost routing, ``bgapi originate``);
 - the concurrency limiter's slot refresher, the event outbox relay, the service heartbeat,
   and the listeners for ``system.config.changed`` and ``routing.config.changed``.
 """
@@ -19,6 +20,7 @@ import redis
 from app.calls.heartbeat import ServiceHeartbeat
 from app.calls.limiter import ConcurrencyLimiter, start_refresher
 from app.config import RuntimeConfig, start_config_listener
+from app.events.consumer import RedisSeenIds
 from app.events.payloads import emit
 from app.events.publisher import start_publisher, stop_publisher
 from app.routing.cache import RoutingCache, RoutingReloader, start_routing_listener
@@ -28,6 +30,7 @@ from app.routing.gateway_health import SUBSCRIBE_COMMAND, GatewayHealth
 from app.settings import get_settings
 from app.webhooks.client import get_client
 from esl.inbound import InboundConnection
+from esl.originator import Originator, start_originate_consumer
 from esl.outbound import OutboundServer
 from esl.reconcile import close_vanished_calls
 from esl.services import CallServices
@@ -61,6 +64,9 @@ class Controller:
         self.reloader = RoutingReloader(self.routing, generated_dir(),
                                         lambda: [n for n in self.nodes if n.connected],
                                         health=self.health)
+        self.originator = Originator(
+            self.services, lambda: self.nodes,
+            lambda: (self.config.controller_advertise_host, self.server.address[1]))
         self._background: list = []
         self.heartbeat = ServiceHeartbeat("controller", details=lambda: {
             "liveCalls": len(self.services.live_calls)})
@@ -72,8 +78,11 @@ class Controller:
         for node in self.config.freeswitch_nodes:
             self._connect_node(node.host, node.port, node.password)
         self._background = [
-            start_refresher(self.services.limiter, lambda: list(self.services.live_calls),
+            start_refresher(self.services.limiter,
+                            lambda: [*self.services.live_calls, *self.originator.pending],
                             interval_seconds=self.config.limiter_refresh_seconds),
+            start_originate_consumer(self.originator,
+                                     RedisSeenIds(self.redis, name="controller.originate")),
             start_config_listener(self.config),
             start_routing_listener(self.reloader),
         ]

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from app.calls.inbound_route import AppSettings
+from app.calls.route import AppSettings
 from app.flows.definition import validate_flow
 from app.flows.runner import FlowRunner
 from app.webhooks.errors import WebhookFailed

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import redis
 from sqlalchemy import select
 
-from app.calls.inbound_route import InboundRoute, find_inbound_route
+from app.calls.originate import OriginatedLeg
+from app.calls.route import CallRoute, find_inbound_route, find_originated_route
 from app.calls.limiter import ConcurrencyLimiter
 from app.db.engine import tenant_session
 from app.models import PhoneNumber
@@ -37,12 +38,20 @@ class CallServices:
     ws_vendor: str
     routing: Optional[RoutingCache] = None      # carrier identification from the source IP
     dialer: Optional[LcrDialer] = None          # least-cost routing for phone targets
-    find_route: Callable[[str], Optional[InboundRoute]] = find_inbound_route
+    find_route: Callable[[str], Optional[CallRoute]] = find_inbound_route
+    find_originated: Callable[[OriginatedLeg, str], Optional[CallRoute]] = find_originated_route
     events: EventWriter = field(default_factory=default_writer)
     ws_options: dict[str, Any] = field(default_factory=dict)  # resolver/CA for ws handlers
     hangup_complete_timeout: float = HANGUP_COMPLETE_TIMEOUT_SECONDS
     # call id → its socket: the limiter refreshes these slots, reconciliation closes stale ones
     live_calls: dict[str, "OutboundConnection"] = field(default_factory=dict)
+
+    def route_for(self, originated: Optional[OriginatedLeg], number: str) -> Optional[CallRoute]:
+        """A leg the controller dialled carries its account; any other call is looked up by
+        the dialled number."""
+        if originated is not None:
+            return self.find_originated(originated, number)
+        return self.find_route(number)
 
     def lcr_bridge(self, account_id: uuid.UUID, number: str) -> str:
         if self.dialer is None:

@@ -18,7 +18,8 @@ from typing import Any, Callable, Optional
 import gevent
 import gevent.event
 
-from app.calls.inbound_route import InboundRoute
+from app.calls.originate import TRACE_ID_VARIABLE, OriginatedLeg
+from app.calls.route import CallRoute
 from app.calls.limiter import REFUSAL_HANGUP_CAUSE
 from app.calls.records import CallContext, write_call_record
 from app.calls.status_hook import base_body, final_body, send_status
@@ -38,13 +39,12 @@ from esl.verbs.channel import HookTarget
 log = logging.getLogger(__name__)
 
 UNKNOWN_NUMBER_CAUSE = "UNALLOCATED_NUMBER"        # SIP 404
+UNKNOWN_ACCOUNT_CAUSE = "NORMAL_TEMPORARY_FAILURE"  # an originated leg whose account is gone
 NO_APPLICATION_CAUSE = "SERVICE_UNAVAILABLE"       # SIP 503: number exists, nothing answers it
 UNKNOWN_TRUNK_CAUSE = "CALL_REJECTED"              # SIP 403: not this account's carrier
 # The sofia profile carriers reach (fs-conf/sip_profiles/external.xml): calls on it must come
 # from a gateway of a platform carrier or of the dialled number's own account.
 TRUNK_PROFILE = "external"
-# Set by the controller on legs it originates, so every leg of a conversation shares it.
-TRACE_ID_VARIABLE = "sbc_trace_id"
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,7 @@ class IncomingCall:
     source_ip: Optional[str]
     sofia_profile: Optional[str]
     answer_state: Optional[str]     # "ringing" when FreeSWITCH hands the call over unanswered
+    originated: Optional[OriginatedLeg] = None  # set on legs the controller dialled
 
     @classmethod
     def from_channel(cls, channel: Event) -> "IncomingCall":
@@ -68,6 +69,7 @@ class IncomingCall:
             source_ip=channel.variable("sip_network_ip") or channel.get("Caller-Network-Addr"),
             sofia_profile=channel.variable("sofia_profile_name"),
             answer_state=channel.get("Answer-State"),
+            originated=OriginatedLeg.from_variables(channel.variable),
         )
 
 
@@ -77,7 +79,7 @@ class CallSession:
         self.services = services
         self.call: Optional[IncomingCall] = None
         self.record: Optional[CallContext] = None
-        self.route: Optional[InboundRoute] = None
+        self.route: Optional[CallRoute] = None
         self._held_since: Optional[float] = None
         self._ws: Optional[WsCallHandler] = None
         self._events: Optional[CallEvents] = None
@@ -88,20 +90,26 @@ class CallSession:
         channel = self.conn.connect()
         self.call = call = IncomingCall.from_channel(channel)
         # The lookup (PostgreSQL) overlaps the two ESL round trips instead of following them.
-        lookup = gevent.spawn(self.services.find_route, call.to_number)
+        lookup = gevent.spawn(self.services.route_for, call.originated, call.to_number)
         self.conn.myevents()
         self.conn.linger()
         self.route = route = lookup.get()
         self._events = CallEvents(self.services.events, call.trace_id,
                                   route.account_id if route else None)
         if route is None:
+            if call.originated is not None:
+                log.warning("call %s: originated for account %s, which is gone", call.call_id,
+                            call.originated.account_id)
+                self._report_failure("unknown_account", UNKNOWN_ACCOUNT_CAUSE)
+                self._hangup_and_exit(UNKNOWN_ACCOUNT_CAUSE)
+                return
             log.info("call %s to unknown number %s refused", call.call_id, call.to_number)
             self._report_failure("unknown_number", UNKNOWN_NUMBER_CAUSE, 404)
             self._hangup_and_exit(UNKNOWN_NUMBER_CAUSE)
             return
         self.record = self._record_context(route, call)
-        if call.sofia_profile == TRUNK_PROFILE and self.services.routing is not None \
-                and self.record.carrier_id is None:
+        if route.direction == "inbound" and call.sofia_profile == TRUNK_PROFILE \
+                and self.services.routing is not None and self.record.carrier_id is None:
             # FreeSWITCH's ACL is platform-wide; a tenant's private trunk must not reach
             # another tenant's numbers.
             self._refuse(UNKNOWN_TRUNK_CAUSE, 403, f"unknown_trunk:{call.source_ip}")
@@ -125,12 +133,14 @@ class CallSession:
         app = route.application
         kind = handler_kind(app) if app else None
         self._emit("call.started", payloads.call_started(
-            call.call_id, direction="inbound", from_number=call.from_number,
+            call.call_id, direction=route.direction, from_number=call.from_number,
             to_number=call.to_number, application_id=app.id if app else None,
             carrier_id=record.carrier_id, gateway_id=record.gateway_id,
             source_ip=call.source_ip, handler=kind))
         if call.answer_state == "ringing":
             self._emit("call.ringing", payloads.call_ringing(call.call_id, target=call.to_number))
+        elif call.answer_state == "answered":  # a dialled leg: answered before it reached us
+            self._on_answer(None)
         if kind is None:
             log.warning("call %s: number %s has no runnable application", call.call_id, call.to_number)
             record.webhook_error = "no_application"
@@ -197,26 +207,32 @@ class CallSession:
         self._exit()
 
     # -- building blocks ---------------------------------------------------------------------
-    def _record_context(self, route: InboundRoute, call: IncomingCall) -> CallContext:
+    def _record_context(self, route: CallRoute, call: IncomingCall) -> CallContext:
         carrier = None
-        if self.services.routing is not None:
+        if call.originated is not None:  # we chose the carrier: the answered leg says which
+            carrier = (call.originated.carrier_id, call.originated.gateway_id)
+        elif self.services.routing is not None:
             carrier = self.services.routing.identify_carrier(call.source_ip, route.account_id)
+        originated = call.originated
         return CallContext(
-            account_id=route.account_id, trace_id=call.trace_id, direction="inbound",
+            account_id=route.account_id, trace_id=call.trace_id, direction=route.direction,
             service_provider_id=route.service_provider_id,
             application_id=route.application.id if route.application else None,
             from_number=call.from_number, to_number=call.to_number,
             carrier_id=carrier[0] if carrier else None, gateway_id=carrier[1] if carrier else None,
+            agent_id=originated.agent_id if originated else None,
+            queue_id=originated.queue_id if originated else None,
         )
 
     def _first_body(self) -> dict[str, Any]:
-        """SPEC "Outbound webhook": the first request of a call."""
+        """SPEC "Outbound webhook": the first request of a call. A leg the platform dialled is
+        already answered when it reaches us: ``direction: outbound``, ``callStatus: in-progress``."""
         call, route = self.call, self.route
         return {
             "callId": call.call_id, "traceId": str(call.trace_id),
-            "accountSid": str(route.account_id), "applicationSid": str(route.application.id),
-            "from": call.from_number, "to": call.to_number,
-            "direction": "inbound", "callStatus": "ringing",
+            "accountSid": str(route.account_id), "applicationSid": _s(route.application.id),
+            "from": call.from_number, "to": call.to_number, "direction": route.direction,
+            "callStatus": "ringing" if route.direction == "inbound" else "in-progress",
         }
 
     def _verb_context(self, app, kind: str) -> SessionVerbContext:
@@ -229,17 +245,19 @@ class CallSession:
                                      **services.ws_options)
             hooks = HookTarget(client=_UntilHangupClient(self, _WsHookClient(self._ws)),
                                base_body=base)
-        elif app.call_hook_url:
+        else:
+            # also for flows and app_json: their gather actionHook / redirect URLs are posted
+            # like a webhook's (POST, the application's signing secret and Basic auth)
             hooks = HookTarget(client=_UntilHangupClient(self, services.webhooks), base_body=base,
-                               method=app.call_hook_method, secret=app.signing_secret,
-                               basic_auth=app.basic_auth)
+                               method=app.call_hook_method if app.call_hook_url else "POST",
+                               secret=app.signing_secret, basic_auth=app.basic_auth)
         ctx = SessionVerbContext(
             conn=self.conn, trace_id=str(call.trace_id), account_id=str(route.account_id),
             application=app, from_number=call.from_number, to_number=call.to_number,
             redis=services.redis, recordings_dir=services.recordings_dir, hooks=hooks,
             router=lambda number: services.lcr_bridge(route.account_id, number),
             number_owner=lambda number: services.account_owns(route.account_id, number),
-            publisher=self._events.emit,
+            publisher=self._events.emit, answered=call.answer_state == "answered",
         )
         self.conn.on("CHANNEL_ANSWER", ctx.mark_answered)
         self.conn.on("CHANNEL_ANSWER", self._on_answer)
@@ -339,7 +357,7 @@ class CallSession:
     def _emit(self, key: str, payload: dict[str, Any]) -> None:
         self._events.emit(key, payload)
 
-    def _on_answer(self, _event: Event) -> None:
+    def _on_answer(self, _event: Optional[Event]) -> None:
         self._emit("call.answered", payloads.call_answered(self.call.call_id))
         app = self.route.application
         if app is not None and app.call_status_hook_url:
@@ -357,6 +375,10 @@ class CallSession:
             held_ms = int((time.monotonic() - self._held_since) * 1000)
             self._held_since = None
         self._emit("call.resumed", payloads.call_resumed(self.call.call_id, held_ms=held_ms))
+
+
+def _s(value: Any) -> Optional[str]:
+    return None if value is None else str(value)
 
 
 def _settle(result: gevent.event.AsyncResult, request: Callable[[], Any]) -> None:

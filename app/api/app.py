@@ -28,6 +28,7 @@ from app.api.agents.routes import blp as agents_blp
 from app.api.campaigns.routes import blp as campaigns_blp
 from app.api.lcr_explain import blp as lcr_explain_blp
 from app.api.call_records.routes import blp as call_records_blp
+from app.api.calls.routes import blp as calls_blp
 from app.api.callbacks.routes import blp as callbacks_blp
 from app.api.phone_numbers.routes import blp as phone_numbers_blp
 from app.api.nul_guard import refuse_nul_characters
@@ -46,6 +47,7 @@ BLUEPRINTS = [
     applications_blp,
     phone_numbers_blp,
     call_records_blp,
+    calls_blp,
     call_flows_blp,
     carriers_blp,
     gateways_blp,

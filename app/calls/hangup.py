@@ -137,3 +137,29 @@ def call_status(facts: HangupFacts, *, refused: bool = False) -> str:
         # cleared before answer was not answered
         return "canceled" if facts.direction == "inbound" else "no-answer"
     return "failed"
+
+
+@dataclass(frozen=True)
+class ObservedHangup:
+    """A leg's end as the controller itself saw it, for when FreeSWITCH's CHANNEL_HANGUP_COMPLETE
+    never reaches us: an originate that failed before any channel came to our socket, or a call
+    socket lost mid-call. Read by ``read_hangup`` like the real event (times in µs epoch)."""
+    call_id: str
+    caller: str | None
+    callee: str | None
+    direction: str
+    hangup_cause: str
+    started_us: int
+    ended_us: int
+    answered_us: int = 0
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        return {"Unique-ID": self.call_id, "Caller-Caller-ID-Number": self.caller,
+                "Caller-Destination-Number": self.callee,
+                "Hangup-Cause": self.hangup_cause}.get(name, default)
+
+    def variable(self, name: str, default: str | None = None) -> str | None:
+        values = {"start_uepoch": str(self.started_us), "end_uepoch": str(self.ended_us),
+                  "answer_uepoch": str(self.answered_us), "hangup_cause": self.hangup_cause,
+                  "direction": self.direction}
+        return values.get(name, default)

@@ -66,11 +66,14 @@ def call_failed(call_id, *, hangup_cause: str, sip_status: int | None = None,
             "reason": reason, "at": _t(at)}
 
 
-def call_originate(*, queue_id, agent_id, callback_id, phone_number: str,
-                   attempt: int) -> dict[str, Any]:
-    """Callback dispatcher → controller: dial ``phone_number`` and connect ``agent_id``."""
-    return {"queueId": _s(queue_id), "agentId": _s(agent_id), "callbackId": _s(callback_id),
-            "phoneNumber": phone_number, "attempt": attempt}
+def call_originate(*, phone_number: str, call_id=None, caller_id: str | None = None,
+                   application_id=None, agent_id=None, queue_id=None, callback_id=None,
+                   attempt: int = 1, timeout_seconds: int | None = None) -> dict[str, Any]:
+    """→ controller: dial ``phone_number`` through least-cost routing, then connect ``agent_id``
+    (callback dispatcher) or run ``application_id`` (``POST /api/calls``)."""
+    return {"callId": _s(call_id), "phoneNumber": phone_number, "from": caller_id,
+            "applicationSid": _s(application_id), "agentId": _s(agent_id), "queueId": _s(queue_id),
+            "callbackId": _s(callback_id), "attempt": attempt, "timeoutSeconds": timeout_seconds}
 
 
 # media.events ----------------------------------------------------------------------------

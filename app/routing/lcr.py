@@ -334,6 +334,11 @@ class LcrTable:
         )
 
 
+# Per-leg channel variables: which carrier and gateway a leg went out on (for the call record).
+LCR_CARRIER_VARIABLE = "lcr_carrier_id"
+LCR_GATEWAY_VARIABLE = "lcr_gateway_id"
+
+
 def bridge_string(explanation: Explanation, *, leg_vars: dict[str, str] | None = None) -> str:
     """``{fail_on_single_reject=...}[vars]sofia/gateway/gw_a/N|[vars]sofia/gateway/gw_b/N``.
 
@@ -347,7 +352,8 @@ def bridge_string(explanation: Explanation, *, leg_vars: dict[str, str] | None =
     globals_ = "fail_on_single_reject=" + fail_on_single_reject_value().replace(",", "\\,")
     parts = []
     for attempt in explanation.attempts:
-        variables = {"lcr_carrier_id": str(attempt.carrier_id), "lcr_gateway_id": str(attempt.gateway_id)}
+        variables = {LCR_CARRIER_VARIABLE: str(attempt.carrier_id),
+                     LCR_GATEWAY_VARIABLE: str(attempt.gateway_id)}
         if leg_vars:
             variables.update(leg_vars)
         rendered = ",".join(f"{k}={_escape_var(v)}" for k, v in variables.items())

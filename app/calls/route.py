@@ -1,0 +1,136 @@
+"""What a call needs before it runs: its account, the account's limits and the application.
+
+Inbound: dialled number → account (the one cross-tenant read of the call path, platform role:
+until the number is looked up, the call belongs to no tenant). Originated: the account and
+application are already known from the ``call.originate`` request the controller dialled.
+One query fetches everything so call setup costs a single round trip; secrets are decrypted
+here and live only in the call's memory.
+"""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from sqlalchemy import select
+
+from app.calls.originate import OriginatedLeg, agent_connect_verbs
+from app.crypto import decrypt_secret
+from app.db.engine import platform_session
+from app.models import Account, Agent, Application, CallFlow, PhoneNumber, ServiceProvider
+
+
+@dataclass(frozen=True)
+class AppSettings:
+    """An application as the call session uses it (SPEC "Application")."""
+
+    id: Optional[uuid.UUID]         # None: a verb list the platform built (callback → agent)
+    call_flow_sid: Optional[uuid.UUID]
+    flow_definition: Optional[dict[str, Any]]
+    call_hook_url: Optional[str]
+    call_hook_method: str
+    call_status_hook_url: Optional[str]
+    app_json: Optional[list[dict[str, Any]]]
+    language: Optional[str]
+    voice: Optional[str]
+    signing_secret: Optional[str]
+    basic_auth: Optional[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class CallRoute:
+    number: str
+    account_id: uuid.UUID
+    service_provider_id: uuid.UUID
+    account_limit: int
+    service_provider_limit: int
+    application: Optional[AppSettings]
+    direction: str = "inbound"      # the product's view: inbound | outbound (originated)
+
+
+def find_inbound_route(number: str) -> Optional[CallRoute]:
+    """None when no account owns ``number`` (digits only, as stored)."""
+    with platform_session() as session:
+        row = session.execute(
+            select(PhoneNumber.number, Account.id.label("account_id"),
+                   Account.service_provider_id, Account.max_concurrent_calls.label("account_limit"),
+                   ServiceProvider.max_concurrent_calls.label("sp_limit"), Application,
+                   CallFlow.definition.label("flow_definition"))
+            .join(Account, Account.id == PhoneNumber.account_id)
+            .join(ServiceProvider, ServiceProvider.id == Account.service_provider_id)
+            .outerjoin(Application, Application.id == PhoneNumber.application_id)
+            .outerjoin(CallFlow, CallFlow.id == Application.call_flow_sid)
+            .where(PhoneNumber.number == number)
+        ).first()
+    if row is None:
+        return None
+    return CallRoute(
+        number=row.number,
+        account_id=row.account_id,
+        service_provider_id=row.service_provider_id,
+        account_limit=row.account_limit,
+        service_provider_limit=row.sp_limit,
+        application=_settings(row.Application, row.flow_definition) if row.Application else None,
+    )
+
+
+def find_originated_route(leg: OriginatedLeg, number: str) -> Optional[CallRoute]:
+    """The route of a leg this platform dialled; None when the account is gone. A missing or
+    foreign application (or an agent without a contact) gives a route without an application:
+    the session then ends the call as it would an inbound call to a number with none."""
+    account_id, application_id = leg.account_id, leg.application_id
+    with platform_session() as session:
+        row = session.execute(
+            select(Account.id.label("account_id"), Account.service_provider_id,
+                   Account.max_concurrent_calls.label("account_limit"),
+                   ServiceProvider.max_concurrent_calls.label("sp_limit"))
+            .join(ServiceProvider, ServiceProvider.id == Account.service_provider_id)
+            .where(Account.id == account_id)
+        ).first()
+        if row is None:
+            return None
+        app_row = None
+        if application_id is not None:
+            app_row = session.execute(
+                select(Application, CallFlow.definition.label("flow_definition"))
+                .outerjoin(CallFlow, CallFlow.id == Application.call_flow_sid)
+                .where(Application.id == application_id, Application.account_id == account_id)
+            ).first()
+        contact = None
+        if leg.agent_id is not None:
+            contact = session.scalar(select(Agent.contact).where(
+                Agent.id == leg.agent_id, Agent.account_id == account_id))
+    application = None
+    if app_row is not None:
+        application = _settings(app_row.Application, app_row.flow_definition)
+    elif contact:
+        application = AppSettings(
+            id=None, call_flow_sid=None, flow_definition=None, call_hook_url=None,
+            call_hook_method="POST", call_status_hook_url=None,
+            app_json=agent_connect_verbs(contact), language=None, voice=None,
+            signing_secret=None, basic_auth=None)
+    return CallRoute(
+        number=number, account_id=row.account_id, service_provider_id=row.service_provider_id,
+        account_limit=row.account_limit, service_provider_limit=row.sp_limit,
+        application=application, direction="outbound",
+    )
+
+
+def _settings(app: Application, flow_definition: Optional[dict[str, Any]]) -> AppSettings:
+    basic_auth = None
+    if app.basic_auth_username and app.basic_auth_password_encrypted:
+        basic_auth = (app.basic_auth_username, decrypt_secret(app.basic_auth_password_encrypted))
+    return AppSettings(
+        id=app.id,
+        call_flow_sid=app.call_flow_sid,
+        flow_definition=flow_definition,
+        call_hook_url=app.call_hook_url,
+        call_hook_method=app.call_hook_method or "POST",
+        call_status_hook_url=app.call_status_hook_url,
+        app_json=app.app_json,
+        language=app.language,
+        voice=app.voice,
+        signing_secret=(decrypt_secret(app.signing_secret_encrypted)
+                        if app.signing_secret_encrypted else None),
+        basic_auth=basic_auth,
+    )

@@ -1,0 +1,178 @@
+"""The controller's dialler: ``call.originate`` → ``bgapi originate`` through least-cost routing.
+
+Why this shape:
+- The whole outbound leg is one FreeSWITCH ``originate`` whose dial string is the LCR bridge
+  string (carriers in order, ``|`` failover, callee refusals stop the walk) and whose
+  application is ``&socket(controller async full)``: once the customer answers, the leg comes
+  back to our outbound socket and a normal call session drives it (records, events, verbs).
+- ``bgapi`` (esl-captures/inbound_originate_bgapi): the ring time is spent in FreeSWITCH, not in
+  a blocked ESL command; the BACKGROUND_JOB body says ``+OK <uuid>`` or ``-ERR <CAUSE>``.
+- The concurrency slot is taken before dialling (a ringing leg counts, as an inbound call does
+  from its first moment), refreshed while it rings, and handed to the session under the same
+  call id; it is released here only when no session will ever own it.
+- A leg that never reaches the socket (no answer, busy, no route, refused) still gets a call
+  record (``direction: outbound``) and ``call.failed``, so data teams see every attempt.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import gevent.pool
+from typing import Callable
+
+from app.calls.hangup import ObservedHangup
+from app.calls.limiter import REFUSAL_HANGUP_CAUSE
+from app.calls.originate import (InvalidOriginate, OriginatedLeg, OriginateRequest,
+                                 record_callback_attempt)
+from app.calls.records import CallContext, write_call_record
+from app.events import payloads
+from app.events.consumer import EventConsumer, SeenIds
+from app.events.envelope import Envelope
+from app.events.exchanges import CALL_EVENTS
+from app.routing.dialer import NoRoute
+from esl.call_events import CallEvents
+from esl.errors import EslError
+from esl.inbound import InboundConnection
+from esl.services import CallServices
+from esl.verbs.dial import split_global_vars
+
+log = logging.getLogger(__name__)
+
+# FreeSWITCH answers the job when the ring timeout ends; past this margin the switch is not
+# answering at all and the attempt is failed here.
+RESULT_MARGIN_SECONDS = 30.0
+NO_ROUTE_CAUSE = "NO_ROUTE_DESTINATION"
+NO_SWITCH_CAUSE = "NORMAL_TEMPORARY_FAILURE"
+NO_APPLICATION_CAUSE = "SERVICE_UNAVAILABLE"
+CALLER_ID_CAUSE = "CALL_REJECTED"
+
+
+class _Failed(Exception):
+    def __init__(self, reason: str, cause: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.cause = cause
+
+
+class Originator:
+    def __init__(self, services: CallServices, nodes: Callable[[], list[InboundConnection]],
+                 socket_address: Callable[[], tuple[str, int]]) -> None:
+        self.services = services
+        self.nodes = nodes
+        self.socket_address = socket_address
+        self.pending: set[str] = set()   # call ids ringing: their limiter slots need refreshing
+        self._next_node = 0
+
+    def handle(self, envelope: Envelope) -> None:
+        """The ``call.originate`` consumer's handler."""
+        try:
+            request = OriginateRequest.from_envelope(envelope)
+        except InvalidOriginate as exc:
+            log.warning("call.originate %s ignored: %s %s", envelope.id, exc.message, exc.details)
+            return
+        self.originate(request)
+
+    def originate(self, request: OriginateRequest) -> bool:
+        """Dial one leg; True when the customer answered (the session owns the call from there)."""
+        leg = OriginatedLeg(request.account_id, request.application_id, request.agent_id,
+                            request.queue_id)
+        route = self.services.find_originated(leg, request.phone_number)
+        if route is None:
+            log.warning("call.originate %s: account %s is gone", request.call_id, request.account_id)
+            return False
+        call_id = str(request.call_id)
+        events = CallEvents(self.services.events, request.trace_id, request.account_id)
+        ctx = CallContext(
+            account_id=request.account_id, trace_id=request.trace_id, direction="outbound",
+            service_provider_id=route.service_provider_id, application_id=request.application_id,
+            from_number=request.caller_id, to_number=request.phone_number,
+            agent_id=request.agent_id, queue_id=request.queue_id)
+        started_us = _now_us()
+        try:
+            if route.application is None:
+                raise _Failed("no_application", NO_APPLICATION_CAUSE)
+            if request.caller_id and not self.services.account_owns(request.account_id, request.caller_id):
+                raise _Failed("caller_id_not_owned", CALLER_ID_CAUSE)
+            admission = self.services.limiter.acquire(
+                call_id, route.account_id, route.account_limit,
+                route.service_provider_id, route.service_provider_limit)
+            if not admission.admitted:
+                ctx.refused = True
+                raise _Failed(f"concurrency_limit:{admission.refused_scope}", REFUSAL_HANGUP_CAUSE)
+            self.pending.add(call_id)
+            try:
+                self._dial(request)
+            except BaseException:
+                self.services.limiter.release(call_id)
+                raise
+            finally:
+                self.pending.discard(call_id)
+        except _Failed as failed:
+            log.info("call %s to %s not connected: %s (%s)", call_id, request.phone_number,
+                     failed.reason, failed.cause)
+            events.emit("call.failed", payloads.call_failed(call_id, hangup_cause=failed.cause,
+                                                            reason=failed.reason))
+            events.close()
+            ctx.webhook_error = failed.reason
+            write_call_record(ObservedHangup(
+                call_id=call_id, caller=request.caller_id, callee=request.phone_number,
+                direction="outbound", hangup_cause=failed.cause, started_us=started_us,
+                ended_us=_now_us()), ctx)
+            record_callback_attempt(request, reached=False)
+            return False
+        record_callback_attempt(request, reached=True)
+        return True
+
+    def _dial(self, request: OriginateRequest) -> None:
+        """Raises _Failed with FreeSWITCH's cause unless the leg was answered."""
+        try:
+            lcr = self.services.lcr_bridge(request.account_id, request.phone_number)
+        except NoRoute:
+            raise _Failed("no_route", NO_ROUTE_CAUSE) from None
+        node = self._node()
+        lcr_globals, legs = split_global_vars(lcr)
+        variables = ",".join(f"{k}={v}" for k, v in request.channel_variables().items())
+        if lcr_globals:
+            variables += "," + lcr_globals
+        host, port = self.socket_address()
+        command = f"originate {{{variables}}}{legs} &socket({host}:{port} async full)"
+        try:
+            job = node.bgapi(command)
+            body = job.result(timeout=request.timeout_seconds + RESULT_MARGIN_SECONDS).strip()
+        except EslError as exc:
+            log.warning("call %s: originate on %s:%s failed: %s", request.call_id, node.host,
+                        node.port, exc)
+            raise _Failed("originate_failed", NO_SWITCH_CAUSE) from None
+        if not body.startswith("+OK"):
+            cause = body[len("-ERR"):].strip() if body.startswith("-ERR") else ""
+            raise _Failed("originate_failed", cause or NO_SWITCH_CAUSE)
+
+    def _node(self) -> InboundConnection:
+        """Round robin over the connected switches."""
+        nodes = [node for node in self.nodes() if node.connected]
+        if not nodes:
+            raise _Failed("no_freeswitch", NO_SWITCH_CAUSE)
+        self._next_node = (self._next_node + 1) % len(nodes)
+        return nodes[self._next_node]
+
+
+def _now_us() -> int:
+    return int(time.time() * 1_000_000)
+
+
+
+# Dials in flight per controller. A full pool stops the consumer taking more messages (they
+# wait on the durable queue, for this or another controller) instead of growing memory.
+MAX_DIALS_IN_FLIGHT = 2000
+ORIGINATE_QUEUE = "controller.call.originate"
+
+
+def start_originate_consumer(originator: Originator, seen: SeenIds, **consumer_kw) -> EventConsumer:
+    """One durable queue shared by every controller: each ``call.originate`` is dialled once,
+    by whichever controller takes it. A message is acknowledged when its dial starts, not when
+    it ends: a controller dying mid-ring loses that attempt rather than ringing the customer
+    twice (the callback's attempt count and the missing call record show it)."""
+    pool = gevent.pool.Pool(MAX_DIALS_IN_FLIGHT)
+    return EventConsumer([(CALL_EVENTS, "call.originate")], lambda env: pool.spawn(originator.handle, env),
+                         queue=ORIGINATE_QUEUE, seen=seen, **consumer_kw).start()
