@@ -27,8 +27,10 @@ from app.routing.cache import RoutingCache, RoutingReloader, start_routing_liste
 from app.routing.dialer import LcrDialer
 from app.routing.fsconfig import generated_dir
 from app.routing.gateway_health import SUBSCRIBE_COMMAND, GatewayHealth
+from app.routing.node_modules import missing_modules
 from app.settings import get_settings
 from app.webhooks.client import get_client
+from esl.errors import EslError
 from esl.inbound import InboundConnection
 from esl.originator import Originator, start_originate_consumer
 from esl.outbound import OutboundServer
@@ -68,8 +70,11 @@ class Controller:
             self.services, lambda: self.nodes,
             lambda: (self.config.controller_advertise_host, self.server.address[1]))
         self._background: list = []
+        self.missing_modules: dict[str, list[str]] = {}  # "host:port" -> modules its image lacks
         self.heartbeat = ServiceHeartbeat("controller", details=lambda: {
-            "liveCalls": len(self.services.live_calls)})
+            "liveCalls": len(self.services.live_calls),
+            "nodes": {where: {"missingModules": modules}
+                      for where, modules in self.missing_modules.items()}})
 
     def start(self) -> None:
         start_publisher()
@@ -94,10 +99,18 @@ class Controller:
         """Connect in the background: the controller serves calls while a switch is away."""
         ips = _addresses(host)
 
+        def check_modules() -> None:
+            """The image may lack modules of modules.conf.xml (logged per module, heartbeat)."""
+            try:
+                self.missing_modules[f"{host}:{port}"] = missing_modules(node)
+            except EslError as exc:  # link lost mid-check: the reconnect checks again
+                log.warning("module check of FreeSWITCH %s:%s interrupted: %s", host, port, exc)
+
         def reconcile(rows: list[dict]) -> None:
             """After a reconnect: calls gone while we were away, and routing it may have missed."""
             close_vanished_calls(self.services.live_calls, ips, rows)
             self.reloader.on_freeswitch_connected(node)
+            check_modules()
 
         node = InboundConnection(host, port, password, events=NODE_EVENTS, on_reconcile=reconcile)
         self.health.attach(node)
@@ -109,6 +122,7 @@ class Controller:
                 try:
                     node.connect()
                     self.reloader.on_freeswitch_connected(node)
+                    check_modules()
                     return
                 except Exception as exc:
                     log.warning("FreeSWITCH %s:%s not reachable yet (%s); retrying", host, port, exc)

@@ -20,6 +20,7 @@ import gevent.event
 
 from app.calls.originate import TRACE_ID_VARIABLE, OriginatedLeg
 from app.calls.route import CallRoute
+from app.calls.hangup import ObservedHangup
 from app.calls.limiter import REFUSAL_HANGUP_CAUSE
 from app.calls.records import CallContext, write_call_record
 from app.calls.status_hook import base_body, final_body, send_status
@@ -42,6 +43,7 @@ UNKNOWN_NUMBER_CAUSE = "UNALLOCATED_NUMBER"        # SIP 404
 UNKNOWN_ACCOUNT_CAUSE = "NORMAL_TEMPORARY_FAILURE"  # an originated leg whose account is gone
 NO_APPLICATION_CAUSE = "SERVICE_UNAVAILABLE"       # SIP 503: number exists, nothing answers it
 UNKNOWN_TRUNK_CAUSE = "CALL_REJECTED"              # SIP 403: not this account's carrier
+LOST_SOCKET_CAUSE = "NORMAL_TEMPORARY_FAILURE"      # recorded when FreeSWITCH never said
 # The sofia profile carriers reach (fs-conf/sip_profiles/external.xml): calls on it must come
 # from a gateway of a platform carrier or of the dialled number's own account.
 TRUNK_PROFILE = "external"
@@ -84,10 +86,13 @@ class CallSession:
         self._ws: Optional[WsCallHandler] = None
         self._events: Optional[CallEvents] = None
         self._status_update: Optional[gevent.Greenlet] = None  # the last status hook delivery
+        self._connected_us = 0
+        self._answered_us = 0
 
     # -- lifecycle ---------------------------------------------------------------------------
     def run(self) -> None:
         channel = self.conn.connect()
+        self._connected_us = int(time.time() * 1_000_000)
         self.call = call = IncomingCall.from_channel(channel)
         # The lookup (PostgreSQL) overlaps the two ESL round trips instead of following them.
         lookup = gevent.spawn(self.services.route_for, call.originated, call.to_number)
@@ -178,6 +183,8 @@ class CallSession:
     def _finish(self) -> None:
         """Record the call from FreeSWITCH's own variables, then let the socket go."""
         event = self._hangup_complete()
+        if event is None and self.record is not None:
+            event = self._observed_end()
         if self._ws is not None:
             self._ws.close()
         self._events.close()
@@ -347,6 +354,16 @@ class CallSession:
             log.warning("call %s: no CHANNEL_HANGUP_COMPLETE (%s)", self.conn.uuid, exc)
             return self.conn.hangup_event
 
+    def _observed_end(self) -> ObservedHangup:
+        """The socket was lost before FreeSWITCH reported the hang-up: record what we saw,
+        so the call is not missing from the records (``webhook_error`` says connection_lost)."""
+        call = self.call
+        return ObservedHangup(
+            call_id=call.call_id, caller=call.from_number, callee=call.to_number,
+            direction="inbound" if call.originated is None else "outbound",
+            hangup_cause=LOST_SOCKET_CAUSE, started_us=self._connected_us,
+            ended_us=int(time.time() * 1_000_000), answered_us=self._answered_us)
+
     def _exit(self) -> None:
         try:
             self.conn.exit(timeout=2.0)
@@ -358,6 +375,7 @@ class CallSession:
         self._events.emit(key, payload)
 
     def _on_answer(self, _event: Optional[Event]) -> None:
+        self._answered_us = int(time.time() * 1_000_000)
         self._emit("call.answered", payloads.call_answered(self.call.call_id))
         app = self.route.application
         if app is not None and app.call_status_hook_url:

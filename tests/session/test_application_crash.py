@@ -66,7 +66,7 @@ def _failure_reasons(owner_conn, call_id: str) -> list[str]:
         " AND body->'payload'->>'callId' = :c"), {"c": call_id})]
 
 
-def test_given_verb_running_when_freeswitch_drops_the_socket_then_session_ends_with_connection_lost(
+def test_given_verb_running_when_freeswitch_drops_the_socket_then_session_ends_with_connection_lost_and_a_record(
         controller, simulate_call, number_with_app, owner_conn, services):
     account, number, _ = number_with_app(app_json=[{"verb": "play", "url": "https://m.example.com/a.wav"}])
 
@@ -83,6 +83,11 @@ def test_given_verb_running_when_freeswitch_drops_the_socket_then_session_ends_w
     assert hangups(call) == []
     assert services.limiter.counts(account.id)[0] == 0
     assert services.live_calls == {}
+    # FreeSWITCH never reported the hang-up: the record is written from what the session saw
+    record = call_record(owner_conn, call.uuid)
+    assert record is not None, "a lost socket must not lose the call record"
+    assert (record["status"], record["hangup_cause"]) == ("completed", "NORMAL_TEMPORARY_FAILURE")
+    assert record["started_at"] <= record["answered_at"] <= record["ended_at"]
 
 
 def test_given_action_hook_failing_when_gather_completes_then_caller_hears_apology_and_failure_is_recorded(
