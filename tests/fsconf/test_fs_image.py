@@ -159,3 +159,17 @@ def test_given_an_unpinned_compose_default_then_it_is_reported():
     assert compose_image_problems({**fs, "image": "saas-sbc-freeswitch:1.10.12-1"}) == [
         "image is not ${FREESWITCH_IMAGE:-<default>}"]
     assert compose_image_problems({**fs, "pull_policy": "missing"}) == ["pull_policy is not never"]
+
+
+def test_given_gather_grammar_then_it_is_the_one_the_gather_verb_names_and_every_rule_is_defined():
+    from esl.verbs.gather import SPEECH_GRAMMAR
+
+    grammar = (ROOT / "fs-image" / f"{SPEECH_GRAMMAR}.gram").read_text()
+    assert grammar.startswith("#JSGF V1.0;")
+    assert re.search(rf"^grammar {SPEECH_GRAMMAR};$", grammar, re.M)
+    body = re.sub(r"/\*.*?\*/", "", grammar, flags=re.S)
+    defined = set(re.findall(r"^(?:public\s+)?<(\w+)>\s*=", body, re.M))
+    used = set(re.findall(r"<(\w+)>", body))
+    assert SPEECH_GRAMMAR in defined and used <= defined, used - defined
+    # mod_pocketsphinx reads <grammar_dir>/<name>.gram; the build checks its words are in the dictionary
+    assert f"COPY {SPEECH_GRAMMAR}.gram /usr/local/freeswitch/grammar/{SPEECH_GRAMMAR}.gram" in DOCKERFILE
