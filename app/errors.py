@@ -52,5 +52,15 @@ class UnsafeUrl(ValidationFailed):
     code = "unsafe_url"
 
 
+class TooManyLoginAttempts(SbcError):
+    """Login refused before any password check: too many recent failures for this user or
+    address (``app.accounts.login_throttle``). The same answer whether or not the user exists."""
+    status, code = 429, "too_many_login_attempts"
+
+    def __init__(self, *, retry_after_seconds: int) -> None:
+        super().__init__("Too many failed login attempts. Try again later.")
+        self.retry_after_seconds = retry_after_seconds
+
+
 class ServiceUnavailable(SbcError):
     status, code = 503, "service_unavailable"

@@ -1,4 +1,5 @@
-"""GET /api/lcr/explain?number=...: the caller's routing decision for a number (admin)."""
+"""GET /api/lcr/explain?number=...: the caller's routing decision for a number (admin), in the
+tenant's view: platform infrastructure hidden (``app.routing.explain.tenant_view``)."""
 from __future__ import annotations
 
 from typing import Any
@@ -9,7 +10,7 @@ from flask_smorest import Blueprint
 
 from app.api.common import require_admin
 from app.api.security import current_identity
-from app.routing.explain import explain
+from app.routing.explain import explain_for_tenant
 
 blp = Blueprint("lcr_explain", __name__, url_prefix="/api/lcr",
                 description="Explain least-cost routing for a number")
@@ -25,8 +26,10 @@ class Explain(MethodView):
     @blp.arguments(ExplainQuerySchema, location="query")
     def get(self, query: dict[str, Any]):
         """Plan, route, carriers/gateways in try order and what was skipped (with reasons).
-        Always 200: an unroutable number is an answer (``attempts`` empty, ``reason`` set)."""
-        result, health_known = explain(query["number"], current_identity().account_id)
-        body = result.to_dict()
+        Always 200: an unroutable number is an answer (``attempts`` empty, ``reason`` set).
+
+        Platform carriers show as tried (id, name, order, why skipped) without their gateways'
+        ids, names, addresses or the bridge string; the account's own carriers show in full."""
+        body, health_known = explain_for_tenant(query["number"], current_identity().account_id)
         body["gatewayHealthKnown"] = health_known
         return body

@@ -4,16 +4,37 @@ from __future__ import annotations
 
 from typing import Any
 
+from flask import current_app, request
+from flask.typing import ResponseReturnValue
 from flask_smorest import Blueprint
 
+from app.accounts.login_throttle import LoginThrottle
 from app.api.auth import service
 from app.api.auth.schemas import ExchangeSchema, LoginSchema, TokenResponseSchema
+from app.api.errors import ErrorSchema, handle_sbc_error
 from app.api.security import authenticated, current_identity, tenant_db
 from app.api.tenancy import request_tenant
+from app.errors import TooManyLoginAttempts
 
 blp = Blueprint("auth", __name__, url_prefix="/auth", description="Log in and manage sessions")
 
 _PUBLIC = {"security": []}
+# app.extensions key of the app's LoginThrottle (one Redis client per app; tests put their own).
+THROTTLE_EXTENSION = "sbc_login_throttle"
+
+
+def login_throttle() -> LoginThrottle:
+    throttle = current_app.extensions.get(THROTTLE_EXTENSION)
+    if throttle is None:
+        throttle = current_app.extensions[THROTTLE_EXTENSION] = LoginThrottle()
+    return throttle
+
+
+@blp.errorhandler(TooManyLoginAttempts)
+def _too_many_attempts(error: TooManyLoginAttempts) -> ResponseReturnValue:
+    """The project's error body plus ``Retry-After`` (seconds), which the shared handler lacks."""
+    body, status = handle_sbc_error(error)  # type: ignore[misc]
+    return body, status, {"Retry-After": str(error.retry_after_seconds)}
 
 
 def _body(grant: service.Grant) -> dict[str, Any]:
@@ -38,10 +59,15 @@ def _body(grant: service.Grant) -> dict[str, Any]:
 @blp.doc(**_PUBLIC)
 @blp.arguments(LoginSchema)
 @blp.response(200, TokenResponseSchema)
+@blp.alt_response(429, schema=ErrorSchema,
+                  description="too_many_login_attempts: see the Retry-After header (seconds)")
 def login(data: dict[str, Any]) -> dict[str, Any]:
-    """Log in on the tenant's host; returns a Bearer token."""
+    """Log in on the tenant's host; returns a Bearer token.
+
+    Failed logins are rate limited per (tenant, username) and per client address (429)."""
     subdomain = request_tenant()
-    return _body(service.login(subdomain, data["username"], data["password"], data.get("session")))
+    return _body(service.login(subdomain, data["username"], data["password"], data.get("session"),
+                               throttle=login_throttle(), address=request.remote_addr))
 
 
 @blp.route("/refresh", methods=["POST"])

@@ -5,7 +5,9 @@ id through the SECURITY DEFINER function ``account_id_for_subdomain`` (the only 
 it can learn), then reads the user under ``tenant_session`` like any request — no BYPASSRLS role
 is involved. It takes the same time whether or not the tenant or the user exists: a bcrypt comparison always happens
 (against a dummy hash when there is no user), and every failure is the same 401
-``invalid_credentials``.
+``invalid_credentials``. Before any of that, ``app.accounts.login_throttle`` counts failures per
+(tenant, username) and per client address; over budget the answer is 429
+``too_many_login_attempts`` without a lookup or a bcrypt check.
 
 Sessions: ``admin`` is open to roles ``admin`` and ``supervisor``; ``agent`` is open to role
 ``agent`` and to any user who has an ``agents`` row (an admin who also takes calls). ``exchange``
@@ -19,9 +21,10 @@ import uuid
 from dataclasses import dataclass
 
 import gevent
-from sqlalchemy import select, text
+from sqlalchemy import Row, select, text
 from sqlalchemy.orm import Session
 
+from app.accounts.login_throttle import LoginThrottle
 from app.accounts.passwords import hash_password, verify_password
 from app.api.auth.tokens import SESSIONS, IssuedToken, issue_token
 from app.api.security import Identity, effective_permissions
@@ -86,7 +89,32 @@ def _account_for_subdomain(subdomain: str) -> uuid.UUID | None:
         return conn.scalar(text("SELECT account_id_for_subdomain(:s)"), {"s": subdomain})
 
 
-def login(subdomain: str, username: str, password: str, session: str | None) -> Grant:
+def login(subdomain: str, username: str, password: str, session: str | None, *,
+          throttle: LoginThrottle, address: str | None) -> Grant:
+    """Raises TooManyLoginAttempts (before any lookup or bcrypt), Unauthorized, Forbidden."""
+    attempt = throttle.begin(subdomain, username, address)
+    try:
+        row, agent_id = _verified_user(subdomain, username, password)
+    except Unauthorized:
+        raise  # the attempt's reserved slot stays: it is the failure record
+    except BaseException:
+        attempt.abandoned()  # nothing was verified (database down, ...): not the caller's failure
+        raise
+    attempt.succeeded()  # the password is right, even if the session asked for is refused below
+    user, account = row.User, row.Account
+    allowed = allowed_sessions(user, agent_id)
+    if not allowed or (session is not None and session not in allowed):
+        raise Forbidden(
+            f"This user cannot open a '{session or 'admin'}' session.", code="session_not_allowed",
+            details={"allowed_sessions": list(allowed)},
+        )
+    chosen = session or allowed[0]
+    return _grant(user, account, chosen, agent_id)
+
+
+def _verified_user(subdomain: str, username: str, password: str) -> tuple[Row, uuid.UUID | None]:
+    """(User+Account row, agent id) when the password matches an active user, else the one
+    ``invalid_credentials`` answer after one bcrypt check."""
     row = None
     agent_id = None
     account_id = _account_for_subdomain(subdomain)
@@ -102,15 +130,7 @@ def login(subdomain: str, username: str, password: str, session: str | None) -> 
     matches = _verify_off_hub(password, stored)
     if row is None or not matches or not row.User.is_active:
         raise Unauthorized("Invalid username or password.", code="invalid_credentials")
-    user, account = row.User, row.Account
-    allowed = allowed_sessions(user, agent_id)
-    if not allowed or (session is not None and session not in allowed):
-        raise Forbidden(
-            f"This user cannot open a '{session or 'admin'}' session.", code="session_not_allowed",
-            details={"allowed_sessions": list(allowed)},
-        )
-    chosen = session or allowed[0]
-    return _grant(user, account, chosen, agent_id)
+    return row, agent_id
 
 
 def load_user_and_account(db: Session, account_id: uuid.UUID, user_id: uuid.UUID) -> tuple[User, Account] | None:
