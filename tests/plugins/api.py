@@ -98,6 +98,9 @@ class ApiHarness:
     def __init__(self, app: Flask) -> None:
         self.app = app
         self.client = app.test_client()
+        # a loopback address of its own per test: the login throttle's per-address budget of
+        # failures is not shared by the whole run
+        self.client.environ_base["REMOTE_ADDR"] = f"127.{uuid.uuid4().int % 250 + 1}.{uuid.uuid4().int % 256}.{uuid.uuid4().int % 254 + 1}"
 
     def anonymous(self, host: str) -> ApiClient:
         return ApiClient(self.client, host)

@@ -2,14 +2,20 @@
 (simulated) FreeSWITCH, the outbox relay to a real RabbitMQ, reconciliation on reconnect."""
 from __future__ import annotations
 
+import uuid
+
 import gevent
 import pytest
 
 from app.config import RuntimeConfig
 from app.controller import Controller
+from app.db.engine import tenant_session
 from app.events.consumer import EventConsumer
 from app.events.exchanges import CALL_EVENTS
+from app.events.payloads import call_originate, emit
+from esl.originator import ORIGINATE_QUEUE
 from tests.session.conftest import call_record
+from tests.session.routing_seed import GERMAN_NUMBER, two_carrier_plan
 from tests.simulator import Call, place_call
 
 
@@ -77,3 +83,35 @@ def test_given_esl_link_drops_when_it_reconnects_then_calls_gone_from_freeswitch
     _wait_until(lambda: not live)
     assert limiter.counts(account.id)[0] == 0
     assert call_record(owner_conn, kept.uuid)["status"] == "completed"
+
+
+def test_given_call_originate_on_the_bus_when_a_controller_takes_it_then_the_answered_leg_is_recorded(
+        running_controller, inbound_sim, number_with_app, owner_conn):
+    consumer = next(c for c in running_controller._background if getattr(c, "queue_name", None) == ORIGINATE_QUEUE)
+    assert consumer.ready.wait(10)
+    account, caller_id, app_id = number_with_app(app_json=[{"verb": "say", "text": "hi"}])
+    two_carrier_plan(account.id)
+    running_controller.routing.reload()
+    call_id, trace_id = uuid.uuid4(), uuid.uuid4()
+    with tenant_session(account.id) as session:
+        emit("call.originate", call_originate(call_id=call_id, phone_number=GERMAN_NUMBER,
+                                              caller_id=caller_id, application_id=app_id),
+             account_id=account.id, trace_id=trace_id, session=session)
+
+    _wait_until(lambda: call_record(owner_conn, str(call_id)) is not None)
+    record = call_record(owner_conn, str(call_id))
+    assert (record["direction"], record["status"], record["trace_id"]) == ("outbound", "completed", trace_id)
+    assert len(inbound_sim.originates) == 1
+
+
+def test_given_switch_image_without_a_module_when_the_link_comes_back_then_heartbeat_names_it(
+        running_controller, inbound_sim):
+    where = "%s:%s" % inbound_sim.address
+    _wait_until(lambda: running_controller.missing_modules.get(where) == [])
+
+    inbound_sim.loaded_modules.discard("mod_flite")
+    inbound_sim.drop_connections()  # FreeSWITCH restarted with another image
+
+    _wait_until(lambda: running_controller.missing_modules.get(where) == ["mod_flite"])
+    details = running_controller.heartbeat._payload()["details"]
+    assert details["nodes"][where] == {"missingModules": ["mod_flite"]}

@@ -251,6 +251,10 @@ class SimChannel:
                 value = self.uuid
             elif name == "Core-UUID":
                 value = CORE_UUID
+            elif name == "Answer-State":  # an originated leg reaches the socket answered
+                value = self.answer_state
+            elif name == "Channel-Call-State":
+                value = self.call_state
             elif name.startswith("variable_"):
                 value = self.vars.get(name[len("variable_"):], self._identity(name, value))
             else:

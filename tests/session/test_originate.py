@@ -1,0 +1,211 @@
+"""Outbound calls the controller dials (``call.originate``): least-cost routing into one
+``bgapi originate``, the answered leg back on the outbound socket as a normal session, and a
+call record for every attempt — against the simulator's inbound and outbound sockets."""
+from __future__ import annotations
+
+import json
+import re
+import uuid
+
+import gevent
+import pytest
+from sqlalchemy import text
+
+from app.calls.originate import OriginateRequest
+from app.db.engine import tenant_session
+from app.events.envelope import Envelope
+from app.events.payloads import call_originate
+from app.models import Agent, Callback, Queue, User
+from app.routing.cache import RoutingCache
+from app.routing.dialer import LcrDialer
+from app.routing.lcr import gateway_name
+from esl.inbound import InboundConnection
+from esl.originator import Originator
+from esl.session import CallSession
+from tests.plugins.webhook_server import Reply
+from tests.session.conftest import call_record, executed, outbox_keys
+from tests.session.routing_seed import GERMAN_NUMBER, two_carrier_plan
+
+@pytest.fixture
+def dialling(outbound_server, services, inbound_sim):
+    """(originator, controller server): routing on, one node link to the simulated switch."""
+    services.routing = RoutingCache()
+    services.dialer = LcrDialer(services.routing)
+    server = outbound_server(lambda conn: CallSession(conn, services).run())
+    node = InboundConnection(*inbound_sim.address, "ClueCon", reconnect=False)
+    node.connect()
+    originator = Originator(services, lambda: [node], lambda: server.address)
+    yield originator, server
+    node.close()
+
+
+def _route(originator: Originator, account_id: uuid.UUID) -> tuple[uuid.UUID, uuid.UUID, uuid.UUID]:
+    ids = two_carrier_plan(account_id)
+    originator.services.routing.reload()
+    return ids
+
+
+def _routed_app(originator: Originator, number_with_app, **fields):
+    """(account, a number it owns, an app_json application) with the two-carrier plan live."""
+    account, number, app_id = number_with_app(app_json=[{"verb": "say", "text": "hi"}], **fields)
+    _route(originator, account.id)
+    return account, number, app_id
+
+
+def _request(account, **fields) -> OriginateRequest:
+    payload = call_originate(call_id=uuid.uuid4(), **{"phone_number": GERMAN_NUMBER, **fields})
+    return OriginateRequest.from_envelope(Envelope("call.originate", payload, account=str(account.id),
+                                                   trace_id=str(uuid.uuid4())))
+
+
+def _wait_for(predicate, timeout: float = 10.0):
+    with gevent.Timeout(timeout, AssertionError("condition not met in time")):
+        while not predicate():
+            gevent.sleep(0.02)
+
+
+def test_given_application_request_when_originated_then_lcr_legs_are_dialled_and_the_app_drives_the_answered_leg(
+        dialling, inbound_sim, hook_server, number_with_app, owner_conn):
+    originator, server = dialling
+    hook_server.reply(Reply.json([{"verb": "say", "text": "Your appointment is tomorrow"}]))
+    account, caller_id, app_id = number_with_app(call_hook_url=hook_server.url("/hook"))
+    cheap, cheap_gw, backup_gw = _route(originator, account.id)
+    request = _request(account, caller_id=caller_id, application_id=app_id, timeout_seconds=25)
+
+    assert originator.originate(request) is True
+
+    command = inbound_sim.originates[0]
+    assert command.startswith("{")
+    assert f"origination_uuid={request.call_id}" in command
+    assert f"origination_caller_id_number={caller_id}" in command and "originate_timeout=25" in command
+    legs = re.findall(r"sofia/gateway/(\w+)/(\d+)", command)
+    assert legs == [(gateway_name(cheap_gw), GERMAN_NUMBER), (gateway_name(backup_gw), GERMAN_NUMBER)]
+    host, port = server.address
+    assert command.endswith(f"&socket({host}:{port} async full)")
+
+    leg = inbound_sim.originated_calls[0]
+    assert leg.wait(10)
+    body = json.loads(hook_server.requests[0].body)
+    assert (body["callId"], body["direction"], body["callStatus"]) == (str(request.call_id), "outbound", "in-progress")
+    assert (body["from"], body["to"], body["traceId"]) == (caller_id, GERMAN_NUMBER, str(request.trace_id))
+    assert [app for app, _ in executed(leg)] == ["speak"]  # already answered: no answer command
+    record = call_record(owner_conn, str(request.call_id))
+    assert (record["direction"], record["status"], record["carrier_id"]) == ("outbound", "completed", cheap)
+    assert record["trace_id"] == request.trace_id
+    assert {"call.started", "call.answered", "call.ended"} <= set(outbox_keys(owner_conn, request.trace_id))
+
+
+def test_given_switch_answers_no_answer_when_originated_then_attempt_is_recorded_and_slot_released(
+        dialling, inbound_sim, number_with_app, owner_conn):
+    originator, _ = dialling
+    account, caller_id, app_id = _routed_app(originator, number_with_app, max_concurrent_calls=1)
+    inbound_sim.originate_fails = "NO_ANSWER"
+
+    request = _request(account, caller_id=caller_id, application_id=app_id)
+    assert originator.originate(request) is False
+
+    record = call_record(owner_conn, str(request.call_id))
+    assert (record["direction"], record["status"], record["hangup_cause"]) == ("outbound", "no-answer", "NO_ANSWER")
+    assert "call.failed" in outbox_keys(owner_conn, request.trace_id)
+    assert originator.pending == set()
+    # the account's only slot is free again: the next attempt is dialled, not refused
+    inbound_sim.originate_fails = None
+    assert originator.originate(_request(account, caller_id=caller_id, application_id=app_id)) is True
+
+
+def test_given_no_lcr_route_when_originated_then_nothing_is_dialled_and_the_record_says_no_route(
+        dialling, inbound_sim, number_with_app, owner_conn):
+    originator, _ = dialling
+    account, caller_id, app_id = number_with_app(app_json=[{"verb": "say", "text": "hi"}])
+
+    request = _request(account, caller_id=caller_id, application_id=app_id)
+    assert originator.originate(request) is False
+
+    assert inbound_sim.originates == []
+    record = call_record(owner_conn, str(request.call_id))
+    assert (record["status"], record["hangup_cause"]) == ("failed", "NO_ROUTE_DESTINATION")
+
+
+def test_given_caller_id_the_account_does_not_own_when_originated_then_it_is_refused_before_dialling(
+        dialling, inbound_sim, number_with_app, owner_conn):
+    originator, _ = dialling
+    account, _, app_id = _routed_app(originator, number_with_app)
+
+    request = _request(account, caller_id="15550009999", application_id=app_id)
+    assert originator.originate(request) is False
+
+    assert inbound_sim.originates == []
+    assert call_record(owner_conn, str(request.call_id))["hangup_cause"] == "CALL_REJECTED"
+
+
+def _callback(account_id: uuid.UUID, contact: str) -> tuple[uuid.UUID, uuid.UUID, uuid.UUID]:
+    with tenant_session(account_id) as session:
+        user = User(account_id=account_id, username=f"agent{uuid.uuid4().hex[:6]}", password_hash="x",
+                    role="agent")
+        queue = Queue(account_id=account_id, name=f"q{uuid.uuid4().hex[:6]}")
+        session.add_all([user, queue])
+        session.flush()
+        agent = Agent(account_id=account_id, user_id=user.id, contact=contact, state="available")
+        session.add(agent)
+        session.flush()
+        callback = Callback(account_id=account_id, queue_id=queue.id, phone_number=GERMAN_NUMBER,
+                            status="dialing")
+        session.add(callback)
+        session.flush()
+        return agent.id, queue.id, callback.id
+
+
+def _callback_row(owner_conn, callback_id: uuid.UUID) -> tuple[str, int]:
+    row = owner_conn.execute(text("SELECT status, attempts FROM callbacks WHERE id = :i"),
+                             {"i": callback_id}).first()
+    return row.status, row.attempts
+
+
+def test_given_callback_when_customer_answers_then_agent_is_bridged_and_callback_completed(
+        dialling, inbound_sim, make_account, owner_conn):
+    originator, _ = dialling
+    account = make_account()
+    _route(originator, account.id)
+    agent_id, queue_id, callback_id = _callback(account.id, "sip:agent7@192.0.2.50")
+    inbound_sim.on_originate = lambda scenario: scenario.bridge_answers(talk=0.05)
+
+    request = _request(account, agent_id=agent_id, queue_id=queue_id, callback_id=callback_id)
+    assert originator.originate(request) is True
+
+    leg = inbound_sim.originated_calls[0]
+    assert leg.wait(10)
+    bridges = [arg for app, arg in executed(leg) if app == "bridge"]
+    assert len(bridges) == 1 and bridges[0].endswith("sofia/external/agent7@192.0.2.50")
+    assert _callback_row(owner_conn, callback_id) == ("completed", 1)
+    record = call_record(owner_conn, str(request.call_id))
+    assert (record["agent_id"], record["queue_id"], record["direction"]) == (agent_id, queue_id, "outbound")
+
+
+@pytest.mark.parametrize("attempt, status", [(1, "pending"), (3, "failed")])
+def test_given_callback_attempt_when_customer_is_busy_then_callback_is_retried_until_the_last_attempt(
+        dialling, inbound_sim, make_account, owner_conn, attempt, status):
+    originator, _ = dialling
+    account = make_account()
+    _route(originator, account.id)
+    agent_id, queue_id, callback_id = _callback(account.id, "sip:agent7@192.0.2.50")
+    inbound_sim.originate_fails = "USER_BUSY"
+
+    request = _request(account, agent_id=agent_id, queue_id=queue_id, callback_id=callback_id,
+                       attempt=attempt)
+    assert originator.originate(request) is False
+
+    assert _callback_row(owner_conn, callback_id) == (status, attempt)
+    assert call_record(owner_conn, str(request.call_id))["status"] == "busy"
+
+
+def test_given_account_at_its_limit_when_originated_then_refused_without_dialling(
+        dialling, inbound_sim, number_with_app, owner_conn):
+    originator, _ = dialling
+    account, caller_id, app_id = _routed_app(originator, number_with_app, max_concurrent_calls=1)
+    originator.services.limiter.acquire("busy-call", account.id, 1, None, 0)
+
+    request = _request(account, caller_id=caller_id, application_id=app_id)
+    assert originator.originate(request) is False
+
+    assert inbound_sim.originates == []
+    assert call_record(owner_conn, str(request.call_id))["status"] == "refused"
