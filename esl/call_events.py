@@ -5,16 +5,28 @@ a few hundred events a second — below a few hundred calls a second with severa
 One writer greenlet drains a single FIFO and writes whatever has queued up in one transaction,
 so commits are shared across calls while each call's events keep their order. The session
 waits on a flush marker before writing its call record, so ``call.ended`` always comes last.
+
+PostgreSQL going away (restart, failover, network) must lose nothing and stall no call: the
+writer keeps the batch in hand and retries it with capped exponential backoff while the FIFO
+behind it keeps growing, so order is kept and ``emit()`` never waits. A batch the database
+*rejects* (a row it can never store) is written again one event at a time so that only the bad
+event is dropped; retrying it as a whole would wedge every call's events behind it forever.
+Rows are built when emitted, so ``occurred_at`` and the outbox order (``created_at``) say when
+the call emitted an event, not when the database took it: held events keep their time.
 """
 from __future__ import annotations
 
 import logging
+import random
 import uuid
-from typing import Any, Optional
+from collections.abc import Callable
+from typing import Any, ContextManager, Optional
 
 import gevent
 import gevent.event
 import gevent.queue
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.orm import Session
 
 from app.db.engine import platform_session
 from app.events import outbox
@@ -24,22 +36,75 @@ log = logging.getLogger(__name__)
 
 BATCH_MAX_EVENTS = 500
 FLUSH_TIMEOUT_SECONDS = 10.0
+# Events held while the outbox cannot be written (queued plus the batch in hand). Reached only
+# after a long outage (a busy node emits a few hundred events a second, so this is minutes of
+# traffic) and costs roughly 1-2 KB each, i.e. at most a few hundred MB.
+MAX_HELD_EVENTS = 100_000
+RETRY_INITIAL_SECONDS = 0.1
+RETRY_MAX_SECONDS = 5.0  # a PostgreSQL restart takes seconds: resume soon after it is back
+OVERFLOW_LOG_EVERY = 1000
 
-_Event = tuple[str, dict[str, Any], Optional[uuid.UUID], Optional[uuid.UUID]]
+_Row = dict[str, Any]
+SessionScope = Callable[[], ContextManager[Session]]
+
+
+def database_unavailable(error: BaseException) -> bool:
+    """True when ``error`` says PostgreSQL cannot be reached (retry the same rows later), False
+    when it says these rows are bad (retrying them can never succeed)."""
+    if isinstance(error, sa_exc.DBAPIError) and error.connection_invalidated:
+        return True
+    # OperationalError: refused/terminated connections, server shutting down, login refused;
+    # InterfaceError: the DBAPI connection is already closed; TimeoutError: pool exhausted.
+    return isinstance(error, (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.TimeoutError))
 
 
 class EventWriter:
-    def __init__(self) -> None:
+    """The FIFO and its writer greenlet.
+
+    When ``max_held`` events are held (the database has been away for long), new events are
+    dropped, counted in ``dropped_overflow`` and logged, rather than old ones: an event once
+    accepted is never discarded for lack of room, so what a flush covered stays covered, and
+    while the outage lasts each call keeps its earliest events (its ``call.started`` is never
+    lost in favour of a later ``call.hold``). Flush markers are never dropped.
+    """
+
+    def __init__(self, session_scope: SessionScope = platform_session, *,
+                 max_held: int = MAX_HELD_EVENTS, retry_initial: float = RETRY_INITIAL_SECONDS,
+                 retry_max: float = RETRY_MAX_SECONDS) -> None:
+        self._session_scope = session_scope
+        self.max_held = max_held
+        self.retry_initial = retry_initial
+        self.retry_max = retry_max
         self._queue: gevent.queue.Queue = gevent.queue.Queue()
-        self._greenlet = gevent.spawn(self._run)
+        self.held = 0  # events emitted and not yet written (or dropped as bad)
         self.batches = 0
+        self.retries = 0  # inserts retried because the database was unavailable
+        self.dropped_overflow = 0
+        self.dropped_bad = 0
+        self._greenlet = gevent.spawn(self._run)
 
     def emit(self, routing_key: str, payload: dict[str, Any], *, account_id: Optional[uuid.UUID],
              trace_id: Optional[uuid.UUID]) -> None:
-        self._queue.put((routing_key, payload, account_id, trace_id))
+        if self.held >= self.max_held:
+            self.dropped_overflow += 1
+            if self.dropped_overflow == 1 or self.dropped_overflow % OVERFLOW_LOG_EVERY == 0:
+                log.error("outbox writer holds %d events (database unavailable): dropped %d new "
+                          "event(s) so far, latest %s (trace %s)", self.held, self.dropped_overflow,
+                          routing_key, trace_id)
+            return
+        try:
+            row = outbox.event_row(exchange_for(routing_key), routing_key, payload,
+                                   account_id=account_id, trace_id=trace_id)
+        except (ValueError, TypeError):  # unknown key, unserialisable payload: a bug.
+            # Log it and go on: the call must not fail because of its telemetry.
+            self.dropped_bad += 1
+            log.exception("dropping event %s (trace %s)", routing_key, trace_id)
+            return
+        self.held += 1
+        self._queue.put(row)
 
     def flush(self, timeout: float = FLUSH_TIMEOUT_SECONDS) -> bool:
-        """Block until everything queued before this call is in the outbox."""
+        """Block until everything queued before this call is in the outbox (False on timeout)."""
         marker = gevent.event.Event()
         self._queue.put(marker)
         return marker.wait(timeout)
@@ -49,28 +114,56 @@ class EventWriter:
             batch = [self._queue.get()]
             while len(batch) < BATCH_MAX_EVENTS and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
-            events = [item for item in batch if isinstance(item, tuple)]
-            if events:
-                self._write(events)
+            rows = [item for item in batch if isinstance(item, dict)]
+            if rows:
+                self._write(rows)
+                self.held -= len(rows)
             for item in batch:
                 if isinstance(item, gevent.event.Event):
                     item.set()
 
-    def _write(self, events: list[_Event]) -> None:
-        rows = []
-        for key, payload, account_id, trace_id in events:
+    def _write(self, rows: list[_Row]) -> None:
+        error = self._insert(rows)
+        if error is None:
+            return
+        log.warning("the outbox rejected a batch of %d event(s) (%s); writing them one by one",
+                    len(rows), error)
+        for row in rows:
+            error = self._insert([row])
+            if error is not None:
+                self.dropped_bad += 1
+                log.error("dropping event %s %s (trace %s): the outbox rejects it: %s",
+                          row["routing_key"], row["id"], row["body"].get("trace_id"), error)
+
+    def _insert(self, rows: list[_Row]) -> Optional[Exception]:
+        """Insert ``rows`` in one transaction, retrying for as long as the database is
+        unavailable. Returns None once written, or the error that rejects these rows."""
+        delay = self.retry_initial
+        failures = 0
+        while True:
             try:
-                rows.append(outbox.event_row(exchange_for(key), key, payload,
-                                             account_id=account_id, trace_id=trace_id))
-            except (ValueError, TypeError):  # unknown key, unserialisable payload: a bug.
-                # Log it and keep the others: this greenlet serves every call on the node.
-                log.exception("dropping event %s (trace %s)", key, trace_id)
-        try:
-            with platform_session() as session:
-                outbox.insert_rows(session, rows)
+                with self._session_scope() as session:
+                    outbox.insert_rows(session, rows)
+            except Exception as error:  # classified below; the writer must outlive any error
+                if not database_unavailable(error):
+                    return error
+                failures += 1
+                self.retries += 1
+                if failures == 1:
+                    log.error("outbox unavailable (%s); holding %d event(s), retrying with backoff",
+                              _first_line(error), self.held)
+                gevent.sleep(delay * (0.8 + 0.4 * random.random()))
+                delay = min(delay * 2, self.retry_max)
+                continue
+            if failures:
+                log.warning("outbox writable again after %d failed attempt(s); %d event(s) were "
+                            "dropped for lack of room so far", failures, self.dropped_overflow)
             self.batches += 1
-        except Exception:  # the outbox is PostgreSQL: a failed insert must not stop the calls
-            log.exception("could not write %d events to the outbox", len(rows))
+            return None
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).split("\n", 1)[0]
 
 
 _writer: Optional[EventWriter] = None

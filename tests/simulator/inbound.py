@@ -15,6 +15,7 @@ import uuid as _uuid
 from typing import Optional
 
 import gevent
+import gevent.event
 import gevent.lock
 from gevent.server import StreamServer
 
@@ -46,7 +47,7 @@ class _Client:
 
     def write(self, data: bytes) -> None:
         with self.lock:
-            if self.sock is None:
+            if self.sock is None or self.server.frozen:  # a hung process sends nothing
                 return
             try:
                 self.sock.sendall(data)
@@ -93,6 +94,9 @@ class InboundServer:
         self.originate_fails: Optional[str] = None  # cause for the next originate, or None
         self.bgapi_delay = 0.01
         self.refuse_connections = False
+        self._thawed = gevent.event.Event()  # cleared by freeze()
+        self._thawed.set()
+        self.api_delay = 0.0  # seconds before each api reply: a loaded switch
         self.loaded_modules: set[str] = set(contract_modules())  # answers ``module_exists``
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -112,6 +116,20 @@ class InboundServer:
         for client in list(self.clients):
             client.close()
         self.clients.clear()
+
+    def freeze(self) -> None:
+        """Fault: the process hangs with its sockets open — TCP stays up (new connections are
+        still accepted by the kernel) but nothing is answered or sent until ``thaw()``. Freeze
+        the node's calls too (``SimOutboundCall.freeze``). Commands wait in the socket and are
+        answered in order after the thaw, as a process that resumes would."""
+        self._thawed.clear()
+
+    def thaw(self) -> None:
+        self._thawed.set()
+
+    @property
+    def frozen(self) -> bool:
+        return not self._thawed.is_set()
 
     # -- state helpers for tests ---------------------------------------------------------------
     def add_channel(self, caller: str = "15551230000", callee: str = "15557650000",
@@ -170,6 +188,7 @@ class InboundServer:
             return
         client = _Client(self, sock)
         self.clients.append(client)
+        self._thawed.wait()
         client.write(b"Content-Type: auth/request\n\n")
         buf = b""
         try:
@@ -183,6 +202,7 @@ class InboundServer:
                     text = head.decode("utf-8", "replace")
                     line, _, hdrs = text.partition("\n")
                     self.commands.append(line)
+                    self._thawed.wait()
                     self._command(client, line.strip(), dict(parse_header_lines(hdrs, decode=False)))
         except OSError:
             pass
@@ -215,6 +235,8 @@ class InboundServer:
             client.filters.append((header, value))
             client.reply(f"+OK filter added. [{header}]=[{value}]")
         elif word == "api":
+            if self.api_delay:
+                gevent.sleep(self.api_delay)
             client.api_response(self._api(rest))
             if rest.strip() == "reloadacl":
                 self.emit(preamble("RELOADXML"))

@@ -85,6 +85,8 @@ class SimOutboundCall:
         self._linger: Optional[int] = None  # None: no linger; -1: until exit; N seconds
         self._lingering_requested = False
         self._stalled = False
+        self._thawed = gevent.event.Event()  # cleared by freeze()
+        self._thawed.set()
         self._closed = False
         self._recording: Optional[str] = None
         self._pending_presses = list(scenario.presses)
@@ -117,6 +119,14 @@ class SimOutboundCall:
             g.kill(block=False)
         self._close()
 
+    def freeze(self) -> None:
+        """Fault: the switch hangs — the socket stays open, events stop and commands wait
+        unanswered until ``thaw()``."""
+        self._thawed.clear()
+
+    def thaw(self) -> None:
+        self._thawed.set()
+
     def _run(self) -> None:
         try:
             self._sock = _socket.create_connection(self.address, timeout=5)
@@ -145,7 +155,7 @@ class SimOutboundCall:
 
     # -- output --------------------------------------------------------------------------------
     def _write(self, data: bytes) -> None:
-        if self._stalled or self._closed:
+        if self._stalled or self._closed or not self._thawed.is_set():
             return
         with self._wlock:
             sock = self._sock
@@ -203,6 +213,7 @@ class SimOutboundCall:
                     break
                 cmd.at = time.monotonic()
                 self.commands.append(cmd)
+                self._thawed.wait()
                 if not self._stalled:
                     self._handle(cmd)
 
