@@ -3,7 +3,8 @@
 Started by ``sbc controller`` (and by ``sbc run``). It owns:
 - the outbound ESL server (FreeSWITCH's ``socket`` app connects once per call → CallSession);
 - one inbound ESL connection per FreeSWITCH node from ``cluster_config`` (gateway health,
-  ``reloadacl``/gateway rescans on routing changes, reconciliation after a reconnect);
+  ``reloadacl``/gateway rescans on routing changes, reconciliation after a reconnect, the
+  module check, a watchdog for a switch that hangs with its sockets open);
 - the dialler for ``call.originate`` (esl/originator.py: least-cost routing, ``bgapi originate``);
 - the concurrency limiter's slot refresher, the event outbox relay, the service heartbeat,
   and the listeners for ``system.config.changed`` and ``routing.config.changed``.
@@ -34,9 +35,10 @@ from esl.errors import EslError
 from esl.inbound import InboundConnection
 from esl.originator import Originator, start_originate_consumer
 from esl.outbound import OutboundServer
-from esl.reconcile import close_vanished_calls
+from esl.reconcile import close_calls_from, close_vanished_calls
 from esl.services import CallServices
 from esl.session import CallSession
+from esl.watchdog import NodeWatchdog
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +65,7 @@ class Controller:
         host, port = self.config.controller_listen
         self.server = OutboundServer(lambda conn: CallSession(conn, self.services).run(), host, port)
         self.nodes: list[InboundConnection] = []
+        self.watchdogs: list[NodeWatchdog] = []
         self.reloader = RoutingReloader(self.routing, generated_dir(),
                                         lambda: [n for n in self.nodes if n.connected],
                                         health=self.health)
@@ -115,6 +118,9 @@ class Controller:
         node = InboundConnection(host, port, password, events=NODE_EVENTS, on_reconcile=reconcile)
         self.health.attach(node)
         self.nodes.append(node)
+        # a switch that hangs with its sockets open: end its calls, drop the link, reconnect
+        self.watchdogs.append(NodeWatchdog(
+            node, on_frozen=lambda: close_calls_from(self.services.live_calls, ips)).start())
 
         def first_connect() -> None:
             delay = 0.5
@@ -137,6 +143,8 @@ class Controller:
     def stop(self) -> None:
         self.heartbeat.stop()
         self.server.stop(timeout=5)
+        for watchdog in self.watchdogs:
+            watchdog.stop()
         for node in self.nodes:
             node.close()
         for item in self._background:

@@ -158,6 +158,13 @@ class InboundConnection:
             self._supervisor.kill(block=False)
             self._supervisor = None
 
+    def drop(self) -> None:
+        """Close the socket but keep reconnecting (the supervisor takes over): for a switch
+        that stopped answering while its TCP connection stayed up."""
+        sock = self._sock
+        if sock is not None:
+            sock.close()
+
     # -- handlers and subscriptions ------------------------------------------------------------
     def on(self, event_name: str, handler: Handler) -> None:
         """Handler per event name (CUSTOM: by subclass); kept across reconnects."""

@@ -108,15 +108,5 @@ class NodeWatchdog:
                 self.on_frozen()
             except Exception:  # the link must still be dropped, and the watchdog must live on
                 log.exception("on_frozen callback failed for %s:%s", self.node.host, self.node.port)
-        _drop_link(self.node)
+        self.node.drop()
 
-
-def _drop_link(node: InboundConnection) -> None:
-    """Close the inbound socket but keep the connection's supervisor, which then reconnects.
-
-    ``InboundConnection.close()`` would also stop the supervisor, and it offers no public
-    "drop and reconnect", hence the reach into its socket here.
-    """
-    sock = node._sock
-    if sock is not None:
-        sock.close()

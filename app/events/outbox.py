@@ -14,6 +14,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
 from sqlalchemy import delete, event, insert, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
 from app.db.engine import platform_session
@@ -88,7 +89,8 @@ def insert_rows(session: Session, rows: list[dict[str, Any]]) -> None:
     """Queue prepared rows inside the caller's transaction (one statement for many rows);
     they are published only if that transaction commits."""
     if rows:
-        session.execute(insert(EventOutbox), rows)
+        # a retried batch whose first commit did land (acknowledgement lost) is not an error
+        session.execute(pg_insert(EventOutbox).on_conflict_do_nothing(), rows)
         _wake_after_commit(session)
 
 

@@ -12,7 +12,7 @@ import re
 import socket as _socket
 import time
 import uuid as _uuid
-from typing import Optional
+from typing import Callable, Optional
 
 import gevent
 import gevent.event
@@ -23,7 +23,10 @@ from app.routing.node_modules import contract_modules
 from esl.protocol import encode_event_plain, parse_header_lines
 from tests.simulator import templates as T
 from tests.simulator.channel import SimChannel, preamble
-from tests.simulator.outbound import GOODBYE
+from tests.simulator.outbound import GOODBYE, SimOutboundCall
+from tests.simulator.scenario import Call
+
+_SOCKET_APP = re.compile(r"&socket\(([^:()\s]+):(\d+)[^)]*\)")
 
 SHOW_CHANNELS_ROW_KEYS = (
     "uuid", "direction", "created", "created_epoch", "name", "state", "cid_name", "cid_num",
@@ -92,12 +95,15 @@ class InboundServer:
         self.channels: dict[str, SimChannel] = {}
         self.gateways: dict[str, bool] = {}
         self.originate_fails: Optional[str] = None  # cause for the next originate, or None
+        self.originates: list[str] = []             # every originate argument received
+        self.on_originate: Optional[Callable[[Call], None]] = None  # shape the answered leg
+        self.originated_calls: list[SimOutboundCall] = []
         self.bgapi_delay = 0.01
         self.refuse_connections = False
+        self.loaded_modules: set[str] = set(contract_modules())  # answers ``module_exists``
         self._thawed = gevent.event.Event()  # cleared by freeze()
         self._thawed.set()
         self.api_delay = 0.0  # seconds before each api reply: a loaded switch
-        self.loaded_modules: set[str] = set(contract_modules())  # answers ``module_exists``
 
     # -- lifecycle -----------------------------------------------------------------------------
     @property
@@ -108,6 +114,8 @@ class InboundServer:
         self._server.start()
 
     def stop(self) -> None:
+        for call in self.originated_calls:
+            call.kill()
         self.drop_connections()
         self._server.stop(timeout=1)
 
@@ -308,15 +316,44 @@ class InboundServer:
                 + "=" * 97 + "\n")
 
     def _originate(self, arg: str) -> str:
+        self.originates.append(arg)
         if self.originate_fails:
             return f"-ERR {self.originate_fails}\n"
         m = re.search(r"origination_uuid=([0-9a-fA-F-]{36})", arg)
+        socket_app = _SOCKET_APP.search(arg)
+        if socket_app:  # ``&socket(host:port async full)``: the answered leg dials the controller
+            return self._originate_to_socket(arg, socket_app.group(1), int(socket_app.group(2)))
         ch = SimChannel("0000000000", "1001", m.group(1) if m else None)
         self.channels[ch.uuid] = ch
         self.emit_channel_event(ch, "CHANNEL_CREATE")
         ch.answer()
         self.emit_channel_event(ch, "CHANNEL_ANSWER")
         return f"+OK {ch.uuid}\n"
+
+    def _originate_to_socket(self, arg: str, host: str, port: int) -> str:
+        """Like FreeSWITCH: the global ``{}`` and the first leg's ``[]`` variables land on the
+        answered channel, whose destination is the dialled number; it then runs the socket app."""
+        variables: dict[str, str] = {}
+        head = re.match(r"\{((?:[^}\\]|\\.)*)\}", arg)
+        rest = arg[head.end():] if head else arg
+        leg = re.match(r"\[((?:[^]\\]|\\.)*)\]", rest)
+        for block in (head.group(1) if head else "", leg.group(1) if leg else ""):
+            for item in re.split(r"(?<!\\),", block):
+                name, _, value = item.partition("=")
+                if name:
+                    variables[name] = value.replace("\\,", ",")
+        endpoint = (rest[leg.end():] if leg else rest).split("|", 1)[0].split(" ", 1)[0]
+        number = endpoint.rsplit("/", 1)[-1]
+        variables.setdefault("sofia_profile_name", "external")
+        scenario = Call(caller=variables.get("origination_caller_id_number", "0000000000"),
+                        callee=number, uuid=variables.get("origination_uuid"), variables=variables,
+                        park_event=False)
+        if self.on_originate is not None:
+            self.on_originate(scenario)
+        call = SimOutboundCall(scenario, (host, port))
+        call.channel.answer()
+        self.originated_calls.append(call.start())
+        return f"+OK {call.uuid}\n"
 
     def _bgapi(self, job: str, command: str) -> None:
         gevent.sleep(self.bgapi_delay)
