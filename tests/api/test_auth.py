@@ -55,19 +55,10 @@ def test_given_wrong_password_unknown_user_or_unknown_tenant_when_logging_in_the
                                        "message": "Invalid username or password."}
 
 
-def test_given_an_unknown_tenant_or_user_when_logging_in_then_a_bcrypt_check_still_runs(api, seed, monkeypatch):
+def test_given_an_unknown_tenant_or_user_when_logging_in_then_a_bcrypt_check_still_runs(api, seed, bcrypt_checks):
     """Constant work on failure: every login attempt costs exactly one bcrypt comparison, so
     response time does not tell whether the user exists (asserted by counting, not timing)."""
-    import app.api.auth.service as auth_service
-
-    checked: list[str] = []
-    real = auth_service.verify_password
-
-    def counting(password: str, stored: str) -> bool:
-        checked.append(stored[:4])
-        return real(password, stored)
-
-    monkeypatch.setattr(auth_service, "verify_password", counting)
+    checked = bcrypt_checks
     acme = seed.tenant()
     api.anonymous(acme.host).post("/auth/login", json={"username": "ghost", "password": "x"})
     api.anonymous("nosuchtenant.localhost").post("/auth/login", json={"username": "admin", "password": "x"})

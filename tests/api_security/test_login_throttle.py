@@ -50,22 +50,6 @@ def login(api, throttle) -> Login:
     return post
 
 
-@pytest.fixture
-def bcrypt_checks(monkeypatch) -> list[str]:
-    """Every bcrypt comparison login runs (counting, not timing)."""
-    import app.api.auth.service as auth_service
-
-    checked: list[str] = []
-    real = auth_service.verify_password
-
-    def counting(password: str, stored: str) -> bool:
-        checked.append(stored[:4])
-        return real(password, stored)
-
-    monkeypatch.setattr(auth_service, "verify_password", counting)
-    return checked
-
-
 def _fail(login: Login, tenant, username: str, times: int, **kw: Any) -> None:
     for _ in range(times):
         response = login(tenant, username, "wrong-password", **kw)

@@ -214,3 +214,19 @@ def seed(owner_engine: Engine) -> Seeder:  # owner_engine: tests/plugins/databas
 @pytest.fixture
 def tenant_factory(seed: Seeder) -> Callable[..., Tenant]:
     return seed.tenant
+
+
+@pytest.fixture
+def bcrypt_checks(monkeypatch) -> list[str]:
+    """Every bcrypt comparison login runs (counting, not timing)."""
+    import app.api.auth.service as auth_service
+
+    checked: list[str] = []
+    real = auth_service.verify_password
+
+    def counting(password: str, stored: str) -> bool:
+        checked.append(stored[:4])
+        return real(password, stored)
+
+    monkeypatch.setattr(auth_service, "verify_password", counting)
+    return checked
