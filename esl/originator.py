@@ -46,6 +46,10 @@ NO_ROUTE_CAUSE = "NO_ROUTE_DESTINATION"
 NO_SWITCH_CAUSE = "NORMAL_TEMPORARY_FAILURE"
 NO_APPLICATION_CAUSE = "SERVICE_UNAVAILABLE"
 CALLER_ID_CAUSE = "CALL_REJECTED"
+# Dials in flight per controller. A full pool stops the consumer taking more messages (they
+# wait on the durable queue, for this or another controller) instead of growing memory.
+MAX_DIALS_IN_FLIGHT = 2000
+ORIGINATE_QUEUE = "controller.call.originate"
 
 
 class _Failed(Exception):
@@ -159,13 +163,6 @@ class Originator:
 
 def _now_us() -> int:
     return int(time.time() * 1_000_000)
-
-
-
-# Dials in flight per controller. A full pool stops the consumer taking more messages (they
-# wait on the durable queue, for this or another controller) instead of growing memory.
-MAX_DIALS_IN_FLIGHT = 2000
-ORIGINATE_QUEUE = "controller.call.originate"
 
 
 def start_originate_consumer(originator: Originator, seen: SeenIds, **consumer_kw) -> EventConsumer:
