@@ -1,17 +1,20 @@
 """``sbc run``: the main job — migrate, then API, controller and workers as child processes.
 
 Separate processes (not greenlets in one) so a crash or a CPU-bound burst in one part cannot
-stall the others, exactly as they run in docker-compose; this command only supervises them:
-if one exits, the rest are stopped and ``run`` exits non-zero so a service manager restarts it.
+stall the others, exactly as they run in docker-compose. This command supervises them
+(app/cli/supervisor.py): a child that dies is restarted with backoff while the others keep
+serving; only a child that keeps crashing right after start makes ``run`` stop everything and
+exit non-zero, so a service manager and the operator see it.
 """
 from __future__ import annotations
 
+import logging
 import signal
-import subprocess
 import sys
-import time
 
 import click
+
+from app.cli.supervisor import Child, GaveUp, Supervisor
 
 CHILDREN = (("api",), ("controller",), ("workers",))
 
@@ -21,33 +24,25 @@ CHILDREN = (("api",), ("controller",), ("workers",))
 def run(api_port: int) -> None:
     """Apply migrations, then run API + controller + workers until stopped."""
     from app.db.migrate import ensure_database, upgrade
+    from app.logging_setup import configure_logging
 
+    configure_logging()
     ensure_database()
     upgrade()
     click.echo("database is at the latest migration")
-    procs = []
+    children = []
     for args in CHILDREN:
         extra = ["--port", str(api_port)] if args == ("api",) else []
-        procs.append(subprocess.Popen([sys.executable, "-m", "app.cli", *args, *extra]))
-
-    stopping = False
+        children.append(Child(args[0], [sys.executable, "-m", "app.cli", *args, *extra]))
+    supervisor = Supervisor(children)
 
     def stop(*_: object) -> None:
-        nonlocal stopping
-        stopping = True
+        supervisor.stopping = True
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    while not stopping and all(p.poll() is None for p in procs):
-        time.sleep(0.5)
-    for p in procs:
-        if p.poll() is None:
-            p.terminate()
-    for p in procs:
-        try:
-            p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-    failed = [p.args[3] for p in procs if p.returncode not in (0, -signal.SIGTERM)]
-    if failed and not stopping:
-        raise click.ClickException(f"stopped because {', '.join(failed)} exited")
+    try:
+        supervisor.run()
+    except GaveUp as exc:
+        logging.getLogger("sbc.run").critical("sbc run stopped: %s", exc)
+        raise click.ClickException(f"stopped because {exc}") from None
