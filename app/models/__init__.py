@@ -7,6 +7,7 @@ from app.models.base import Base
 from app.models.campaigns import Campaign, CampaignContact
 from app.models.contact_center import Agent, AgentQueue, Callback, Queue
 from app.models.lcr import Lcr, LcrCarrierSetEntry, LcrRoute
+from app.models.media import Recording, Transcript
 from app.models.platform import ClusterConfig, ComplianceAccessLog, EventOutbox
 from app.models.records import CallRecord, InteractionSegment, InteractionSummary, UsageMeter
 from app.models.tenancy import Account, ServiceProvider
@@ -32,6 +33,8 @@ TENANT_TABLES: tuple[str, ...] = (
     "interaction_segment",
     "usage_meters",
     "compliance_access_log",
+    "recordings",
+    "transcripts",
 )
 # Tables where account_id NULL means "platform-owned, readable by every tenant".
 SHARED_TABLES: tuple[str, ...] = ("carriers", "gateways", "lcr", "lcr_routes", "lcr_carrier_set_entries")
@@ -60,9 +63,11 @@ __all__ = [
     "LcrRoute",
     "PhoneNumber",
     "Queue",
+    "Recording",
     "ServiceProvider",
     "SHARED_TABLES",
     "TENANT_TABLES",
+    "Transcript",
     "UsageMeter",
     "User",
 ]

@@ -23,3 +23,7 @@ CONTACT_STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed", "fai
 
 CALL_DIRECTIONS: tuple[str, ...] = ("inbound", "outbound")
 CALL_STATUSES: tuple[str, ...] = ("completed", "no-answer", "busy", "failed", "canceled", "refused")
+
+RECORDING_FORMATS: tuple[str, ...] = ("mp3", "wav")
+RECORDING_STATUSES: tuple[str, ...] = ("recorded", "transcribing", "transcribed", "failed")
+SENTIMENT_LABELS: tuple[str, ...] = ("negative", "neutral", "positive")

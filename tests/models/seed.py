@@ -30,6 +30,8 @@ from app.models import (
     LcrRoute,
     PhoneNumber,
     Queue,
+    Recording,
+    Transcript,
     UsageMeter,
 )
 from tests.plugins.database import unique_number
@@ -98,6 +100,18 @@ def seed_tenant(account: Any) -> dict[str, Any]:
             "compliance_access_log": ComplianceAccessLog(account_id=acc, user_id=account.admin_user_id, action="export"),
         }
         s.add_all(rows.values())
+        s.flush()
+        recording = Recording(id=uuid.uuid4(), account_id=acc, call_id=rows["call_records"].call_id,
+                              trace_id=trace, format="wav", stereo=True, path="/r/a.wav",
+                              status="transcribed")
+        s.add(recording)
+        s.flush()
+        rows["recordings"] = recording
+        rows["transcripts"] = Transcript(
+            id=uuid.uuid4(), account_id=acc, recording_id=recording.id, call_id=recording.call_id,
+            trace_id=trace, engine="pocketsphinx", text="hello", segments=[], sentiment={},
+            audio_seconds=1, processing_ms=1)
+        s.add(rows["transcripts"])
         s.flush()
         ids: dict[str, Any] = {name: row.id for name, row in rows.items() if hasattr(row, "id")}
         ids.update(
