@@ -136,6 +136,9 @@ class RoutingReloader:
                     apply_to_freeswitch(esl, acl_changed, diff, sleep=self.sleep, force=force)
                 except Exception:  # one unreachable switch must not stop the others
                     log.exception("routing: applying config to a FreeSWITCH failed")
+            log.info("routing: configuration applied (reload %d: %d ACL entries, %d outbound "
+                     "gateways, ACL %s)", self.cache.reloads, len(table.acl_entries),
+                     len(table.outbound_gateways), "reloaded" if acl_changed else "unchanged")
             return acl_changed, diff
 
     def on_freeswitch_connected(self, esl: EslApi) -> None:

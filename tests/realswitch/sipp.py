@@ -1,0 +1,150 @@
+"""sipp (Debian ``sip-tester``) as trunk callers and as carriers, against the real switch.
+
+Scenarios live in ``scenarios/``; their ``[keyword]`` fields are filled with ``-key``. Every
+run writes its error log next to the switch's work folder, so a refused call can be asserted
+by its SIP status (``SippResult.refusal``) rather than by sipp's exit code alone.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.realswitch.freeswitch import RealSwitch, free_port
+
+SCENARIOS = Path(__file__).resolve().parent / "scenarios"
+CODECS = {"PCMU": 0, "PCMA": 8, "G729": 18, "G722": 9}
+_UNEXPECTED = re.compile(r"received 'SIP/2\.0 (\d{3})")
+
+
+@dataclass
+class SippResult:
+    returncode: int
+    stdout: str
+    errors: str
+    rtt_ms: list[float] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    @property
+    def refusal(self) -> int | None:
+        """The SIP status that ended the first refused call (403, 404, 503...), if any."""
+        match = _UNEXPECTED.search(self.errors)
+        return int(match.group(1)) if match else None
+
+    def statuses(self) -> list[int]:
+        return [int(code) for code in _UNEXPECTED.findall(self.errors)]
+
+
+def codec_keys(codec: str) -> list[str]:
+    return ["-key", "codec_pt", str(CODECS[codec]), "-key", "codec_name", codec]
+
+
+class Sipp:
+    def __init__(self, switch: RealSwitch, workdir: Path) -> None:
+        self.switch = switch
+        self.workdir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.exe = shutil.which("sipp") or "sipp"
+
+    def _base(self, scenario: str, port: int, tag: str, ip: str = "127.0.0.1") -> list[str]:
+        return [self.exe, "-sf", str(SCENARIOS / scenario), "-i", ip, "-p", str(port),
+                "-mp", str(free_port(kind=socket.SOCK_DGRAM)),
+                "-nostdin", "-trace_err", "-error_file", str(self.workdir / f"{tag}.err"),
+                "-timeout_error"]
+
+    def call(self, number: str, *, codec: str = "PCMU", caller: str = "15550001",
+             calls: int = 1, rate: float = 10.0, limit: int | None = None,
+             timeout: float = 90.0, trace_rtt: bool = False,
+             scenario: str = "uac-wait-bye.xml", source_ip: str = "127.0.0.1",
+             extra: tuple[str, ...] = ()) -> SippResult:
+        """Place ``calls`` calls to ``number`` at ``rate`` calls/s and wait for the run to end."""
+        proc = self.start_calls(number, codec=codec, caller=caller, calls=calls, rate=rate,
+                                limit=limit, trace_rtt=trace_rtt, scenario=scenario,
+                                source_ip=source_ip, extra=extra)
+        return proc.wait(timeout)
+
+    def start_calls(self, number: str, *, codec: str = "PCMU", caller: str = "15550001",
+                    calls: int = 1, rate: float = 10.0, limit: int | None = None,
+                    trace_rtt: bool = False, scenario: str = "uac-wait-bye.xml",
+                    source_ip: str = "127.0.0.1", extra: tuple[str, ...] = ()) -> "SippProcess":
+        """Start callers in the background (``.wait()`` for the result)."""
+        tag = f"uac-{uuid.uuid4().hex[:8]}"
+        cmd = self._base(scenario, free_port(), tag, source_ip) + [
+            "-s", number, "-m", str(calls), "-r", str(rate), "-rp", "1000",
+            "-key", "caller", caller, *codec_keys(codec),
+            "-timeout", "120s", "-max_recv_loops", "10000"]
+        if limit:
+            cmd += ["-l", str(limit)]
+        if trace_rtt:
+            cmd += ["-trace_rtt", "-rtt_freq", "1", "-rtt_file", str(self.workdir / f"{tag}.rtt")]
+        cmd += [*extra, f"127.0.0.1:{self.switch.ports.sip}"]
+        return SippProcess(cmd, self.workdir, tag).start()
+
+    def carrier(self, *, scenario: str = "uas-answer.xml", codec: str = "PCMU",
+                answer_delay_ms: int = 200, port: int | None = None,
+                refuse: tuple[int, str] = (503, "Service Unavailable"),
+                extra: tuple[str, ...] = ()) -> "SippProcess":
+        """A carrier/callee listening on 127.0.0.1:``port`` until stopped."""
+        port = port or free_port()
+        tag = f"uas-{port}"
+        cmd = self._base(scenario, port, tag) + [
+            *codec_keys(codec), "-d", str(answer_delay_ms),
+            "-key", "refuse_code", str(refuse[0]), "-key", "refuse_reason", refuse[1], *extra]
+        proc = SippProcess(cmd, self.workdir, tag).start()
+        proc.port = port
+        time.sleep(0.3)  # sipp binds before reading the scenario's first recv
+        return proc
+
+
+class SippProcess:
+    def __init__(self, cmd: list[str], workdir: Path, tag: str) -> None:
+        self.cmd = cmd
+        self.workdir = workdir
+        self.tag = tag
+        self.port = 0
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> "SippProcess":
+        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True, cwd=str(self.workdir))
+        return self
+
+    def wait(self, timeout: float = 90.0) -> SippResult:
+        assert self.proc is not None
+        try:
+            out, _ = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, _ = self.proc.communicate()
+        return self._result(out or "")
+
+    def stop(self) -> SippResult:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        return self.wait(10)
+
+    def _result(self, out: str) -> SippResult:
+        errors = ""
+        err = self.workdir / f"{self.tag}.err"
+        if err.exists():
+            errors = err.read_text(errors="replace")
+        rtt: list[float] = []
+        for path in self.workdir.glob(f"{self.tag}*.rtt"):
+            for line in path.read_text().splitlines()[1:]:
+                parts = line.split(";")
+                if len(parts) >= 2:
+                    try:
+                        rtt.append(float(parts[1]))
+                    except ValueError:
+                        pass
+        assert self.proc is not None
+        return SippResult(self.proc.returncode, out, errors, rtt)
