@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Optional
 
-from sqlalchemy import ARRAY, CheckConstraint, ForeignKey, Integer, String, Text, UniqueConstraint, Uuid, text
+from sqlalchemy import ARRAY, CheckConstraint, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint, Uuid, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, created_at, uuid_pk
@@ -42,6 +43,8 @@ class Account(Base):
         ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")
     )
     max_concurrent_calls: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("0"))
+    # set by `sbc tenant disable`: no login, no API, numbers answer 404 (migration 0003)
+    disabled_at: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True), nullable=True)
     created_at: Mapped[datetime] = created_at()
 
     __table_args__ = (
