@@ -1,10 +1,12 @@
 """The controller's dialler: ``call.originate`` → ``bgapi originate`` through least-cost routing.
 
 Why this shape:
-- The whole outbound leg is one FreeSWITCH ``originate`` whose dial string is the LCR bridge
-  string (carriers in order, ``|`` failover, callee refusals stop the walk) and whose
-  application is ``&socket(controller async full)``: once the customer answers, the leg comes
-  back to our outbound socket and a normal call session drives it (records, events, verbs).
+- Each LCR leg (carrier gateway, in order) is one FreeSWITCH ``originate`` with the call's
+  fixed id and the application ``'&socket(controller async full)'``: once the customer
+  answers, the leg comes back to our outbound socket under that id and a normal call session
+  drives it (records, events, verbs). A carrier fault tries the next leg, a callee refusal
+  ends the walk — the rules FreeSWITCH applies to the ``dial`` verb's ``|`` chain
+  (app.routing.causes); why the walk is ours and not ``|``: ``_dial``.
 - ``bgapi`` (esl-captures/inbound_originate_bgapi): the ring time is spent in FreeSWITCH, not in
   a blocked ESL command; the BACKGROUND_JOB body says ``+OK <uuid>`` or ``-ERR <CAUSE>``.
 - The concurrency slot is taken before dialling (a ringing leg counts, as an inbound call does
@@ -18,6 +20,7 @@ from __future__ import annotations
 import logging
 import time
 
+import gevent
 import gevent.pool
 from typing import Callable
 
@@ -30,12 +33,14 @@ from app.events import payloads
 from app.events.consumer import EventConsumer, SeenIds
 from app.events.envelope import Envelope
 from app.events.exchanges import CALL_EVENTS
+from app.routing.causes import should_fail_over
 from app.routing.dialer import NoRoute
 from esl.call_events import CallEvents
 from esl.errors import EslError
 from esl.inbound import InboundConnection
 from esl.services import CallServices
 from esl.verbs.dial import split_global_vars
+from esl.verbs.fsargs import quote_arg
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +55,9 @@ CALLER_ID_CAUSE = "CALL_REJECTED"
 # wait on the durable queue, for this or another controller) instead of growing memory.
 MAX_DIALS_IN_FLIGHT = 2000
 ORIGINATE_QUEUE = "controller.call.originate"
+# Between two legs of a failover: how long to wait for the failed leg's uuid to be released.
+UUID_RELEASE_WAIT_SECONDS = 2.0
+UUID_RELEASE_POLL_SECONDS = 0.01
 
 
 class _Failed(Exception):
@@ -129,7 +137,16 @@ class Originator:
         return True
 
     def _dial(self, request: OriginateRequest) -> None:
-        """Raises _Failed with FreeSWITCH's cause unless the leg was answered."""
+        """Raises _Failed with FreeSWITCH's cause unless a leg was answered.
+
+        One ``originate`` per LCR leg, in order, each with the call's fixed id
+        (``origination_uuid``): FreeSWITCH's own ``|`` failover re-applies ``{}`` variables to
+        every leg and creates the next leg before the failed one is destroyed, so the second
+        leg's uuid collides ("Duplicate UUID!", DESTINATION_OUT_OF_ORDER — issue 15). Walking
+        the legs here keeps the id on whichever leg answers, with the switch's own rules: a
+        callee refusal (``fail_on_single_reject`` causes, app.routing.causes) ends the walk,
+        anything else tries the next carrier once the failed leg's uuid is released.
+        """
         try:
             lcr = self.services.lcr_bridge(request.account_id, request.phone_number)
         except NoRoute:
@@ -139,18 +156,43 @@ class Originator:
         variables = ",".join(f"{k}={v}" for k, v in request.channel_variables().items())
         if lcr_globals:
             variables += "," + lcr_globals
-        host, port = self.socket_address()
-        command = f"originate {{{variables}}}{legs} &socket({host}:{port} async full)"
+        application = socket_application(*self.socket_address())
+        cause = ""
+        for number, leg in enumerate(legs.split("|")):
+            if number:
+                self._wait_released(node, str(request.call_id))
+            body = self._originate(node, request, originate_command(f"{{{variables}}}{leg}", application))
+            if body.startswith("+OK"):
+                return
+            cause = body[len("-ERR"):].strip() if body.startswith("-ERR") else ""
+            if not cause or not should_fail_over(cause):
+                break
+            log.info("call %s: leg %d failed (%s); trying the next carrier", request.call_id,
+                     number + 1, cause)
+        raise _Failed("originate_failed", cause or NO_SWITCH_CAUSE)
+
+    def _originate(self, node: InboundConnection, request: OriginateRequest, command: str) -> str:
         try:
             job = node.bgapi(command)
-            body = job.result(timeout=request.timeout_seconds + RESULT_MARGIN_SECONDS).strip()
+            return job.result(timeout=request.timeout_seconds + RESULT_MARGIN_SECONDS).strip()
         except EslError as exc:
             log.warning("call %s: originate on %s:%s failed: %s", request.call_id, node.host,
                         node.port, exc)
             raise _Failed("originate_failed", NO_SWITCH_CAUSE) from None
-        if not body.startswith("+OK"):
-            cause = body[len("-ERR"):].strip() if body.startswith("-ERR") else ""
-            raise _Failed("originate_failed", cause or NO_SWITCH_CAUSE)
+
+    @staticmethod
+    def _wait_released(node: InboundConnection, call_id: str) -> None:
+        """Until the failed leg's session is gone (``uuid_exists`` false; ~20 ms measured on
+        FreeSWITCH 1.10.12). Past the bound the next leg is tried anyway: at worst it fails
+        like the switch's own ``|`` would have."""
+        deadline = time.monotonic() + UUID_RELEASE_WAIT_SECONDS
+        while time.monotonic() < deadline:
+            try:
+                if node.api(f"uuid_exists {call_id}").strip() != "true":
+                    return
+            except EslError:
+                return
+            gevent.sleep(UUID_RELEASE_POLL_SECONDS)
 
     def _node(self) -> InboundConnection:
         """Round robin over the connected switches."""
@@ -159,6 +201,22 @@ class Originator:
             raise _Failed("no_freeswitch", NO_SWITCH_CAUSE)
         self._next_node = (self._next_node + 1) % len(nodes)
         return nodes[self._next_node]
+
+
+def socket_application(host: str, port: int) -> str:
+    """The originate's application argument. mod_commands splits ``originate``'s argument on
+    spaces before it reads ``&app(data)``, so unquoted ``&socket(h:p async full)`` arrives as
+    ``socket`` with data ``h:p`` — no ``async``, no ``full`` (then ``linger`` is refused and the
+    leg hangs up: issue 9). Single quotes group it (switch_separate_string removes them)."""
+    return quote_arg(f"&socket({host}:{port} async full)")
+
+
+def originate_command(dial_string: str, application: str) -> str:
+    """``originate <dial string> <application>``. The dial string is one argument: nothing in
+    it may split it (our variables are ids, digits and cause names)."""
+    if any(ch.isspace() or ch == "'" for ch in dial_string):
+        raise ValueError(f"dial string would split: {dial_string!r}")
+    return f"originate {dial_string} {application}"
 
 
 def _now_us() -> int:

@@ -74,14 +74,15 @@ def test_given_application_request_when_originated_then_lcr_legs_are_dialled_and
 
     assert originator.originate(request) is True
 
+    assert len(inbound_sim.originates) == 1  # the cheapest carrier answered: one leg dialled
     command = inbound_sim.originates[0]
     assert command.startswith("{")
     assert f"origination_uuid={request.call_id}" in command
     assert f"origination_caller_id_number={caller_id}" in command and "originate_timeout=25" in command
     legs = re.findall(r"sofia/gateway/(\w+)/(\d+)", command)
-    assert legs == [(gateway_name(cheap_gw), GERMAN_NUMBER), (gateway_name(backup_gw), GERMAN_NUMBER)]
+    assert legs == [(gateway_name(cheap_gw), GERMAN_NUMBER)]
     host, port = server.address
-    assert command.endswith(f"&socket({host}:{port} async full)")
+    assert command.endswith(f"'&socket({host}:{port} async full)'")  # one originate argument
 
     leg = inbound_sim.originated_calls[0]
     assert leg.wait(10)
@@ -93,6 +94,55 @@ def test_given_application_request_when_originated_then_lcr_legs_are_dialled_and
     assert (record["direction"], record["status"], record["carrier_id"]) == ("outbound", "completed", cheap)
     assert record["trace_id"] == request.trace_id
     assert {"call.started", "call.answered", "call.ended"} <= set(outbox_keys(owner_conn, request.trace_id))
+
+
+def test_given_first_carrier_fails_when_originated_then_next_carrier_answers_under_the_same_call_id(
+        dialling, inbound_sim, number_with_app, owner_conn):
+    originator, _ = dialling
+    account, caller_id, app_id = number_with_app(app_json=[{"verb": "say", "text": "hi"}])
+    cheap, cheap_gw, backup_gw = _route(originator, account.id)
+    inbound_sim.fail_legs[gateway_name(cheap_gw)] = "NORMAL_TEMPORARY_FAILURE"  # SIP 503
+
+    request = _request(account, caller_id=caller_id, application_id=app_id)
+    assert originator.originate(request) is True
+
+    dialled = [re.findall(r"sofia/gateway/(\w+)/", c) for c in inbound_sim.originates]
+    assert dialled == [[gateway_name(cheap_gw)], [gateway_name(backup_gw)]]
+    assert all(f"origination_uuid={request.call_id}" in c for c in inbound_sim.originates)
+    leg = inbound_sim.originated_calls[0]
+    assert leg.uuid == str(request.call_id) and leg.wait(10)
+    record = call_record(owner_conn, str(request.call_id))
+    assert record["status"] == "completed"
+    assert record["gateway_id"] == backup_gw and record["carrier_id"] != cheap
+
+
+def test_given_callee_refuses_on_first_carrier_when_originated_then_no_other_carrier_is_rung(
+        dialling, inbound_sim, number_with_app, owner_conn):
+    originator, _ = dialling
+    account, caller_id, app_id = number_with_app(app_json=[{"verb": "say", "text": "hi"}])
+    _, cheap_gw, _ = _route(originator, account.id)
+    inbound_sim.fail_legs[gateway_name(cheap_gw)] = "USER_BUSY"
+
+    request = _request(account, caller_id=caller_id, application_id=app_id)
+    assert originator.originate(request) is False
+
+    assert len(inbound_sim.originates) == 1
+    assert call_record(owner_conn, str(request.call_id))["status"] == "busy"
+
+
+def test_given_every_carrier_fails_when_originated_then_the_last_cause_is_recorded(
+        dialling, inbound_sim, number_with_app, owner_conn):
+    originator, _ = dialling
+    account, caller_id, app_id = number_with_app(app_json=[{"verb": "say", "text": "hi"}])
+    _, cheap_gw, backup_gw = _route(originator, account.id)
+    inbound_sim.fail_legs[gateway_name(cheap_gw)] = "NORMAL_TEMPORARY_FAILURE"
+    inbound_sim.fail_legs[gateway_name(backup_gw)] = "RECOVERY_ON_TIMER_EXPIRE"
+
+    request = _request(account, caller_id=caller_id, application_id=app_id)
+    assert originator.originate(request) is False
+
+    assert len(inbound_sim.originates) == 2
+    assert call_record(owner_conn, str(request.call_id))["hangup_cause"] == "RECOVERY_ON_TIMER_EXPIRE"
 
 
 def test_given_switch_answers_no_answer_when_originated_then_attempt_is_recorded_and_slot_released(

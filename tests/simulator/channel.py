@@ -240,7 +240,7 @@ class SimChannel:
     def event(self, event_name: str, **kw) -> bytes:
         return encode_event_plain(self.event_headers(event_name, **kw))
 
-    def connect_reply(self) -> bytes:
+    def connect_reply(self, *, async_mode: bool = True, full: bool = True) -> bytes:
         """The ``connect`` reply: channel data header block then reply headers, no Content-Length."""
         data = T.base_channel_data()
         lines = []
@@ -265,5 +265,7 @@ class SimChannel:
         for name, value in self.vars.items():
             if "variable_" + name not in known:
                 lines.append(f"variable_{name}: {fs_url_encode(value)}\n")
-        lines.append("Content-Type: command/reply\nReply-Text: %2BOK%0A\nSocket-Mode: async\nControl: full\n\n")
+        lines.append("Content-Type: command/reply\nReply-Text: %2BOK%0A\n"
+                     f"Socket-Mode: {'async' if async_mode else 'static'}\n"
+                     f"Control: {'full' if full else 'single-channel'}\n\n")
         return "".join(lines).encode("utf-8")

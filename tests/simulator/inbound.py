@@ -23,10 +23,14 @@ from app.routing.node_modules import contract_modules
 from esl.protocol import encode_event_plain, parse_header_lines
 from tests.simulator import templates as T
 from tests.simulator.channel import SimChannel, preamble
+from tests.simulator.fsparse import Originate, originate_parts, separate_blank
 from tests.simulator.outbound import GOODBYE, SimOutboundCall
 from tests.simulator.scenario import Call
 
-_SOCKET_APP = re.compile(r"&socket\(([^:()\s]+):(\d+)[^)]*\)")
+ORIGINATE_SYNTAX = ("<call url> <exten>|&<application_name>(<app_args>) [<dialplan>] [<context>] "
+                    "[<cid_name>] [<cid_num>] [<timeout_sec>]")
+SOCKET_APP_MAX_ARGS = 10  # mod_event_socket.c socket_function: char *argv[80], split on ' '
+_UNESCAPED = r"(?<!\\)"
 
 SHOW_CHANNELS_ROW_KEYS = (
     "uuid", "direction", "created", "created_epoch", "name", "state", "cid_name", "cid_num",
@@ -96,6 +100,12 @@ class InboundServer:
         self.gateways: dict[str, bool] = {}
         self.originate_fails: Optional[str] = None  # cause for the next originate, or None
         self.originates: list[str] = []             # every originate argument received
+        # endpoint substring (e.g. a gateway name) -> the cause that leg fails with
+        self.fail_legs: dict[str, str] = {}
+        # FreeSWITCH destroys a failed leg's session a few ms after moving on (20 ms measured):
+        # its uuid stays taken that long
+        self.failed_leg_release_seconds = 0.05
+        self._failed_uuids: dict[str, float] = {}
         self.on_originate: Optional[Callable[[Call], None]] = None  # shape the answered leg
         self.originated_calls: list[SimOutboundCall] = []
         self.bgapi_delay = 0.01
@@ -272,6 +282,8 @@ class InboundServer:
             return "-ERR No such channel!\n"
         if verb == "reloadacl":
             return "+OK acl reloaded\n"
+        if verb == "uuid_exists":
+            return "true" if args and self.uuid_in_use(args[0]) else "false"
         if verb == "module_exists" and "mod_commands" in self.loaded_modules:
             # mod_commands' api: bare true/false, no newline; nothing without an argument
             return ("true" if args[0] in self.loaded_modules else "false") if args else ""
@@ -316,38 +328,66 @@ class InboundServer:
                 + "=" * 97 + "\n")
 
     def _originate(self, arg: str) -> str:
+        """mod_commands' originate: the argument is split as FreeSWITCH splits it
+        (tests/simulator/fsparse.py), the ``|`` legs are tried in order with the global
+        ``{}`` and per-leg ``[]`` variables, ``fail_on_single_reject`` stops the walk, and a
+        leg whose ``origination_uuid`` is still held by an earlier leg fails like the switch's
+        "Duplicate UUID!" (DESTINATION_OUT_OF_ORDER)."""
         self.originates.append(arg)
         if self.originate_fails:
             return f"-ERR {self.originate_fails}\n"
-        m = re.search(r"origination_uuid=([0-9a-fA-F-]{36})", arg)
-        socket_app = _SOCKET_APP.search(arg)
-        if socket_app:  # ``&socket(host:port async full)``: the answered leg dials the controller
-            return self._originate_to_socket(arg, socket_app.group(1), int(socket_app.group(2)))
-        ch = SimChannel("0000000000", "1001", m.group(1) if m else None)
+        parsed = originate_parts(arg)
+        if parsed is None:
+            return f"-USAGE: {ORIGINATE_SYNTAX}\n"
+        global_vars, legs = _dial_legs(parsed.dial_string)
+        cause = "DESTINATION_OUT_OF_ORDER"
+        for leg_vars, endpoint in legs:
+            variables = {**global_vars, **leg_vars}
+            uuid = variables.get("origination_uuid")
+            if uuid and self.uuid_in_use(uuid):
+                cause = "DESTINATION_OUT_OF_ORDER"  # no channel created: the walk goes on
+                continue
+            cause = next((c for key, c in self.fail_legs.items() if key in endpoint), "")
+            if not cause:
+                return self._answer_originate(parsed, variables, endpoint)
+            if uuid:  # the failed leg's session is destroyed after the next leg starts
+                self._failed_uuids[uuid] = time.monotonic() + self.failed_leg_release_seconds
+            if _stops_walk(variables.get("fail_on_single_reject"), cause):
+                break
+        return f"-ERR {cause}\n"
+
+    def uuid_in_use(self, uuid: str) -> bool:
+        if uuid in self.channels:
+            return True
+        if any(c.uuid == uuid and not c.done.is_set() for c in self.originated_calls):
+            return True
+        return self._failed_uuids.get(uuid, 0.0) > time.monotonic()
+
+    def _answer_originate(self, parsed: Originate, variables: dict[str, str], endpoint: str) -> str:
+        """The answered leg runs ``&app(data)``; ``&socket(host:port [async] [full])`` dials
+        the controller with exactly the flags FreeSWITCH read (a lost ``async full`` shows)."""
+        if parsed.app == "socket" and parsed.app_data:
+            words = separate_blank(parsed.app_data, SOCKET_APP_MAX_ARGS)
+            host, _, port = words[0].rpartition(":")
+            if host and port.isdigit():
+                return self._originate_to_socket(variables, endpoint, host, int(port), tuple(words[1:]))
+        ch = SimChannel("0000000000", "1001", variables.get("origination_uuid"))
         self.channels[ch.uuid] = ch
         self.emit_channel_event(ch, "CHANNEL_CREATE")
         ch.answer()
         self.emit_channel_event(ch, "CHANNEL_ANSWER")
         return f"+OK {ch.uuid}\n"
 
-    def _originate_to_socket(self, arg: str, host: str, port: int) -> str:
-        """Like FreeSWITCH: the global ``{}`` and the first leg's ``[]`` variables land on the
-        answered channel, whose destination is the dialled number; it then runs the socket app."""
-        variables: dict[str, str] = {}
-        head = re.match(r"\{((?:[^}\\]|\\.)*)\}", arg)
-        rest = arg[head.end():] if head else arg
-        leg = re.match(r"\[((?:[^]\\]|\\.)*)\]", rest)
-        for block in (head.group(1) if head else "", leg.group(1) if leg else ""):
-            for item in re.split(r"(?<!\\),", block):
-                name, _, value = item.partition("=")
-                if name:
-                    variables[name] = value.replace("\\,", ",")
-        endpoint = (rest[leg.end():] if leg else rest).split("|", 1)[0].split(" ", 1)[0]
-        number = endpoint.rsplit("/", 1)[-1]
+    def _originate_to_socket(self, variables: dict[str, str], endpoint: str, host: str, port: int,
+                             socket_args: tuple[str, ...]) -> str:
+        """Like FreeSWITCH: the global ``{}`` and the answered leg's ``[]`` variables land on
+        the answered channel, whose destination is the dialled number; it then runs the socket app."""
+        variables = dict(variables)
+        number = endpoint.rsplit("/", 1)[-1].split("@", 1)[0]
         variables.setdefault("sofia_profile_name", "external")
         scenario = Call(caller=variables.get("origination_caller_id_number", "0000000000"),
                         callee=number, uuid=variables.get("origination_uuid"), variables=variables,
-                        park_event=False)
+                        park_event=False, socket_args=socket_args)
         if self.on_originate is not None:
             self.on_originate(scenario)
         call = SimOutboundCall(scenario, (host, port))
@@ -362,3 +402,37 @@ class InboundServer:
         headers = preamble("BACKGROUND_JOB") + [("Job-UUID", job), ("Job-Command", verb), ("Job-Command-Arg", arg)]
         self.emit(headers, body)
 
+
+def _dial_legs(dial_string: str) -> tuple[dict[str, str], list[tuple[dict[str, str], str]]]:
+    """``{globals}[leg vars]endpoint|[leg vars]endpoint`` → (globals, [(leg vars, endpoint)])."""
+    global_vars: dict[str, str] = {}
+    rest = dial_string
+    head = re.match(r"\{((?:[^}\\]|\\.)*)\}", rest)
+    if head:
+        global_vars = _variables(head.group(1))
+        rest = rest[head.end():]
+    legs = []
+    for leg in re.split(_UNESCAPED + r"\|", rest):
+        block = re.match(r"\[((?:[^]\\]|\\.)*)\]", leg)
+        legs.append((_variables(block.group(1)) if block else {}, leg[block.end():] if block else leg))
+    return global_vars, legs
+
+
+def _variables(block: str) -> dict[str, str]:
+    out = {}
+    for item in re.split(_UNESCAPED + ",", block):
+        name, _, value = item.partition("=")
+        if name:
+            out[name] = value.replace("\\,", ",")
+    return out
+
+
+def _stops_walk(fail_on_single_reject: Optional[str], cause: str) -> bool:
+    """switch_ivr_originate.c, between ``|`` legs: unless the value is true-ish (that form is
+    about simultaneous ``,`` legs), the failed leg's cause name is looked up, case-insensitive,
+    as a substring of the value (``!`` negates) and a hit ends the walk."""
+    value = (fail_on_single_reject or "").strip()
+    if not value or value.lower() in ("true", "yes", "on", "1", "t", "y", "enabled", "active", "allow"):
+        return False
+    found = cause.upper() in value.upper()
+    return not found if value.startswith("!") else found

@@ -31,6 +31,10 @@ log = logging.getLogger(__name__)
 
 GOODBYE = "Disconnected, goodbye.\nSee you at ClueCon! http://www.cluecon.com/\n"
 MYEVENTS_EXCLUDED = {"PLAYBACK_START", "PLAYBACK_STOP", "RECORD_START", "RECORD_STOP"}
+# mod_event_socket.c parse_command: on an outbound socket without "full" these answer
+# "-ERR command not found" (connect, myevents, getvar, filter, resume, sendmsg still work).
+FULL_CONTROL_COMMANDS = {"sendevent", "api", "bgapi", "log", "linger", "nolinger", "nolog",
+                         "event", "nixevent", "noevents"}
 
 
 @dataclass
@@ -217,11 +221,23 @@ class SimOutboundCall:
                 if not self._stalled:
                     self._handle(cmd)
 
+    @property
+    def full_control(self) -> bool:
+        return any(a.lower() == "full" for a in self.scenario.socket_args)
+
+    @property
+    def socket_data(self) -> str:
+        return " ".join([f"{self.address[0]}:{self.address[1]}", *self.scenario.socket_args])
+
     def _handle(self, cmd: ReceivedCommand) -> None:
         name, line = cmd.name, cmd.line
-        if name == "connect":
+        if name in FULL_CONTROL_COMMANDS and not self.full_control:
+            self._reply("-ERR command not found")
+        elif name == "connect":
             self.connected_at = time.monotonic()
-            self._write(self.channel.connect_reply())
+            self._write(self.channel.connect_reply(
+                async_mode=any(a.lower() == "async" for a in self.scenario.socket_args),
+                full=self.full_control))
             self._greenlets.append(gevent.spawn(self._timeline))
         elif name == "myevents":
             self._myevents = True
@@ -392,7 +408,7 @@ class SimOutboundCall:
         self.emit("CHANNEL_UNPARK")
         response = ch.last_response or "_none_"
         self.emit("CHANNEL_EXECUTE_COMPLETE", tail=[
-            ("Application", "socket"), ("Application-Data", f"{self.address[0]}:{self.address[1]} async full"),
+            ("Application", "socket"), ("Application-Data", self.socket_data),
             ("Application-Response", response), ("Application-UUID", self.socket_app_uuid)])
         ch.set_state("CS_HANGUP")
         self.emit("CHANNEL_STATE")

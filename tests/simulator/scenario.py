@@ -50,6 +50,9 @@ class Call:
     uuid: Optional[str] = None
     variables: dict[str, str] = field(default_factory=dict)
     park_event: bool = True  # FreeSWITCH races a CHANNEL_PARK right after myevents (most captures)
+    # the socket application's data after host:port, as mod_event_socket split it: without
+    # "full" the switch refuses api/linger/event...; without "async" the socket is "static"
+    socket_args: tuple[str, ...] = ("async", "full")
     timing: Timing = field(default_factory=Timing)
     steps: list[Step] = field(default_factory=list)
     presses: list[tuple[str, float, float]] = field(default_factory=list)
