@@ -16,10 +16,12 @@ import socket
 from typing import Optional
 
 import gevent
+import gevent.lock
 import redis
 
 from app.calls.heartbeat import ServiceHeartbeat
 from app.calls.limiter import ConcurrencyLimiter, start_refresher
+from app.calls.recovery import LOST_CALL_CAUSE, recover_lost_calls
 from app.config import RuntimeConfig, start_config_listener
 from app.events.consumer import RedisSeenIds
 from app.events.payloads import emit
@@ -51,7 +53,8 @@ class Controller:
         self.config = config or RuntimeConfig.load()
         self.redis = redis.Redis.from_url(settings.redis_url)
         self.routing = RoutingCache()
-        self.health = GatewayHealth(self.redis, settings.redis_key_prefix, emit)
+        self.health = GatewayHealth(self.redis, settings.redis_key_prefix, emit,
+                                    describe=self.routing.describe_gateway)
         self.services = CallServices(
             limiter=ConcurrencyLimiter(self.redis,
                                        slot_ttl_seconds=self.config.limiter_slot_ttl_seconds),
@@ -73,6 +76,7 @@ class Controller:
             self.services, lambda: self.nodes,
             lambda: (self.config.controller_advertise_host, self.server.address[1]))
         self._background: list = []
+        self._recovering = gevent.lock.Semaphore()
         self.missing_modules: dict[str, list[str]] = {}  # "host:port" -> modules its image lacks
         self.heartbeat = ServiceHeartbeat("controller", details=lambda: {
             "liveCalls": len(self.services.live_calls),
@@ -112,6 +116,7 @@ class Controller:
         def reconcile(rows: list[dict]) -> None:
             """After a reconnect: calls gone while we were away, and routing it may have missed."""
             close_vanished_calls(self.services.live_calls, ips, rows)
+            gevent.spawn(self.recover_lost_calls)
             self.reloader.on_freeswitch_connected(node)
             check_modules()
 
@@ -127,6 +132,7 @@ class Controller:
             while True:
                 try:
                     node.connect()
+                    gevent.spawn(self.recover_lost_calls)
                     self.reloader.on_freeswitch_connected(node)
                     check_modules()
                     return
@@ -136,6 +142,25 @@ class Controller:
                     delay = min(delay * 2, 10.0)
 
         gevent.spawn(first_connect)
+
+    def recover_lost_calls(self) -> None:
+        """Record the calls a lost controller left unrecorded (app/calls/recovery.py). Runs once
+        every switch has answered: a call counts as ended only when no switch lists it."""
+        if not self.nodes or not all(node.connected for node in self.nodes):
+            return
+        with self._recovering:
+            try:
+                channels = []
+                for node in self.nodes:
+                    def hang_up(call_id: str, node: InboundConnection = node) -> None:
+                        node.api(f"uuid_kill {call_id} {LOST_CALL_CAUSE}")
+                    channels += [(row, hang_up) for row in node.show_channels(timeout=10)]
+                recover_lost_calls(_Busy(self.services), channels,
+                                   our_socket=f"{self.config.controller_advertise_host}:"
+                                              f"{self.server.address[1]}",
+                                   release=self.services.limiter.release)
+            except Exception:  # the database or a switch went away: the next connect retries
+                log.exception("recovery of lost calls failed; retried on the next reconnect")
 
     def serve_forever(self) -> None:
         self.server.serve_forever()
@@ -151,6 +176,17 @@ class Controller:
             stop = getattr(item, "stop", None)
             stop() if stop else item.kill()
         stop_publisher()
+
+
+class _Busy:
+    """The calls this controller is driving or recording, looked up live (not a snapshot:
+    a call that starts while recovery runs must not be taken for a lost one)."""
+
+    def __init__(self, services: CallServices) -> None:
+        self._services = services
+
+    def __contains__(self, call_id: object) -> bool:
+        return call_id in self._services.live_calls or call_id in self._services.finishing
 
 
 def _addresses(host: str) -> list[str]:

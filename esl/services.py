@@ -45,6 +45,8 @@ class CallServices:
     hangup_complete_timeout: float = HANGUP_COMPLETE_TIMEOUT_SECONDS
     # call id → its socket: the limiter refreshes these slots, reconciliation closes stale ones
     live_calls: dict[str, "OutboundConnection"] = field(default_factory=dict)
+    # calls past their hang-up whose record is being written (app/calls/recovery.py skips them)
+    finishing: set[str] = field(default_factory=set)
 
     def route_for(self, originated: Optional[OriginatedLeg], number: str) -> Optional[CallRoute]:
         """A leg the controller dialled carries its account; any other call is looked up by

@@ -131,7 +131,12 @@ class CallSession:
         finally:
             self.services.limiter.release(call.call_id)
             self.services.live_calls.pop(call.call_id, None)
-            self._finish()
+            # until its record is written, lost-call recovery must not record it too
+            self.services.finishing.add(call.call_id)
+            try:
+                self._finish()
+            finally:
+                self.services.finishing.discard(call.call_id)
 
     def _drive(self) -> None:
         call, route, record = self.call, self.route, self.record
