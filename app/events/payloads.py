@@ -83,6 +83,45 @@ def recording_completed(call_id, *, recording_url: str, duration_ms: int, fmt: s
             "format": fmt, "channels": channels, "at": _t(at)}
 
 
+def transcription_complete(call_id, *, recording_id, transcript_url: str, engine: str,
+                           audio_seconds: float, processing_ms: int, segments: int,
+                           speakers: list[str], at: datetime | None = None) -> dict[str, Any]:
+    return {"callId": _s(call_id), "recordingId": _s(recording_id), "transcriptUrl": transcript_url,
+            "engine": engine, "audioSeconds": round(float(audio_seconds), 3),
+            "processingMs": int(processing_ms), "segments": segments, "speakers": speakers,
+            "at": _t(at)}
+
+
+def transcription_failed(call_id, *, recording_id, reason: str, detail: str | None = None,
+                         attempts: int = 1, at: datetime | None = None) -> dict[str, Any]:
+    """``reason``: missing | empty | unreadable | truncated | too_long | outside_storage |
+    engine_error | worker_crashed (docs/media.md)."""
+    return {"callId": _s(call_id), "recordingId": _s(recording_id), "reason": reason,
+            "detail": (detail or "")[:500] or None, "attempts": attempts, "at": _t(at)}
+
+
+# sentiment.events ------------------------------------------------------------------------
+def sentiment_score(call_id, *, recording_id, speaker: str, score: dict[str, Any],
+                    at: datetime | None = None) -> dict[str, Any]:
+    """One speaker's score (``score``: polarity, subjectivity, label, words)."""
+    return {"callId": _s(call_id), "recordingId": _s(recording_id), "speaker": speaker, **score,
+            "at": _t(at)}
+
+
+def sentiment_emotion(call_id, *, recording_id, emotion: dict[str, Any],
+                      at: datetime | None = None) -> dict[str, Any]:
+    """``emotion``: speaker, emotion, opening, closing, delta."""
+    return {"callId": _s(call_id), "recordingId": _s(recording_id), **emotion, "at": _t(at)}
+
+
+def sentiment_summary(call_id, *, recording_id, call_record_id, score: dict[str, Any],
+                      emotion: str, speakers: dict[str, Any], transcript_url: str,
+                      at: datetime | None = None) -> dict[str, Any]:
+    return {"callId": _s(call_id), "recordingId": _s(recording_id),
+            "callRecordSid": _s(call_record_id), **score, "emotion": emotion,
+            "speakers": speakers, "transcriptUrl": transcript_url, "at": _t(at)}
+
+
 # system.events ---------------------------------------------------------------------------
 def service_state(service: str, instance_id: str, *, host: str, pid: int, version: str,
                   started_at: datetime, details: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -100,11 +139,14 @@ def routing_changed(*, what: str, ids: list[Any] | None = None) -> dict[str, Any
     return {"what": what, "ids": [_s(i) for i in (ids or [])]}
 
 
-def gateway_state(gateway_id, *, carrier_id, address: str, state: str, ping_ms: float | None = None,
-                  at: datetime | None = None) -> dict[str, Any]:
-    """system.gateway.up / system.gateway.down (from sofia::gateway_state)."""
+def gateway_state(gateway_id, *, carrier_id, address: str | None, state: str,
+                  gateway: str = "", sip_status: str | None = None, phrase: str | None = None,
+                  ping_ms: float | None = None, at: datetime | None = None) -> dict[str, Any]:
+    """system.gateway.up / system.gateway.down (from sofia::gateway_state): ``gateway`` is the
+    sofia gateway name, ``sipStatus``/``phrase`` the OPTIONS reply that changed the state."""
     return {"gatewayId": _s(gateway_id), "carrierId": _s(carrier_id), "address": address,
-            "state": state, "pingMs": ping_ms, "at": _t(at)}
+            "gateway": gateway, "state": state, "sipStatus": sip_status, "phrase": phrase,
+            "pingMs": ping_ms, "at": _t(at)}
 
 
 def interaction_step(call_id, *, step: str, details: dict[str, Any] | None = None,

@@ -46,6 +46,13 @@ class RoutingTable:
                 down_gateways: AbstractSet[uuid.UUID] = frozenset()) -> Explanation:
         return self.lcr.explain(number, account_id, down_gateways)
 
+    def describe_gateway(self, gateway_id: uuid.UUID) -> tuple[uuid.UUID, str] | None:
+        """(carrier id, "ip:port") of a sofia gateway, for system.gateway.up/down."""
+        for gw in self.outbound_gateways:
+            if gw.id == gateway_id:
+                return gw.carrier_id, f"{gw.ipv4}:{gw.port}"
+        return None
+
 
 def compile_routing(rows: RoutingRows, *, cooperate: Callable[[], None] | None = None) -> RoutingTable:
     started = time.perf_counter()
@@ -104,6 +111,9 @@ class RoutingCache:
     def identify_carrier(self, source_ip: str | None,
                          account_id: uuid.UUID | None = None) -> tuple[uuid.UUID, uuid.UUID] | None:
         return self.table().identify_carrier(source_ip, account_id)
+
+    def describe_gateway(self, gateway_id: uuid.UUID) -> tuple[uuid.UUID, str] | None:
+        return self.table().describe_gateway(gateway_id)
 
 
 class RoutingReloader:

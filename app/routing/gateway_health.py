@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Protocol
 
 import redis
 
+from app.events.payloads import gateway_state
 from app.routing.lcr import gateway_id_from_name
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,10 @@ if old == ARGV[2] then return 0 end
 return 1
 """
 
-Publisher = Callable[..., Any]
+# ``app.events.payloads.emit``'s shape: (routing key, payload); the exchange follows the key.
+Publisher = Callable[[str, dict[str, Any]], Any]
+# gateway id -> (carrier id, "ip:port") from the routing snapshot; None for a gateway it lacks
+Describer = Callable[[uuid.UUID], "tuple[uuid.UUID, str] | None"]
 _STATUS_LINE = re.compile(r"^Status\s+(UP|DOWN)\s*$", re.M)
 
 
@@ -55,10 +59,12 @@ class EventLike(Protocol):
 
 
 class GatewayHealth:
-    def __init__(self, client: redis.Redis, prefix: str, publish: Publisher) -> None:
+    def __init__(self, client: redis.Redis, prefix: str, publish: Publisher,
+                 describe: Describer | None = None) -> None:
         self.client = client
         self.key = f"{prefix}gateway:state"
         self._publish = publish
+        self._describe = describe
         self._cas = client.register_script(_CAS)
 
     # -- reads (LCR) ---------------------------------------------------------------------------
@@ -82,11 +88,11 @@ class GatewayHealth:
             raise ValueError(f"unknown gateway state {state!r}")
         changed = bool(self._cas(keys=[self.key], args=[str(gateway_id), state]))
         if changed:
-            self._publish(
-                "system.events", f"system.gateway.{state}",
-                {"gatewayId": str(gateway_id), "gateway": gateway, "state": state,
-                 "sipStatus": status, "phrase": phrase},
-            )
+            known = self._describe(gateway_id) if self._describe is not None else None
+            payload = gateway_state(gateway_id, carrier_id=known[0] if known else None,
+                                    address=known[1] if known else None, state=state,
+                                    gateway=gateway, sip_status=status, phrase=phrase)
+            self._publish(f"system.gateway.{state}", payload)
             log.warning("gateway %s is %s (%s %s)", gateway or gateway_id, state.upper(), status, phrase)
         return changed
 

@@ -9,7 +9,8 @@ import pytest
 from sqlalchemy import select
 
 from app.db.engine import platform_session
-from app.events.outbox import publish
+from app.events.exchanges import exchange_for
+from app.events.payloads import emit
 from app.models import EventOutbox
 from app.routing.gateway_health import GATEWAY_STATE, GatewayHealth
 from app.routing.lcr import compile_table, gateway_name
@@ -20,11 +21,13 @@ CAPTURE = Path("/work/shared/esl-captures/gateway_state/received.raw")
 
 
 class Collector:
+    """Stands in for ``app.events.payloads.emit`` and checks it is called the same way."""
+
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, dict]] = []
 
-    def __call__(self, exchange, routing_key, payload, **_kw):
-        self.calls.append((exchange, routing_key, payload))
+    def __call__(self, routing_key, payload, *, account_id=None, trace_id=None, session=None):
+        self.calls.append((exchange_for(routing_key), routing_key, payload))
 
 
 def _captured_events(rename: dict[str, str]) -> list[Event]:
@@ -128,14 +131,18 @@ def test_given_down_gateway_in_redis_when_lcr_explains_then_it_is_skipped(health
 
 def test_given_real_outbox_when_gateway_goes_down_then_event_row_is_queued(redis_client, redis_prefix):
     prefix = f"{redis_prefix}{uuid.uuid4().hex[:6]}:"
-    tracker = GatewayHealth(redis_client, prefix, publish)
+    carrier = uuid.uuid4()
+    tracker = GatewayHealth(redis_client, prefix, emit,
+                            describe=lambda g: (carrier, "192.0.2.7:5080") if g == gid else None)
     gid = uuid.uuid4()
     tracker.set_state(gid, "down", status="503", phrase="Service Unavailable", gateway=gateway_name(gid))
     with platform_session() as session:
         rows = session.scalars(select(EventOutbox).where(EventOutbox.routing_key == "system.gateway.down")).all()
     mine = [r for r in rows if r.body["payload"]["gatewayId"] == str(gid)]
     assert len(mine) == 1 and mine[0].exchange == "system.events"
-    assert mine[0].body["payload"]["sipStatus"] == "503"
+    payload = mine[0].body["payload"]
+    assert (payload["sipStatus"], payload["carrierId"], payload["address"]) == ("503", str(carrier), "192.0.2.7:5080")
+    assert payload["gateway"] == gateway_name(gid) and payload["state"] == "down" and payload["at"]
 
 
 def test_given_captured_status_tables_when_parsed_then_up_and_down():
