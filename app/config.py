@@ -8,7 +8,7 @@ Keys (value is JSON; a missing key uses the default):
 
 | key | type | default |
 |---|---|---|
-| freeswitch.nodes | list of {host, port, password} | [{"host": "127.0.0.1", "port": 8021, "password": "ClueCon"}] |
+| freeswitch.nodes | list of {host, port[, password]} | [{"host": "127.0.0.1", "port": 8021}]; a node without a password uses FS_ESL_PASSWORD (app.settings) |
 | controller.listen | {host, port} | {"host": "0.0.0.0", "port": 8084} |
 | controller.advertise_host | str (address FreeSWITCH dials for `socket`) | "127.0.0.1" |
 | webhook.vendor | str (WebSocket subprotocol audio.<vendor>.org) | "saas-sbc" |
@@ -37,6 +37,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from app import limits
 from app.db.engine import platform_session
 from app.models import ClusterConfig
+from app.settings import get_settings
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ def _valid_listen(v: Any) -> bool:
 
 # key -> (default, validator). The registry is the documentation's table, in code.
 DEFAULTS: dict[str, tuple[Any, Callable[[Any], bool]]] = {
-    "freeswitch.nodes": ([{"host": "127.0.0.1", "port": 8021, "password": "ClueCon"}], _valid_nodes),
+    "freeswitch.nodes": ([{"host": "127.0.0.1", "port": 8021}], _valid_nodes),
     "controller.listen": ({"host": "0.0.0.0", "port": 8084}, _valid_listen),
     "controller.advertise_host": ("127.0.0.1", lambda v: isinstance(v, str) and bool(v)),
     "webhook.vendor": ("saas-sbc", lambda v: isinstance(v, str) and bool(v)),
@@ -132,7 +133,10 @@ class RuntimeConfig:
     # typed accessors ----------------------------------------------------------------------
     @property
     def freeswitch_nodes(self) -> list[FreeswitchNode]:
-        return [FreeswitchNode(n["host"], int(n["port"]), n.get("password", "ClueCon"))
+        """A node's own password when the operator stored one (switches with different
+        secrets), else the one secret compose gives both FreeSWITCH and the controller."""
+        default = get_settings().freeswitch_esl_password
+        return [FreeswitchNode(n["host"], int(n["port"]), n.get("password") or default)
                 for n in self.get("freeswitch.nodes")]
 
     @property

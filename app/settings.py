@@ -25,6 +25,8 @@ def _with_user(url: str, user: str) -> str:
 # ``localhost`` (development); ``app.api.app.create_app`` refuses it on any real domain.
 DEV_JWT_SECRET = "dev-only-change-me-" + "0" * 16
 DEV_BASE_DOMAIN = "localhost"
+# FreeSWITCH's stock event-socket password: what a switch started without FS_ESL_PASSWORD uses.
+FREESWITCH_DEFAULT_ESL_PASSWORD = "ClueCon"
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,9 @@ class Settings:
     base_domain: str
     secret_key: str            # encrypts signing secrets at rest (Fernet key derivation input)
     allow_loopback_webhooks: bool  # development/tests only: see README "Webhook SSRF guard"
+    # FS_ESL_PASSWORD: the secret docker-compose gives FreeSWITCH (fs-conf/vars.xml); the
+    # controller logs in with it unless a freeswitch.nodes entry names its own password
+    freeswitch_esl_password: str
 
 
 @lru_cache(maxsize=1)
@@ -57,4 +62,5 @@ def get_settings() -> Settings:
         base_domain=env.get("SBC_BASE_DOMAIN", DEV_BASE_DOMAIN),
         secret_key=env.get("SBC_SECRET_KEY", jwt_secret),
         allow_loopback_webhooks=env.get("SBC_ALLOW_LOOPBACK_WEBHOOKS", "0") == "1",
+        freeswitch_esl_password=env.get("FS_ESL_PASSWORD") or FREESWITCH_DEFAULT_ESL_PASSWORD,
     )

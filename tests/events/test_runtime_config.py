@@ -51,6 +51,40 @@ def test_given_stored_values_when_loaded_then_typed_accessors_return_them(clean_
     assert config.recording_dir == "/data/rec"
 
 
+@pytest.fixture()
+def esl_password_env(monkeypatch):
+    """FS_ESL_PASSWORD as compose passes it, with settings read afresh (they are read once)."""
+    from app.settings import get_settings
+
+    monkeypatch.setenv("FS_ESL_PASSWORD", "from-compose")
+    get_settings.cache_clear()
+    yield
+    monkeypatch.undo()
+    get_settings.cache_clear()
+
+
+def test_given_fs_esl_password_when_a_node_has_no_password_then_the_controller_logs_in_with_it(
+        clean_config, esl_password_env):
+    assert RuntimeConfig.load().freeswitch_nodes[0].password == "from-compose"  # the default node
+    store("freeswitch.nodes", [{"host": "fs1", "port": 8021},
+                               {"host": "fs2", "port": 8021, "password": "its-own"}])
+    nodes = RuntimeConfig.load().freeswitch_nodes
+    assert [n.password for n in nodes] == ["from-compose", "its-own"]
+
+
+def test_given_no_fs_esl_password_when_a_node_has_no_password_then_freeswitch_default_is_used(
+        clean_config, monkeypatch):
+    from app.settings import get_settings
+
+    monkeypatch.delenv("FS_ESL_PASSWORD", raising=False)
+    get_settings.cache_clear()
+    try:
+        assert RuntimeConfig.load().freeswitch_nodes[0].password == "ClueCon"
+    finally:
+        monkeypatch.undo()
+        get_settings.cache_clear()
+
+
 def test_given_invalid_stored_value_when_read_then_default_is_used(clean_config):
     store("limiter.slot_ttl_seconds", "ninety")
     store("controller.listen", {"host": "x"})
