@@ -12,16 +12,26 @@ Keys (value is JSON; a missing key uses the default):
 | controller.listen | {host, port} | {"host": "0.0.0.0", "port": 8084} |
 | controller.advertise_host | str (address FreeSWITCH dials for `socket`) | "127.0.0.1" |
 | webhook.vendor | str (WebSocket subprotocol audio.<vendor>.org) | "saas-sbc" |
+| webhook.first_reply_deadline_seconds | int (all attempts of a call's first hook request) | 8 (limits.WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS) |
 | recording.dir | str | "/var/spool/fs/rec" |
-| token.lifetime_seconds | int | 28800 (limits.TOKEN_LIFETIME_SECONDS) |
 | limiter.slot_ttl_seconds | int | 90 (limits.LIMITER_SLOT_TTL_SECONDS) |
 | limiter.refresh_seconds | int | 30 (limits.LIMITER_REFRESH_SECONDS) |
-| gateway.ping_seconds | int | 30 (limits.GATEWAY_PING_SECONDS) |
 | heartbeat.interval_seconds | int | 30 (limits.SERVICE_HEARTBEAT_SECONDS) |
 | events.outbox_retention_seconds | int | 86400 |
+| health.controller_port | int (controller's /healthz /readyz /metrics; 0 = off) | 8085 |
+| health.workers_port | int (workers' /healthz /readyz /metrics; 0 = off) | 8086 |
+| transcription.engine | pocketsphinx, whisper or vosk | "pocketsphinx" (model in its wheel) |
+| transcription.whisper_model | str (ggml model file) | "" |
+| transcription.vosk_model | str (Vosk model directory) | "" |
+| transcription.workers | int (media worker processes) | 1 |
+| transcription.threads | int (threads per whisper job) | 2 |
 
 A stored value of the wrong type is ignored (logged) and the default is used: a typo by an
 operator must not take the controller down.
+
+Every key is honoured: ``REFUSED`` lists names that look like settings but are not runtime
+configuration (``set_value`` refuses them, saying where the setting lives), so nothing can be
+stored and silently ignored. ``unset`` removes a stored key (back to its default).
 """
 from __future__ import annotations
 
@@ -31,7 +41,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from app import limits
@@ -66,20 +76,41 @@ def _valid_listen(v: Any) -> bool:
     return isinstance(v, dict) and isinstance(v.get("host"), str) and _is_int(v.get("port"))
 
 
+# the names of app.media.engines.REGISTRY (kept here: config must not import the engines)
+TRANSCRIPTION_ENGINES = ("pocketsphinx", "whisper", "vosk")
+
 # key -> (default, validator). The registry is the documentation's table, in code.
 DEFAULTS: dict[str, tuple[Any, Callable[[Any], bool]]] = {
     "freeswitch.nodes": ([{"host": "127.0.0.1", "port": 8021}], _valid_nodes),
     "controller.listen": ({"host": "0.0.0.0", "port": 8084}, _valid_listen),
     "controller.advertise_host": ("127.0.0.1", lambda v: isinstance(v, str) and bool(v)),
     "webhook.vendor": ("saas-sbc", lambda v: isinstance(v, str) and bool(v)),
+    "webhook.first_reply_deadline_seconds": (limits.WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS,
+                                             lambda v: _is_int(v) and 0 < v <= 60),
     "recording.dir": ("/var/spool/fs/rec", lambda v: isinstance(v, str) and v.startswith("/")),
-    "token.lifetime_seconds": (limits.TOKEN_LIFETIME_SECONDS, lambda v: _is_int(v) and v > 0),
     "limiter.slot_ttl_seconds": (limits.LIMITER_SLOT_TTL_SECONDS, lambda v: _is_int(v) and v > 0),
     "limiter.refresh_seconds": (limits.LIMITER_REFRESH_SECONDS, lambda v: _is_int(v) and v > 0),
-    "gateway.ping_seconds": (limits.GATEWAY_PING_SECONDS, lambda v: _is_int(v) and v > 0),
     "heartbeat.interval_seconds": (limits.SERVICE_HEARTBEAT_SECONDS, lambda v: _is_int(v) and v > 0),
     "events.outbox_retention_seconds": (limits.EVENT_OUTBOX_RETENTION_SECONDS,
                                         lambda v: _is_int(v) and v > 0),
+    # read when the controller / workers start (a listener cannot move while serving)
+    "health.controller_port": (limits.HEALTH_CONTROLLER_PORT, lambda v: _is_int(v) and 0 <= v <= 65535),
+    "health.workers_port": (limits.HEALTH_WORKERS_PORT, lambda v: _is_int(v) and 0 <= v <= 65535),
+    # media pipeline (app/media): read when the media workers start
+    "transcription.engine": ("pocketsphinx", lambda v: v in TRANSCRIPTION_ENGINES),
+    "transcription.whisper_model": ("", lambda v: isinstance(v, str)),
+    "transcription.vosk_model": ("", lambda v: isinstance(v, str)),
+    "transcription.workers": (1, lambda v: _is_int(v) and 1 <= v <= limits.MEDIA_WORKERS_MAX),
+    "transcription.threads": (2, lambda v: _is_int(v) and 1 <= v <= 64),
+}
+
+
+# Names operators try that are not runtime configuration -> where the setting really lives.
+REFUSED: dict[str, str] = {
+    "token.lifetime_seconds": "the token lifetime is the API process's SBC_TOKEN_LIFETIME_SECONDS "
+                              "(a security property every API replica must agree on at boot)",
+    "gateway.ping_seconds": "the gateway OPTIONS ping interval is fixed (app.limits.GATEWAY_PING_SECONDS) "
+                            "in the generated sofia gateways",
 }
 
 
@@ -153,12 +184,12 @@ class RuntimeConfig:
         return self.get("webhook.vendor")
 
     @property
-    def recording_dir(self) -> str:
-        return self.get("recording.dir")
+    def webhook_first_reply_deadline_seconds(self) -> int:
+        return self.get("webhook.first_reply_deadline_seconds")
 
     @property
-    def token_lifetime_seconds(self) -> int:
-        return self.get("token.lifetime_seconds")
+    def recording_dir(self) -> str:
+        return self.get("recording.dir")
 
     @property
     def limiter_slot_ttl_seconds(self) -> int:
@@ -169,16 +200,40 @@ class RuntimeConfig:
         return self.get("limiter.refresh_seconds")
 
     @property
-    def gateway_ping_seconds(self) -> int:
-        return self.get("gateway.ping_seconds")
-
-    @property
     def heartbeat_interval_seconds(self) -> int:
         return self.get("heartbeat.interval_seconds")
 
     @property
     def outbox_retention_seconds(self) -> int:
         return self.get("events.outbox_retention_seconds")
+
+    @property
+    def health_controller_port(self) -> int:
+        return self.get("health.controller_port")
+
+    @property
+    def health_workers_port(self) -> int:
+        return self.get("health.workers_port")
+
+    @property
+    def transcription_engine(self) -> str:
+        return self.get("transcription.engine")
+
+    @property
+    def whisper_model(self) -> str:
+        return self.get("transcription.whisper_model")
+
+    @property
+    def vosk_model(self) -> str:
+        return self.get("transcription.vosk_model")
+
+    @property
+    def transcription_workers(self) -> int:
+        return self.get("transcription.workers")
+
+    @property
+    def transcription_threads(self) -> int:
+        return self.get("transcription.threads")
 
 
 def set_value(key: str, value: Any, *, announce: bool = True) -> None:
@@ -189,6 +244,9 @@ def set_value(key: str, value: Any, *, announce: bool = True) -> None:
     from app.events.exchanges import SYSTEM_EVENTS
     from app.events.outbox import publish_in
 
+    if key in REFUSED:
+        raise ValidationFailed(f"{key} is not runtime configuration: {REFUSED[key]}",
+                               code="config_key_not_runtime")
     if key not in DEFAULTS:
         raise ValidationFailed(f"unknown runtime configuration key {key!r}",
                                details={"known": sorted(DEFAULTS)})
@@ -201,6 +259,23 @@ def set_value(key: str, value: Any, *, announce: bool = True) -> None:
         )
         if announce:
             publish_in(session, SYSTEM_EVENTS, "system.config.changed", {"keys": [key]})
+
+
+def unset_value(key: str, *, announce: bool = True) -> bool:
+    """Remove a stored key so its default applies again (also removes a stored key that is no
+    longer known, e.g. one ``REFUSED`` now). Returns whether a row was removed; announces
+    ``system.config.changed`` only then."""
+    from app.errors import ValidationFailed
+    from app.events.exchanges import SYSTEM_EVENTS
+    from app.events.outbox import publish_in
+
+    if not key or len(key) > 255:
+        raise ValidationFailed("key must be 1-255 characters")
+    with platform_session() as session:
+        removed = session.execute(delete(ClusterConfig).where(ClusterConfig.key == key)).rowcount > 0
+        if removed and announce:
+            publish_in(session, SYSTEM_EVENTS, "system.config.changed", {"keys": [key]})
+    return removed
 
 
 def start_config_listener(config: RuntimeConfig, amqp_url: str | None = None):

@@ -13,6 +13,10 @@ WEBHOOK_ATTEMPTS = 3
 WEBHOOK_RETRY_DELAYS_SECONDS = (0.5, 1.0)  # before attempt 2, before attempt 3
 WEBHOOK_MAX_RESPONSE_BYTES = 1024 * 1024  # a verb list never needs more; caps memory per call
 WEBHOOK_USER_AGENT = "SaaS-SBC/1.0"
+# A caller waits in silence for the first reply of call_hook_url: all attempts together get at
+# most this long before the fallback (app_json) or the apology plays. Carriers commonly cancel
+# an unanswered call at ~30 s; cluster_config webhook.first_reply_deadline_seconds overrides it.
+WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS = 8
 # ws(s):// call handlers: subprotocol audio.<vendor>.org, bounded reconnect backoff
 WS_DEFAULT_VENDOR = "saas-sbc"
 WS_RECONNECT_DELAYS_SECONDS = (0.5, 1.0, 2.0, 4.0)  # one delay per reconnect attempt, then give up
@@ -59,9 +63,23 @@ EVENT_OUTBOX_BATCH = 200
 EVENT_OUTBOX_RETENTION_SECONDS = 24 * 3600  # published rows older than this are pruned
 SERVICE_HEARTBEAT_SECONDS = 30
 
+# Ops endpoints (/healthz, /readyz, /metrics): the API serves them on its own port; controller
+# and workers get a small HTTP listener of their own (cluster_config health.*_port, 0 = off).
+HEALTH_CONTROLLER_PORT = 8085
+HEALTH_WORKERS_PORT = 8086
+READINESS_CHECK_TIMEOUT_SECONDS = 2.0   # per dependency probe: /readyz answers within ~this
+
 # Interaction summary: a caller who abandons within this many seconds of queueing is a
 # short abandon (not counted against service level).
 SHORT_ABANDON_SECONDS = 5
+
+# JSON accepted by the API (request bodies and pagination cursors; app/api/json_body.py).
+# Deepest nesting of objects/arrays: a verb list with a nested gather/say is ~6 levels, a flow
+# graph ~5; past this the parser's recursion, not the data, would be what is being tested.
+JSON_MAX_DEPTH = 32
+# Integers must fit PostgreSQL's bigint (and jsonb round-trips them exactly within it).
+JSON_MIN_INTEGER = -(2**63)
+JSON_MAX_INTEGER = 2**63 - 1
 
 # Verb language (webhook replies, app_json, flows). Not from SPEC's Limits table: product
 # bounds so one customer reply cannot make the controller build unbounded ESL commands.
@@ -87,3 +105,15 @@ FLOW_MAX_STEPS = 1000             # nodes executed per call before the flow is s
 # Widest inbound gateway network (prefix length): a /0../7 entry would admit a large part of the
 # internet to the trunk port. The API refuses it on save; the ACL builder skips it.
 GATEWAY_MIN_INBOUND_PREFIX = 8
+
+# Media pipeline (app/media). Product bounds, not from SPEC's Limits table.
+# A job is delivered at most this many times (worker crash, model error, file not yet visible
+# on the shared volume); then it ends in media.transcription.failed and the dead-letter queue.
+MEDIA_JOB_MAX_DELIVERIES = 3
+MEDIA_JOB_RETRY_DELAY_SECONDS = (1.0, 10.0)      # before a requeue: first, cap (doubling)
+# The call record is written at hangup, next to RECORD_STOP; the worker waits this long for it
+# before transcribing, so sentiment and has_transcript land on the record.
+MEDIA_CALL_RECORD_WAIT_SECONDS = 15
+MEDIA_MAX_RECORDING_SECONDS = 4 * 3600           # longer files are refused (too_long)
+MEDIA_ENGINE_SAMPLE_RATE = 16000                 # what all three engines are given
+MEDIA_WORKERS_MAX = 16                           # transcription.workers upper bound

@@ -11,6 +11,7 @@ from app.cli import config as config_cli  # noqa: E402
 from app.cli import controller as controller_cli  # noqa: E402
 from app.cli import db as db_cli  # noqa: E402
 from app.cli import lcr as lcr_cli  # noqa: E402
+from app.cli import media_worker as media_worker_cli  # noqa: E402
 from app.cli import run as run_cli  # noqa: E402
 from app.cli import tenant as tenant_cli  # noqa: E402
 from app.cli import verbs as verbs_cli  # noqa: E402
@@ -29,5 +30,6 @@ main.add_command(verbs_cli.verbs)
 main.add_command(lcr_cli.lcr)
 main.add_command(controller_cli.controller)
 main.add_command(workers_cli.workers)
+main.add_command(media_worker_cli.media_worker)
 main.add_command(run_cli.run)
 main.add_command(config_cli.config)

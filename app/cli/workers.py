@@ -1,35 +1,63 @@
 """``sbc workers``: background work that belongs to no request and no call.
 
-Today that is the event relay: every process writes its events to the PostgreSQL outbox, and
-this process relays what others leave there (the API has no relay of its own; a controller
-that died before relaying leaves rows behind) to RabbitMQ. Several relays are safe: rows are
-claimed with ``FOR UPDATE SKIP LOCKED``. The media pipeline (recording → transcription →
-sentiment) will run here when it lands.
+* The event relay: every process writes its events to the PostgreSQL outbox, and this process
+  relays what others leave there (the API has no relay of its own; a controller that died
+  before relaying leaves rows behind) to RabbitMQ. Several relays are safe: rows are claimed
+  with ``FOR UPDATE SKIP LOCKED``.
+* The media pipeline (recording → transcription → sentiment, app/media): this process checks
+  the configured engine's model, then starts ``transcription.workers`` ``sbc media-worker``
+  child processes and restarts any that dies (app/cli/supervisor.py). A model that is missing
+  or unusable stops ``sbc workers`` at start-up with the setting to fix.
 """
 from __future__ import annotations
 
 import signal
+import sys
 
 import click
 
 
 @click.command("workers")
 def workers() -> None:
-    """Relay the event outbox to RabbitMQ and announce the service on the bus."""
+    """Relay the event outbox, run the media workers, announce the service on the bus."""
     import gevent
 
     from app.calls.heartbeat import ServiceHeartbeat
+    from app.cli.supervisor import Child, GaveUp, Supervisor
+    from app.config import get_config
     from app.events.publisher import start_publisher, stop_publisher
-
     from app.logging_setup import configure_logging
-
+    from app.media.engines import ModelUnavailable, check_engine
 
     configure_logging()
+    config = get_config()
+    try:
+        check_engine(config)
+    except ModelUnavailable as exc:
+        raise click.ClickException(
+            f"cannot start the {config.transcription_engine} transcription engine: "
+            f"set {exc.setting} ({exc.reason})") from None
     start_publisher()
     heartbeat = ServiceHeartbeat("workers").start()
+    media = Supervisor([Child(f"media-worker-{n}", [sys.executable, "-m", "app.cli", "media-worker"])
+                        for n in range(1, config.transcription_workers + 1)])
     stopping = gevent.event.Event()
+    failed: list[str] = []
+
+    def supervise() -> None:
+        try:
+            media.run()
+        except GaveUp as exc:
+            failed.append(str(exc))
+            stopping.set()
+
+    supervisor = gevent.spawn(supervise)
     gevent.signal_handler(signal.SIGTERM, stopping.set)
     gevent.signal_handler(signal.SIGINT, stopping.set)
     stopping.wait()
+    media.stopping = True
+    supervisor.join()
     heartbeat.stop()
     stop_publisher()
+    if failed:
+        raise click.ClickException(f"media workers stopped: {failed[0]}")

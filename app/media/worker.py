@@ -1,0 +1,177 @@
+"""The media worker: consumes ``media.recording.completed`` from a durable queue and runs the
+pipeline, one job at a time per process (``sbc media-worker``; ``sbc workers`` starts
+``transcription.workers`` of them).
+
+Broker topology (declared idempotently by every worker):
+
+* ``media.transcription`` — a **quorum** queue bound to ``media.events`` /
+  ``media.recording.completed``. Quorum queues are replicated, survive broker restarts, and
+  count deliveries (``x-delivery-count``): a job whose worker died mid-job (no ack, the broker
+  requeues it) is counted like one that asked for a retry, so even a file that crashes the
+  engine's native code every time cannot loop forever.
+* ``media.transcription.dead`` — where jobs go when their deliveries are used up, or when the
+  message is not a job at all (dead-letter exchange ``media.dead``). Ops inspect it with
+  ``rabbitmqctl list_queues`` / the management UI and can move messages back.
+
+Competing consumers: every worker consumes the same queue with ``prefetch_count=1`` and
+acknowledges only after the job's transaction committed, so a job is never lost with a worker
+and never held by a busy one. Transcription is CPU-bound native code that blocks this process
+for seconds, so the connection runs without AMQP heartbeats (a missed heartbeat would make the
+broker drop a busy worker and redeliver its job); a dead peer is still noticed by the socket.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Callable
+
+import gevent
+import gevent.event
+import pika
+from sqlalchemy.exc import SQLAlchemyError
+
+from app import limits
+from app.events.envelope import Envelope
+from app.events.exchanges import MEDIA_EVENTS, declare_all
+from app.events.publisher import BROKER_ERRORS, abandon_connection, connection_parameters
+from app.media.jobs import BadJob, RecordingJob
+from app.media.pipeline import Outcome, Pipeline, Retry
+from app.settings import get_settings
+
+log = logging.getLogger(__name__)
+
+QUEUE = "media.transcription"
+DEAD_LETTER_EXCHANGE = "media.dead"
+DEAD_LETTER_QUEUE = "media.transcription.dead"
+BINDING_KEY = "media.recording.completed"
+
+
+def declare_topology(channel) -> None:
+    """Exchanges, the job queue and its dead-letter queue (same arguments every time: a
+    mismatch would be refused by the broker)."""
+    declare_all(channel)
+    channel.exchange_declare(exchange=DEAD_LETTER_EXCHANGE, exchange_type="fanout", durable=True)
+    channel.queue_declare(DEAD_LETTER_QUEUE, durable=True)
+    channel.queue_bind(DEAD_LETTER_QUEUE, DEAD_LETTER_EXCHANGE)
+    channel.queue_declare(QUEUE, durable=True, arguments={
+        "x-queue-type": "quorum",
+        # the broker's own bound: one delivery more than the worker allows, so the worker sees
+        # the exhausted job once and ends it with media.transcription.failed
+        "x-delivery-limit": limits.MEDIA_JOB_MAX_DELIVERIES,
+        "x-dead-letter-exchange": DEAD_LETTER_EXCHANGE,
+    })
+    channel.queue_bind(QUEUE, MEDIA_EVENTS, routing_key=BINDING_KEY)
+
+
+def retry_delay(attempt: int) -> float:
+    first, cap = limits.MEDIA_JOB_RETRY_DELAY_SECONDS
+    return min(first * 2 ** (attempt - 1), cap)
+
+
+class MediaWorker:
+    """One consumer; ``start()`` runs it in a greenlet, reconnecting with backoff."""
+
+    def __init__(self, pipeline: Pipeline, *, amqp_url: str | None = None,
+                 sleep: Callable[[float], None] = gevent.sleep,
+                 backoff_seconds: tuple[float, float] = (0.2, 10.0)) -> None:
+        self.pipeline = pipeline
+        self.amqp_url = amqp_url or get_settings().amqp_url
+        self.sleep = sleep
+        self.backoff_seconds = backoff_seconds
+        self.ready = gevent.event.Event()
+        self.outcomes: list[tuple[str, Outcome | str]] = []  # (recording id, outcome) for ops/tests
+        self.connects = 0
+        self._stopping = False
+        self._stop_event = gevent.event.Event()
+        self._greenlet: gevent.Greenlet | None = None
+        self._conn: pika.BlockingConnection | None = None
+
+    def start(self) -> "MediaWorker":
+        self._greenlet = gevent.spawn(self._run)
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Finish the job in hand (its ack included), then close."""
+        self._stopping = True
+        self._stop_event.set()
+        if self._greenlet is not None:
+            self._greenlet.join(timeout)
+            if not self._greenlet.dead:
+                self._greenlet.kill(block=True, timeout=1)
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            abandon_connection(conn)
+
+    def _run(self) -> None:
+        delay = self.backoff_seconds[0]
+        while not self._stopping:
+            try:
+                self._consume()
+                delay = self.backoff_seconds[0]
+            except BROKER_ERRORS as exc:
+                self.ready.clear()
+                log.warning("media worker lost the broker (%s); retrying in %.1fs", exc, delay)
+                self._stop_event.wait(delay)
+                delay = min(delay * 2, self.backoff_seconds[1])
+
+    def _consume(self) -> None:
+        params = connection_parameters(self.amqp_url, heartbeat=0)
+        params.client_properties = {"connection_name": "saas-sbc media worker"}
+        conn = pika.BlockingConnection(params)
+        self._conn = conn
+        self.connects += 1
+        try:
+            channel = conn.channel()
+            declare_topology(channel)
+            channel.basic_qos(prefetch_count=1)
+            self.ready.set()
+            for method, properties, body in channel.consume(QUEUE, inactivity_timeout=0.2):
+                if self._stopping:
+                    break
+                if method is None:
+                    continue
+                self.handle(channel, method, properties, body)
+        finally:
+            self._conn = None
+            abandon_connection(conn)
+
+    def handle(self, channel, method, properties, body: bytes) -> None:
+        """One delivery: run, then ack / requeue after a delay / dead-letter."""
+        headers: dict[str, Any] = getattr(properties, "headers", None) or {}
+        attempt = int(headers.get("x-delivery-count", 0)) + 1
+        try:
+            job = RecordingJob.from_envelope(Envelope.from_json(body))
+        except (BadJob, ValueError, json.JSONDecodeError) as exc:
+            log.error("dead-lettering a message that is not a recording job: %s", exc)
+            self.outcomes.append(("?", "bad_job"))
+            channel.basic_reject(method.delivery_tag, requeue=False)
+            return
+        try:
+            if attempt > limits.MEDIA_JOB_MAX_DELIVERIES:
+                # every allowed delivery ended without an ack: the worker died each time
+                outcome = self.pipeline.give_up(job, "worker_crashed",
+                                                f"{attempt - 1} deliveries without a result", attempt)
+                self.outcomes.append((str(job.id), outcome))
+                channel.basic_reject(method.delivery_tag, requeue=False)
+                return
+            outcome = self.pipeline.run(job, attempt=attempt)
+        except (Retry, SQLAlchemyError, OSError) as exc:
+            self._retry_or_dead_letter(channel, method, job, attempt, exc)
+            return
+        self.outcomes.append((str(job.id), outcome))
+        channel.basic_ack(method.delivery_tag)
+
+    def _retry_or_dead_letter(self, channel, method, job: RecordingJob, attempt: int,
+                              exc: Exception) -> None:
+        if attempt >= limits.MEDIA_JOB_MAX_DELIVERIES:
+            # only reachable when the database itself failed on the last attempt: keep the job
+            log.error("recording %s: attempt %d failed (%s); dead-lettered", job.id, attempt, exc)
+            self.outcomes.append((str(job.id), "dead_lettered"))
+            channel.basic_reject(method.delivery_tag, requeue=False)
+            return
+        delay = retry_delay(attempt)
+        log.warning("recording %s: attempt %d failed (%s); retrying in %.1fs", job.id, attempt,
+                    exc, delay)
+        self.outcomes.append((str(job.id), "retry"))
+        self.sleep(delay)
+        channel.basic_nack(method.delivery_tag, requeue=True)
