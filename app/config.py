@@ -13,6 +13,7 @@ Keys (value is JSON; a missing key uses the default):
 | controller.advertise_host | str (address FreeSWITCH dials for `socket`) | "127.0.0.1" |
 | webhook.vendor | str (WebSocket subprotocol audio.<vendor>.org) | "saas-sbc" |
 | webhook.first_reply_deadline_seconds | int (all attempts of a call's first hook request) | 8 (limits.WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS) |
+| webhook.first_reply_deadline_seconds | int (all attempts of a call's first hook request) | 8 (limits.WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS) |
 | recording.dir | str | "/var/spool/fs/rec" |
 | limiter.slot_ttl_seconds | int | 90 (limits.LIMITER_SLOT_TTL_SECONDS) |
 | limiter.refresh_seconds | int | 30 (limits.LIMITER_REFRESH_SECONDS) |
@@ -85,6 +86,8 @@ DEFAULTS: dict[str, tuple[Any, Callable[[Any], bool]]] = {
     "controller.listen": ({"host": "0.0.0.0", "port": 8084}, _valid_listen),
     "controller.advertise_host": ("127.0.0.1", lambda v: isinstance(v, str) and bool(v)),
     "webhook.vendor": ("saas-sbc", lambda v: isinstance(v, str) and bool(v)),
+    "webhook.first_reply_deadline_seconds": (limits.WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS,
+                                             lambda v: _is_int(v) and 0 < v <= 60),
     "webhook.first_reply_deadline_seconds": (limits.WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS,
                                              lambda v: _is_int(v) and 0 < v <= 60),
     "recording.dir": ("/var/spool/fs/rec", lambda v: isinstance(v, str) and v.startswith("/")),
@@ -182,6 +185,10 @@ class RuntimeConfig:
     @property
     def webhook_vendor(self) -> str:
         return self.get("webhook.vendor")
+
+    @property
+    def webhook_first_reply_deadline_seconds(self) -> int:
+        return self.get("webhook.first_reply_deadline_seconds")
 
     @property
     def webhook_first_reply_deadline_seconds(self) -> int:

@@ -65,6 +65,9 @@ class Controller:
             routing=self.routing,
             dialer=LcrDialer(self.routing, self.health),
         )
+        self.services.first_reply_deadline = self.config.webhook_first_reply_deadline_seconds
+        self.config.on_reload(lambda config: setattr(
+            self.services, "first_reply_deadline", config.webhook_first_reply_deadline_seconds))
         host, port = self.config.controller_listen
         self.server = OutboundServer(lambda conn: CallSession(conn, self.services).run(), host, port)
         self.nodes: list[InboundConnection] = []

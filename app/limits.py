@@ -17,6 +17,10 @@ WEBHOOK_USER_AGENT = "SaaS-SBC/1.0"
 # most this long before the fallback (app_json) or the apology plays. Carriers commonly cancel
 # an unanswered call at ~30 s; cluster_config webhook.first_reply_deadline_seconds overrides it.
 WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS = 8
+# A caller waits in silence for the first reply of call_hook_url: all attempts together get at
+# most this long before the fallback (app_json) or the apology plays. Carriers commonly cancel
+# an unanswered call at ~30 s; cluster_config webhook.first_reply_deadline_seconds overrides it.
+WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS = 8
 # ws(s):// call handlers: subprotocol audio.<vendor>.org, bounded reconnect backoff
 WS_DEFAULT_VENDOR = "saas-sbc"
 WS_RECONNECT_DELAYS_SECONDS = (0.5, 1.0, 2.0, 4.0)  # one delay per reconnect attempt, then give up

@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from app.calls.originate import OriginatedLeg
 from app.calls.route import CallRoute, find_inbound_route, find_originated_route
+from app import limits
 from app.calls.limiter import ConcurrencyLimiter
 from app.db.engine import tenant_session
 from app.models import PhoneNumber
@@ -43,6 +44,9 @@ class CallServices:
     events: EventWriter = field(default_factory=default_writer)
     ws_options: dict[str, Any] = field(default_factory=dict)  # resolver/CA for ws handlers
     hangup_complete_timeout: float = HANGUP_COMPLETE_TIMEOUT_SECONDS
+    # the caller hears the fallback or the apology at the latest this long after the first
+    # hook request started (cluster_config webhook.first_reply_deadline_seconds)
+    first_reply_deadline: float = limits.WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS
     # call id → its socket: the limiter refreshes these slots, reconciliation closes stale ones
     live_calls: dict[str, "OutboundConnection"] = field(default_factory=dict)
     # calls past their hang-up whose record is being written (app/calls/recovery.py skips them)

@@ -25,6 +25,7 @@ from app.calls.limiter import REFUSAL_HANGUP_CAUSE
 from app.calls.records import CallContext, write_call_record
 from app.calls.status_hook import base_body, final_body, send_status
 from app.events import payloads
+from app.webhooks.errors import Reason, WebhookFailed
 from app.webhooks.ws_handler import WsCallHandler
 from esl.call_events import CallEvents
 from esl.call_handlers import (HANDLER_WEBSOCKET, HandlerResult, digits, handler_kind,
@@ -312,11 +313,19 @@ class CallSession:
                 runner.kill(_Redirected(verbs), block=False)
 
     def _fetch_first(self, url: str, method: str, body: dict[str, Any]) -> Any:
+        """The caller hears nothing until this returns: bounded by ``first_reply_deadline``
+        (then the fallback or the apology plays, docs/webhooks.md)."""
+        deadline = self.services.first_reply_deadline
         if self._ws is not None:
-            return self._until_hangup(lambda: self._ws.start(body))
+            def start() -> Any:
+                late = WebhookFailed(Reason.TIMEOUT, 1, detail=f"no reply within {deadline}s")
+                with gevent.Timeout(deadline, late):
+                    return self._ws.start(body)
+            return self._until_hangup(start)
         app = self.route.application
         return self._until_hangup(lambda: self.services.webhooks.fetch_instructions(
-            url, method, body, secret=app.signing_secret, basic_auth=app.basic_auth))
+            url, method, body, secret=app.signing_secret, basic_auth=app.basic_auth,
+            deadline_seconds=deadline))
 
     def _until_hangup(self, request: Callable[[], Any]) -> Any:
         """The customer's server may take 3 attempts of 10 s: a caller who hangs up meanwhile

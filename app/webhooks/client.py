@@ -102,13 +102,16 @@ class WebhookClient:
     def fetch_instructions(self, url: str, method: str = "POST",
                            body: Mapping[str, Any] | None = None, *,
                            secret: str | bytes | None = None,
-                           basic_auth: BasicAuth | None = None) -> Any | None:
+                           basic_auth: BasicAuth | None = None,
+                           deadline_seconds: float | None = None) -> Any | None:
         """Return the parsed JSON reply (normally a verb list), or None for an empty body.
 
+        ``deadline_seconds`` bounds all attempts together (a caller is waiting in silence):
+        an attempt gets what is left of it, and no retry starts once it has passed.
         Raises :class:`WebhookFailed` when no attempt produced a 2xx JSON/empty reply.
         """
         return self._exchange(url, method, body or {}, secret, basic_auth, parse=True,
-                              purpose="hook")
+                              purpose="hook", deadline_seconds=deadline_seconds)
 
     def post_status(self, url: str, body: Mapping[str, Any], *, secret: str | bytes | None = None,
                     basic_auth: BasicAuth | None = None) -> None:
@@ -153,7 +156,7 @@ class WebhookClient:
 
     def _exchange(self, url: str, method: str, body: Mapping[str, Any],
                   secret: str | bytes | None, basic_auth: BasicAuth | None, *, parse: bool,
-                  purpose: str) -> Any | None:
+                  purpose: str, deadline_seconds: float | None = None) -> Any | None:
         method = (method or "POST").upper()
         if method not in METHODS:
             raise ValueError(f"unsupported webhook method {method!r}")
@@ -165,9 +168,20 @@ class WebhookClient:
         dest: url_guard.Destination | None = None
         request: tuple[str, dict[str, str], bytes | None] | None = None
         last: AttemptError | None = None
+        ends = None if deadline_seconds is None else time.monotonic() + deadline_seconds
+        attempts = 0
         for attempt in range(1, self._attempts + 1):
+            timeout = self._timeout
             if attempt > 1:
-                self._sleep(self._delays[min(attempt - 2, len(self._delays) - 1)])
+                delay = self._delays[min(attempt - 2, len(self._delays) - 1)]
+                if ends is not None and time.monotonic() + delay >= ends:
+                    break  # out of time: no attempt could finish
+                self._sleep(delay)
+            if ends is not None:
+                timeout = min(timeout, ends - time.monotonic())
+                if timeout <= 0:
+                    break
+            attempts = attempt
             started = time.monotonic()
             try:
                 if dest is None:   # resolve once; every later attempt reuses the checked address
@@ -175,7 +189,7 @@ class WebhookClient:
                     request = self._build(dest, method, body, secret, basic_auth)
                 target, headers, payload = request  # type: ignore[misc]
                 raw = self._transport.request(dest, method, target, headers, payload,
-                                              timeout=self._timeout, max_bytes=self._max_bytes)
+                                              timeout=timeout, max_bytes=self._max_bytes)
                 if not 200 <= raw.status < 300:
                     raise AttemptError(Reason.HTTP_STATUS, raw.status)
                 result = self._parse(raw.body, raw.status) if parse else None
@@ -188,8 +202,9 @@ class WebhookClient:
                 raise WebhookFailed(Reason.UNSAFE, 0, host=host, detail=exc.message) from exc
             self._log(purpose, attempt, host, raw.status, started, "ok")
             return result
-        assert last is not None
-        raise WebhookFailed(last.reason, self._attempts, last.status, host=host,
+        if last is None:  # a deadline too short for even one attempt
+            raise WebhookFailed(Reason.TIMEOUT, 0, host=host, detail="no time left for an attempt")
+        raise WebhookFailed(last.reason, attempts, last.status, host=host,
                             detail=last.detail or None)
 
     def _guard(self, url: str) -> url_guard.Destination:

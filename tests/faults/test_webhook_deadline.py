@@ -1,0 +1,65 @@
+"""A customer server that never answers must not keep the caller ringing past the first-reply
+deadline: the apology (or the app_json fallback) plays within it. Real HTTP server that stalls,
+the call path through the FreeSWITCH simulator, real PostgreSQL/Redis."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from app.config import RuntimeConfig
+from app.webhooks.client import WebhookClient
+from app.webhooks.errors import WebhookFailed
+from esl.call_handlers import APOLOGY
+from tests.plugins.webhook_server import Reply
+from tests.session.conftest import call_record, outbox_keys
+from tests.simulator import Call
+
+SILENT = Reply(body=b"[]", delay=30.0)
+
+
+def test_given_a_silent_server_when_fetching_with_a_deadline_then_all_attempts_end_within_it(hook_server):
+    hook_server.reply(SILENT, SILENT, SILENT)
+    client = WebhookClient(allow_loopback=True, timeout=10.0)
+    started = time.monotonic()
+    with pytest.raises(WebhookFailed) as failed:
+        client.fetch_instructions(hook_server.url("/hook"), "POST", {}, deadline_seconds=1.5)
+    elapsed = time.monotonic() - started
+    assert failed.value.reason == "timeout" and failed.value.attempts == 1
+    assert 1.4 <= elapsed < 2.5
+
+
+def test_given_a_failing_server_when_fetching_with_a_deadline_then_no_retry_starts_after_it(hook_server):
+    slow_error = Reply(body=b"down", status=503, delay=0.6)
+    hook_server.reply(slow_error, slow_error, slow_error)
+    client = WebhookClient(allow_loopback=True, retry_delays=(0.5, 1.0))
+    started = time.monotonic()
+    with pytest.raises(WebhookFailed) as failed:
+        client.fetch_instructions(hook_server.url("/hook"), "POST", {}, deadline_seconds=1.5)
+    # attempt 1 (0.6 s) + 0.5 s pause + attempt 2 cut at 1.5 s; attempt 3 never starts
+    assert failed.value.attempts == 2 and time.monotonic() - started < 2.2
+
+
+def test_given_a_webhook_that_never_answers_when_a_call_arrives_then_the_apology_plays_within_the_deadline(
+        controller, simulate_call, hook_server, number_with_app, owner_conn, services):
+    services.first_reply_deadline = 1.0
+    hook_server.reply(SILENT, SILENT, SILENT)
+    account, number, _ = number_with_app(call_hook_url=hook_server.url("/hook"))
+
+    call = simulate_call(Call(callee=number), controller)
+    assert call.wait(15)
+    speak = next(c for c in call.commands if c.app == "speak")
+    waited = speak.at - call.connected_at
+    print(f"\nsilent webhook: caller hears the apology {waited:.2f}s after the call reached us")
+    assert APOLOGY in speak.app_arg
+    assert waited < 2.0, "the caller was kept waiting past the deadline"
+    assert any(c.app == "answer" for c in call.commands), "answered to play the apology"
+    record = call_record(owner_conn, call.uuid)
+    assert record["webhook_error"] == "webhook_failed:timeout"
+    assert "call.failed" in outbox_keys(owner_conn, record["trace_id"])
+
+
+def test_given_no_stored_deadline_then_the_default_is_well_under_thirty_seconds_and_can_be_changed():
+    assert RuntimeConfig({}).webhook_first_reply_deadline_seconds == 8
+    assert RuntimeConfig({"webhook.first_reply_deadline_seconds": 5}).webhook_first_reply_deadline_seconds == 5
+    assert RuntimeConfig({"webhook.first_reply_deadline_seconds": 600}).webhook_first_reply_deadline_seconds == 8
