@@ -56,6 +56,13 @@ def test_given_shipped_config_then_trunk_profile_matches_the_spec(conf_copy):
     assert params["rtp-secure-media"] == "forbidden"  # plain RTP/AVP on trunks
 
 
+def test_given_shipped_config_then_bridged_legs_offer_every_trunk_codec_so_calls_transcode(conf_copy):
+    """Without it a bridged leg offers only the caller's codec (PCMA caller → PCMU carrier:
+    INCOMPATIBLE_DESTINATION on the real switch); proven end to end in tests/realswitch."""
+    report = validate(*conf_copy, CODE)
+    assert report.variables["media_mix_inbound_outbound_codecs"] == "true"
+
+
 def test_given_shipped_config_then_switch_and_esl_settings_are_set(conf_copy):
     report = validate(*conf_copy, CODE)
     switch = _settings(report.document, "switch.conf")
