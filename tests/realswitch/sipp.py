@@ -57,7 +57,7 @@ class Sipp:
     def _base(self, scenario: str, port: int, tag: str, ip: str = "127.0.0.1") -> list[str]:
         return [self.exe, "-sf", str(SCENARIOS / scenario), "-i", ip, "-p", str(port),
                 "-mp", str(free_port(kind=socket.SOCK_DGRAM)),
-                "-nostdin", "-trace_err", "-error_file", str(self.workdir / f"{tag}.err"),
+                "-nostdin", "-trace_err", "-error_file", str(self.workdir / tag / "errors.log"),
                 "-timeout_error"]
 
     def call(self, number: str, *, codec: str = "PCMU", caller: str = "15550001",
@@ -83,8 +83,8 @@ class Sipp:
             "-timeout", "120s", "-max_recv_loops", "10000"]
         if limit:
             cmd += ["-l", str(limit)]
-        if trace_rtt:
-            cmd += ["-trace_rtt", "-rtt_freq", "1", "-rtt_file", str(self.workdir / f"{tag}.rtt")]
+        if trace_rtt:  # sipp writes <scenario>_<pid>_rtt.csv into its working folder
+            cmd += ["-trace_rtt", "-rtt_freq", "1"]
         cmd += [*extra, f"127.0.0.1:{self.switch.ports.sip}"]
         return SippProcess(cmd, self.workdir, tag).start()
 
@@ -112,9 +112,15 @@ class SippProcess:
         self.port = 0
         self.proc: subprocess.Popen | None = None
 
+    @property
+    def folder(self) -> Path:
+        """This run's own working folder: its error log and rtt file."""
+        return self.workdir / self.tag
+
     def start(self) -> "SippProcess":
+        self.folder.mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, cwd=str(self.workdir))
+                                     text=True, cwd=str(self.folder))
         return self
 
     def wait(self, timeout: float = 90.0) -> SippResult:
@@ -134,11 +140,11 @@ class SippProcess:
 
     def _result(self, out: str) -> SippResult:
         errors = ""
-        err = self.workdir / f"{self.tag}.err"
+        err = self.folder / "errors.log"
         if err.exists():
             errors = err.read_text(errors="replace")
         rtt: list[float] = []
-        for path in self.workdir.glob(f"{self.tag}*.rtt"):
+        for path in self.folder.glob("*_rtt.csv"):
             for line in path.read_text().splitlines()[1:]:
                 parts = line.split(";")
                 if len(parts) >= 2:
