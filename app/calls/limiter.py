@@ -14,9 +14,13 @@ Why this shape:
   (or one hash slot), not Redis Cluster — the deployment has one Redis.
 
 When Redis is unreachable the limiter fails OPEN: ``acquire`` admits the call with
-``Admission.degraded`` set (and logs), ``release``/``refresh`` log and return. A Redis outage
-must not turn every call away; the limit is briefly unenforced instead, and slots taken
-before the outage expire by themselves.
+``Admission.degraded`` set, ``refresh`` returns nothing. A Redis outage must not turn every call
+away; the limit is briefly unenforced instead. The outage is logged once when it starts and
+once, with its duration, when it ends (``app.calls.outage``) — not once per call. Releases
+that fail are kept and **replayed** as soon as Redis answers again (a probe greenlet pings it
+with backoff), so calls that ended during the outage do not hold slots until the TTL if Redis
+kept its data; calls admitted during the outage and still live are counted then (without a
+limit check: they are already up).
 
 A refused call is answered ``503 Service Unavailable``: the session hangs up the (unanswered)
 channel with ``REFUSAL_HANGUP_CAUSE`` = NORMAL_CIRCUIT_CONGESTION (Q.850 34), which FreeSWITCH's
@@ -26,12 +30,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import gevent
 import redis
 
 from app import limits
+from app.ops.metrics import LIMITER_REFUSALS
+from app.calls.outage import Outage
 from app.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -39,6 +45,13 @@ log = logging.getLogger(__name__)
 REFUSAL_HANGUP_CAUSE = "NORMAL_CIRCUIT_CONGESTION"
 REFUSAL_Q850 = 34
 REFUSAL_SIP_STATUS = 503
+
+# Releases held while Redis is away (a few bytes each); past this the oldest are left to the TTL.
+MAX_HELD_RELEASES = 100_000
+PROBE_INITIAL_SECONDS = 0.25
+PROBE_MAX_SECONDS = 5.0
+REPLAY_CHUNK = 500
+FAIL_OPEN = "admitting calls without a limit, holding slot releases"
 
 SCOPE_ACCOUNT = "account"
 SCOPE_SERVICE_PROVIDER = "service_provider"
@@ -175,6 +188,11 @@ class ConcurrencyLimiter:
         self._release = self.redis.register_script(_RELEASE)
         self._refresh = self.redis.register_script(_REFRESH)
         self._count = self.redis.register_script(_COUNT)
+        self.outage = Outage("concurrency limiter (Redis)", log)
+        self._held_releases: dict[str, None] = {}       # call ids, oldest first
+        self._uncounted: dict[str, tuple[Any, Any]] = {}  # admitted while down: account, sp
+        self._probe: gevent.Greenlet | None = None
+        self.replayed = 0
 
     # keys -------------------------------------------------------------------------------
     def account_key(self, account_id: object) -> str:
@@ -202,37 +220,110 @@ class ConcurrencyLimiter:
         acct_key = self.account_key(account_id)
         sp_key = self.service_provider_key(sp_id) if sp_id is not None else ""
         scopes = acct_key if not sp_key else f"{acct_key}\n{sp_key}"
+        if self.outage.down:  # the probe finds out when it is back; calls do not wait on it
+            self.outage.failures += 1
+            self._uncounted[str(call_id)] = (account_id, sp_id)
+            return Admission(True, None, -1, -1, degraded=True)
         try:
             admitted, scope, acct, sp = self._acquire(
                 keys=[acct_key, sp_key, self.call_key(call_id)],
                 args=[str(call_id), self.ttl_ms, int(account_limit), int(sp_limit), scopes],
             )
         except redis.RedisError as exc:
-            log.error("concurrency limiter unavailable (%s): admitting call %s unlimited", exc, call_id)
+            self._unavailable(exc)
+            self._uncounted[str(call_id)] = (account_id, sp_id)
             return Admission(True, None, -1, -1, degraded=True)
         refused = scope.decode() if isinstance(scope, bytes) else scope
+        if not admitted:
+            LIMITER_REFUSALS.labels(refused).inc()
         return Admission(bool(admitted), refused or None, int(acct), int(sp))
 
     def release(self, *call_ids: object) -> int:
         """Free the slots of these calls (idempotent); returns how many were held."""
         if not call_ids:
             return 0
+        ids = [str(c) for c in call_ids]
+        if self.outage.down:  # replayed in order once Redis is back
+            self._hold_releases(ids)
+            return 0
         try:
-            return int(self._release(keys=[self.call_key(c) for c in call_ids],
-                                     args=[str(c) for c in call_ids]))
+            return int(self._release(keys=[self.call_key(c) for c in ids], args=ids))
         except redis.RedisError as exc:
-            # the slots expire after the TTL on their own: nothing leaks
-            log.error("concurrency limiter unavailable (%s): release of %d calls skipped", exc, len(call_ids))
+            self._unavailable(exc)
+            self._hold_releases(ids)
             return 0
 
     def refresh(self, call_ids: Iterable[object]) -> list[str]:
         """Push the expiry of live calls forward; returns ids whose slot was already gone
         (expired because refreshes stopped for longer than the TTL, or released)."""
-        ids = [str(c) for c in call_ids]
-        if not ids:
+        ids = [str(c) for c in call_ids if str(c) not in self._uncounted]
+        if not ids or self.outage.down:
             return []
-        lost = self._refresh(keys=[self.call_key(c) for c in ids], args=[self.ttl_ms, *ids])
+        try:
+            lost = self._refresh(keys=[self.call_key(c) for c in ids], args=[self.ttl_ms, *ids])
+        except redis.RedisError as exc:
+            self._unavailable(exc)
+            return []
         return [x.decode() if isinstance(x, bytes) else x for x in lost]
+
+    # outage handling --------------------------------------------------------------------
+    def _unavailable(self, error: BaseException) -> None:
+        self.outage.failed(error, FAIL_OPEN)
+        if self._probe is None or self._probe.dead:
+            self._probe = gevent.spawn(self._probe_until_back)
+
+    def _hold_releases(self, ids: list[str]) -> None:
+        for call_id in ids:
+            if self._uncounted.pop(call_id, None) is not None:
+                continue  # admitted while down: it never had a slot
+            if len(self._held_releases) >= MAX_HELD_RELEASES:
+                self._held_releases.pop(next(iter(self._held_releases)))  # left to the TTL
+            self._held_releases[call_id] = None
+
+    def _probe_until_back(self) -> None:
+        delay = PROBE_INITIAL_SECONDS
+        while True:
+            gevent.sleep(delay)
+            delay = min(delay * 2, PROBE_MAX_SECONDS)
+            try:
+                self.redis.ping()
+                released, counted = self._replay()
+            except redis.RedisError as exc:
+                self.outage.failures += 1
+                log.debug("limiter probe: Redis still unavailable (%s)", exc)
+                continue
+            self.outage.recovered(f"{released} held release(s) replayed, {counted} call(s) "
+                                  f"admitted meanwhile now counted")
+            return
+
+    def _replay(self) -> tuple[int, int]:
+        """Replay held releases (oldest first), then count the calls admitted while Redis
+        was away that are still up. Raises RedisError when Redis drops again (kept for later)."""
+        released = counted = 0
+        # a call may end (or start) while this yields to Redis: loop until nothing is left
+        while self._held_releases or self._uncounted:
+            if self._held_releases:
+                chunk = list(self._held_releases)[:REPLAY_CHUNK]
+                self._release(keys=[self.call_key(c) for c in chunk], args=chunk)
+                for call_id in chunk:
+                    self._held_releases.pop(call_id, None)
+                released += len(chunk)
+                self.replayed += len(chunk)
+                continue
+            call_id, (account_id, sp_id) = next(iter(self._uncounted.items()))
+            # popped first: if it ends while we count it, its release is held and replayed
+            del self._uncounted[call_id]
+            acct_key = self.account_key(account_id)
+            sp_key = self.service_provider_key(sp_id) if sp_id is not None else ""
+            try:
+                self._acquire(keys=[acct_key, sp_key, self.call_key(call_id)],
+                              args=[call_id, self.ttl_ms, 0, 0,
+                                    acct_key if not sp_key else f"{acct_key}\n{sp_key}"])
+            except redis.RedisError:
+                self._uncounted[call_id] = (account_id, sp_id)
+                raise
+            counted += 1
+        return released, counted
 
     def counts(self, account_id: object, sp_id: object | None = None) -> tuple[int, int]:
         """Live (unexpired) calls of the account and of the service provider."""
@@ -254,13 +345,10 @@ def start_refresher(
     def loop() -> None:
         while True:
             gevent.sleep(interval_seconds)
-            try:
-                lost = limiter.refresh(list(live_call_ids()))
-                if lost:
-                    log.warning("limiter slots already expired for %d live calls", len(lost))
-                    if on_lost:
-                        on_lost(lost)
-            except redis.RedisError:
-                log.exception("limiter refresh failed; will retry")
+            lost = limiter.refresh(list(live_call_ids()))  # empty while Redis is away
+            if lost:
+                log.warning("limiter slots already expired for %d live calls", len(lost))
+                if on_lost:
+                    on_lost(lost)
 
     return gevent.spawn(loop)

@@ -37,6 +37,11 @@ class TcpProxy:
     def blackhole(self) -> None:
         self.mode = "blackhole"
 
+    def refuse(self) -> None:
+        """The service is down: new connections are closed at once (call ``reset()`` too to
+        drop the open ones)."""
+        self.mode = "refuse"
+
     def heal(self) -> None:
         self.mode = "forward"
 
@@ -54,6 +59,9 @@ class TcpProxy:
         self._server.stop(timeout=1)
 
     def _handle(self, client: socket.socket, _addr) -> None:
+        if self.mode == "refuse":
+            client.close()
+            return
         try:
             upstream = socket.create_connection(self.upstream, timeout=5)
         except OSError:
