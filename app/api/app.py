@@ -14,6 +14,7 @@ from flask_jwt_extended import JWTManager
 from flask_smorest import Api
 
 from app.api import errors
+from app.api.account.routes import blp as account_blp
 from app.api.openapi import BearerErrorsPlugin
 from app.api.api_keys.routes import blp as api_keys_blp
 from app.api.applications.routes import blp as applications_blp
@@ -42,6 +43,7 @@ MAX_BODY_BYTES = 1024 * 1024  # JSON bodies only; CSV export is a download, neve
 # The one list of blueprints. Keep it explicit: one entry per resource.
 BLUEPRINTS = [
     auth_blp,
+    account_blp,
     api_keys_blp,
     callbacks_blp,
     applications_blp,

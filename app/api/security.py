@@ -120,6 +120,7 @@ def authenticate_request() -> Identity:
 
 
 def load_identity(account_id: uuid.UUID, user_id: uuid.UUID, session_kind: str, subdomain: str) -> Identity:
+    from app.accounts.admin import ensure_enabled
     from app.api.auth import service  # local: auth.service imports this module
 
     found = service.load_user_and_account(_request_session(account_id), account_id, user_id)
@@ -128,6 +129,7 @@ def load_identity(account_id: uuid.UUID, user_id: uuid.UUID, session_kind: str, 
     user, account = found
     if account.subdomain != subdomain:
         raise Unauthorized("This token was issued for another tenant.", code="tenant_mismatch")
+    ensure_enabled(account)
     return Identity(
         account_id=account.id,
         user_id=user.id,

@@ -60,7 +60,7 @@ def find_inbound_route(number: str) -> Optional[CallRoute]:
             .join(ServiceProvider, ServiceProvider.id == Account.service_provider_id)
             .outerjoin(Application, Application.id == PhoneNumber.application_id)
             .outerjoin(CallFlow, CallFlow.id == Application.call_flow_sid)
-            .where(PhoneNumber.number == number)
+            .where(PhoneNumber.number == number, Account.disabled_at.is_(None))  # disabled: 404
         ).first()
     if row is None:
         return None
@@ -85,7 +85,7 @@ def find_originated_route(leg: OriginatedLeg, number: str) -> Optional[CallRoute
                    Account.max_concurrent_calls.label("account_limit"),
                    ServiceProvider.max_concurrent_calls.label("sp_limit"))
             .join(ServiceProvider, ServiceProvider.id == Account.service_provider_id)
-            .where(Account.id == account_id)
+            .where(Account.id == account_id, Account.disabled_at.is_(None))
         ).first()
         if row is None:
             return None

@@ -24,6 +24,7 @@ import gevent
 from sqlalchemy import Row, select, text
 from sqlalchemy.orm import Session
 
+from app.accounts.admin import ensure_enabled
 from app.accounts.login_throttle import LoginThrottle
 from app.accounts.passwords import hash_password, verify_password
 from app.api.auth.tokens import SESSIONS, IssuedToken, issue_token
@@ -102,6 +103,7 @@ def login(subdomain: str, username: str, password: str, session: str | None, *,
         raise
     attempt.succeeded()  # the password is right, even if the session asked for is refused below
     user, account = row.User, row.Account
+    ensure_enabled(account)
     allowed = allowed_sessions(user, agent_id)
     if not allowed or (session is not None and session not in allowed):
         raise Forbidden(
@@ -149,6 +151,7 @@ def reissue(db: Session, identity: Identity, session: str | None = None, *, exch
     if found is None:
         raise Unauthorized("The token's user no longer exists.", code="invalid_token")
     user, account = found
+    ensure_enabled(account)
     agent_id = _agent_id(db, user.id)
     allowed = allowed_sessions(user, agent_id)
     if exchange:

@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+import marshmallow as ma
+from marshmallow import validate
+
+
+class AccountSchema(ma.Schema):
+    id = ma.fields.UUID()
+    subdomain = ma.fields.String()
+    name = ma.fields.String()
+    licenses = ma.fields.List(ma.fields.String())
+    max_concurrent_calls = ma.fields.Integer(metadata={"description": "0 = unlimited"})
+    created_at = ma.fields.AwareDateTime()
+
+
+class AccountPatchSchema(ma.Schema):
+    max_concurrent_calls = ma.fields.Integer(
+        required=True, strict=True, validate=validate.Range(min=0),
+        metadata={"description": "Lower than the current limit (or any value when unlimited); "
+                                 "raising it is the operator's `sbc tenant update`"})
