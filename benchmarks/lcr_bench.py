@@ -5,11 +5,18 @@ Run: .venv/bin/python benchmarks/lcr_bench.py [--plans 100] [--routes 10000] [--
 Prints p50/p99 of ``LcrTable.select`` (plan + route match) and of ``LcrTable.explain``
 (the full decision: carriers, gateways, down-gateway filtering) and the compile time of the
 whole table (what ``routing.config.changed`` costs the controller). Figures, not assertions.
+
+Two engines, same run, same data: ``RE2`` (what the router uses: ``compile_route_regex``) and,
+for comparison, Python's backtracking ``re`` (the engine before RE2; compiled here only, by
+swapping the compile function for the duration of its measurement). ``--engine`` picks one.
+A last line times one backtracking-shaped route (``^(1+)+$``) on 25 ones and a 2 in each engine.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
+import re
 import statistics
 import sys
 import time
@@ -56,14 +63,23 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--plans", type=int, default=100)
-    parser.add_argument("--routes", type=int, default=10_000)
-    parser.add_argument("--lookups", type=int, default=20_000)
-    args = parser.parse_args()
+@contextlib.contextmanager
+def engine(name: str):
+    """Route regexes compiled by ``name`` ("re2": the product's; "python-re": the old engine)."""
+    from app.routing import lcr as lcr_module
 
-    rows, account_ids = build(args.plans, args.routes)
+    original = lcr_module.compile_route_regex
+    if name == "python-re":
+        lcr_module.compile_route_regex = re.compile
+    lcr_module._REGEX_CACHE.clear()
+    try:
+        yield
+    finally:
+        lcr_module.compile_route_regex = original
+        lcr_module._REGEX_CACHE.clear()
+
+
+def measure(label: str, rows: RoutingRows, account_ids: list[uuid.UUID], args: argparse.Namespace) -> None:
     from app.routing import lcr as lcr_module
     cold, warm = [], []
     for _ in range(3):
@@ -93,6 +109,7 @@ def main() -> None:
         explain_us.append((t2 - t1) * 1e6)
         matched += found is not None
 
+    print(f"== engine: {label}")
     print(f"routes compiled: {table.lcr.route_count} across {args.plans} plans "
           f"({len(account_ids)} account plans + {args.plans - len(account_ids)} platform plans)")
     print(f"lookups: {args.lookups}, matched: {matched / args.lookups:.0%}")
@@ -110,14 +127,36 @@ def main() -> None:
     worst = compile_routing(worst_rows)
     misses = ["0" + "".join(rng.choice("0123456789") for _ in range(11)) for _ in range(500)]
     hits = numbers[:500]
-    for label, sample in (("miss in all 100 plans", misses), ("hit, 100 plans in scope", hits)):
+    for what, sample in (("miss in all 100 plans", misses), ("hit, 100 plans in scope", hits)):
         times = []
         for i in range(args.lookups // 4):
             number = sample[i % len(sample)]
             t0 = time.perf_counter()
             worst.lcr.select(number, None)
             times.append((time.perf_counter() - t0) * 1e6)
-        print(f"select  ({label:24s}) p50 {percentile(times, .50):7.1f} us   p99 {percentile(times, .99):7.1f} us")
+        print(f"select  ({what:24s}) p50 {percentile(times, .50):7.1f} us   p99 {percentile(times, .99):7.1f} us")
+
+    from app.routing.lcr import compile_route_regex as compile_now
+    hostile = compile_now("^(1+)+$")
+    t0 = time.perf_counter()
+    hostile.match("1" * 25 + "2")
+    print(f"one route ^(1+)+$ on 25 ones + 2: {(time.perf_counter() - t0) * 1000:9.3f} ms "
+          "(doubles per extra digit with a backtracking engine)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--plans", type=int, default=100)
+    parser.add_argument("--routes", type=int, default=10_000)
+    parser.add_argument("--lookups", type=int, default=20_000)
+    parser.add_argument("--engine", choices=("both", "re2", "python-re"), default="both")
+    args = parser.parse_args()
+
+    rows, account_ids = build(args.plans, args.routes)
+    names = ("python-re", "re2") if args.engine == "both" else (args.engine,)
+    for name in names:
+        with engine(name):
+            measure({"re2": "RE2 (router)", "python-re": "Python re (before RE2)"}[name], rows, account_ids, args)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 Selection (SPEC "Least-cost routing"): the account's plans come before platform plans; within
 those, plans by priority. In each plan routes are tried by priority ascending and the first
 route whose regex matches the dialled number wins (the regex is anchored at the start of the
-digits, "regex prefix"). Its carriers are tried priority ascending, then workload descending;
+digits, "regex prefix"). Regexes run on RE2 (``google-re2``): linear time whatever a tenant
+writes (see ``compile_route_regex``). Its carriers are tried priority ascending, then workload descending;
 each carrier contributes its active outbound gateways, minus those the health probe marks down.
 
 Speed: a plan indexes its routes by the literal digits each regex must start with (``^1212``
@@ -15,13 +16,16 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import AbstractSet, Callable
+from typing import AbstractSet, Callable, Protocol
 
-try:  # Python 3.11+: the regex parser moved; only used to find a regex's literal prefix
+import re2
+
+try:  # Python 3.11+: the regex parser moved; only parses (never matches) to find a literal prefix
     from re import _parser as _sre_parse  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - older interpreters
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
+from app import limits
 from app.errors import ValidationFailed
 from app.routing.causes import fail_on_single_reject_value
 from app.routing.rows import CarrierEntryRow, GatewayRow, RouteRow, RoutingRows
@@ -57,75 +61,48 @@ def normalize_number(number: str) -> str | None:
     return cleaned if _DIGITS.fullmatch(cleaned) else None
 
 
-def compile_route_regex(regex: str) -> re.Pattern[str]:
-    """Compile a route regex or raise ValidationFailed (used by the API on save, too)."""
+class RoutePattern(Protocol):
+    """A compiled route regex (RE2): ``match`` is anchored at the start, like ``re.match``."""
+
+    def match(self, text: str) -> object | None: ...
+
+
+def _re2_options() -> re2.Options:
+    options = re2.Options()
+    options.max_mem = limits.ROUTE_REGEX_MAX_MEMORY_BYTES
+    options.log_errors = False  # a refused pattern is the caller's 422, not a line on stderr
+    return options
+
+
+_RE2_OPTIONS = _re2_options()
+
+
+def compile_route_regex(regex: str) -> RoutePattern:
+    """Compile a route regex with RE2 or raise ValidationFailed (used by the API on save, too).
+
+    Route regexes are tenant input that every call (and /api/lcr/explain) runs on the one gevent
+    hub. Python's backtracking matcher takes exponential time on patterns like ``^(1+)+$``, and
+    no save-time heuristic recognises every such shape; RE2 matches in time linear in the
+    number's length whatever the pattern. What RE2 cannot compile (look-arounds,
+    back-references, ``\\Z``, repeats over 1000, programs over the memory cap) is refused."""
     if not regex or len(regex) > _MAX_REGEX_LENGTH:
         raise ValidationFailed(
             f"route regex must be 1..{_MAX_REGEX_LENGTH} characters", code="invalid_route_regex"
         )
     try:
-        pattern = re.compile(regex)
-    except re.error as exc:
-        raise ValidationFailed(f"route regex does not compile: {exc}", code="invalid_route_regex") from exc
-    parsed = _sre_parse.parse(regex)
-    if _backtracks_exponentially(parsed):
+        return re2.compile(regex, _RE2_OPTIONS)
+    except (re2.error, ValueError) as exc:  # ValueError: text not encodable as UTF-8
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc
         raise ValidationFailed(
-            "route regex repeats a group that itself repeats or alternates (e.g. (1+)+, (1|11)*); "
-            "such a pattern can take minutes on one number", code="invalid_route_regex")
-    if _variable_repeats(parsed) > _MAX_VARIABLE_REPEATS:
-        raise ValidationFailed(
-            f"route regex has more than {_MAX_VARIABLE_REPEATS} variable-length repeats (*, +, ?, {{m,n}})",
-            code="invalid_route_regex")
-    return pattern
-
-
-_REPEATS = (_sre_parse.MAX_REPEAT, _sre_parse.MIN_REPEAT)
-# \d*\d*\d*...x backtracks polynomially with degree = number of variable repeats; 3 keeps the
-# worst case over a 32-digit number to a few thousand steps and covers real routes (^44\d+,
-# ^1[2-9]\d{2}[2-9]\d{6}$, ^(33|34)\d{8,10}$).
-_MAX_VARIABLE_REPEATS = 3
-
-
-def _variable_repeats(items) -> int:  # noqa: ANN001 - sre internals
-    count = 0
-    for op, arg in items:
-        if op in _REPEATS:
-            low, high, body = arg
-            count += (low != high) + _variable_repeats(body)
-        elif op == _sre_parse.BRANCH:
-            count += sum(_variable_repeats(b) for b in arg[1])
-        elif op == _sre_parse.SUBPATTERN:
-            count += _variable_repeats(arg[-1])
-        elif op in (_sre_parse.ASSERT, _sre_parse.ASSERT_NOT):
-            count += _variable_repeats(arg[1])
-    return count
-
-
-def _backtracks_exponentially(items, inside_repeat: bool = False) -> bool:  # noqa: ANN001 - sre internals
-    """A repeat whose body can match one text in several ways — another repeat, or an
-    alternation — makes Python's backtracking matcher exponential in the number's length.
-    Tenants write these regexes and every call (and /api/lcr/explain) runs them on the one gevent
-    hub, so such patterns are refused rather than trusted."""
-    for op, arg in items:
-        if op in _REPEATS:
-            _low, _high, body = arg
-            if inside_repeat or _backtracks_exponentially(body, True):
-                return True
-        elif op == _sre_parse.BRANCH:
-            if inside_repeat or any(_backtracks_exponentially(b, inside_repeat) for b in arg[1]):
-                return True
-        elif op == _sre_parse.SUBPATTERN:
-            if _backtracks_exponentially(arg[-1], inside_repeat):
-                return True
-        elif op in (_sre_parse.ASSERT, _sre_parse.ASSERT_NOT):
-            if _backtracks_exponentially(arg[1], inside_repeat):
-                return True
-    return False
+            f"route regex is not supported by the linear-time matcher (RE2 syntax: no look-arounds, "
+            f"back-references or \\Z): {reason}", code="invalid_route_regex") from exc
 
 
 def literal_prefix(regex: str) -> str:
-    """The digits every match of ``regex`` (applied with re.match) must start with; "" when
-    unknown. Only a prefilter: the full regex is still tested on every candidate."""
+    """The digits every match of ``regex`` (anchored at the start) must start with; "" when
+    unknown. Only a prefilter: the full regex (RE2) is still tested on every candidate. Python's
+    parser only reads the pattern here; where its reading and RE2's could differ (syntax one of
+    them refuses) the prefix is "" (no index), and leading digit literals mean the same in both."""
     try:
         parsed = _sre_parse.parse(regex)
     except Exception:  # noqa: BLE001 - any parser surprise just disables the index for it
@@ -167,7 +144,7 @@ class CompiledCarrier:
 class CompiledRoute:
     route_id: uuid.UUID
     regex: str
-    pattern: re.Pattern[str]
+    pattern: RoutePattern
     priority: int
     rank: tuple  # total order inside the plan: (priority, regex, id)
     carriers: tuple[CompiledCarrier, ...]
@@ -367,11 +344,11 @@ def _escape_var(value: str) -> str:
     return value.replace(",", "\\,")
 
 
-_REGEX_CACHE: dict[str, tuple[re.Pattern[str], str]] = {}
+_REGEX_CACHE: dict[str, tuple[RoutePattern, str]] = {}
 _REGEX_CACHE_MAX = 200_000
 
 
-def _compiled(regex: str) -> tuple[re.Pattern[str], str]:
+def _compiled(regex: str) -> tuple[RoutePattern, str]:
     """(pattern, literal prefix) for ``regex``, reused across reloads: a reload usually changes
     a handful of routes, and compiling 10,000 regexes again would hold the gevent hub for
     hundreds of milliseconds."""

@@ -6,6 +6,7 @@ import re
 import uuid
 
 import pytest
+import re2
 from hypothesis import given, settings, strategies as st
 
 from app.errors import ValidationFailed
@@ -95,7 +96,7 @@ def test_given_gateway_id_when_naming_then_the_name_maps_back_to_the_id():
 
 
 def _brute_force(rows: RoutingRows, number: str, account_id):
-    """Reference: every active plan in precedence order, every route by rank, re.match."""
+    """Reference: every active plan in precedence order, every route by rank, RE2 anchored match."""
     own = sorted([p for p in rows.plans if p.account_id == account_id and p.is_active],
                  key=lambda p: (p.priority, p.name, str(p.id)))
     platform = sorted([p for p in rows.plans if p.account_id is None and p.is_active
@@ -105,7 +106,7 @@ def _brute_force(rows: RoutingRows, number: str, account_id):
         routes = sorted([r for r in rows.routes if r.lcr_id == plan.id],
                         key=lambda r: (r.priority, r.regex, str(r.id)))
         for route in routes:
-            if re.match(route.regex, number):
+            if re2.match(route.regex, number):
                 return route.id
     return None
 
