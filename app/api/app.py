@@ -29,6 +29,7 @@ from app.api.agents.routes import blp as agents_blp
 from app.api.campaigns.routes import blp as campaigns_blp
 from app.api.lcr_explain import blp as lcr_explain_blp
 from app.api.call_records.routes import blp as call_records_blp
+from app.api.recordings.routes import blp as recordings_blp, call_media_blp
 from app.api.calls.routes import blp as calls_blp
 from app.api.callbacks.routes import blp as callbacks_blp
 from app.api.phone_numbers.routes import blp as phone_numbers_blp
@@ -49,6 +50,8 @@ BLUEPRINTS = [
     applications_blp,
     phone_numbers_blp,
     call_records_blp,
+    call_media_blp,
+    recordings_blp,
     calls_blp,
     call_flows_blp,
     carriers_blp,

@@ -1,0 +1,2 @@
+"""/api/recordings/:id (metadata, audio with HTTP Range) and, per call record, its recordings
+and transcript (recordings.view)."""

@@ -1,0 +1,45 @@
+"""Recording and transcript bodies (field names as in the call-record resource)."""
+from __future__ import annotations
+
+import marshmallow as ma
+
+
+class RecordingSchema(ma.Schema):
+    id = ma.fields.UUID()
+    call_id = ma.fields.UUID()
+    trace_id = ma.fields.UUID(allow_none=True)
+    format = ma.fields.String(metadata={"description": "mp3 or wav"})
+    stereo = ma.fields.Boolean(metadata={"description": "caller left, other party right"})
+    duration_ms = ma.fields.Integer(allow_none=True)
+    size_bytes = ma.fields.Integer(allow_none=True)
+    status = ma.fields.String(metadata={"description": "recorded, transcribing, transcribed or failed"})
+    failure_reason = ma.fields.String(allow_none=True)
+    created_at = ma.fields.AwareDateTime()
+    audio_url = ma.fields.String()
+
+
+class RecordingListSchema(ma.Schema):
+    items = ma.fields.List(ma.fields.Nested(RecordingSchema))
+
+
+class TranscriptSegmentSchema(ma.Schema):
+    speaker = ma.fields.String(metadata={"description": "caller, callee, agent, or call (mono)"})
+    start = ma.fields.Float(metadata={"description": "seconds from the start of the recording"})
+    end = ma.fields.Float()
+    text = ma.fields.String()
+    polarity = ma.fields.Float()
+    subjectivity = ma.fields.Float()
+
+
+class TranscriptSchema(ma.Schema):
+    id = ma.fields.UUID()
+    recording_id = ma.fields.UUID()
+    call_id = ma.fields.UUID()
+    engine = ma.fields.String()
+    text = ma.fields.String()
+    segments = ma.fields.List(ma.fields.Nested(TranscriptSegmentSchema))
+    sentiment = ma.fields.Dict(metadata={"description": "call, speakers, emotion (docs/media.md)"})
+    sentiment_score = ma.fields.Float(allow_none=True)
+    sentiment_label = ma.fields.String(allow_none=True)
+    audio_seconds = ma.fields.Float()
+    created_at = ma.fields.AwareDateTime()

@@ -1,0 +1,70 @@
+"""Reading recordings and transcripts under the caller's RLS session; another tenant's id is
+a plain 404."""
+from __future__ import annotations
+
+import os
+import uuid
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.errors import NotFound
+from app.media.jobs import recording_url
+from app.models import CallRecord, Recording, Transcript
+
+
+def _body(rec: Recording) -> dict[str, Any]:
+    body = {name: getattr(rec, name) for name in Recording.__table__.c.keys()}
+    body["audio_url"] = recording_url(rec.id) + "/audio"
+    return body
+
+
+def get_recording(db: Session, account_id: uuid.UUID, recording_id: uuid.UUID) -> Recording:
+    rec = db.scalar(select(Recording).where(Recording.id == recording_id,
+                                            Recording.account_id == account_id))
+    if rec is None:
+        raise NotFound("No such recording.", code="recording_not_found")
+    return rec
+
+
+def recording(db: Session, account_id: uuid.UUID, recording_id: uuid.UUID) -> dict[str, Any]:
+    return _body(get_recording(db, account_id, recording_id))
+
+
+def audio_path(db: Session, account_id: uuid.UUID, recording_id: uuid.UUID,
+               recording_dir: str) -> tuple[str, str]:
+    """(file path, format) of a recording's audio, only from inside ``recording.dir``."""
+    rec = get_recording(db, account_id, recording_id)
+    root = os.path.realpath(recording_dir)
+    real = os.path.realpath(rec.path)
+    if os.path.commonpath([real, root]) != root or not os.path.isfile(real):
+        raise NotFound("The recording's audio is not available.", code="recording_audio_not_found")
+    return real, rec.format
+
+
+def _call_record(db: Session, account_id: uuid.UUID, public_id: uuid.UUID) -> CallRecord:
+    record = db.scalar(select(CallRecord).where(CallRecord.public_id == public_id,
+                                                CallRecord.account_id == account_id))
+    if record is None:
+        raise NotFound("No such call record.", code="call_record_not_found")
+    return record
+
+
+def recordings_of_call(db: Session, account_id: uuid.UUID, public_id: uuid.UUID) -> dict[str, Any]:
+    record = _call_record(db, account_id, public_id)
+    rows = db.scalars(select(Recording).where(Recording.account_id == account_id,
+                                              Recording.call_id == record.call_id)
+                      .order_by(Recording.created_at, Recording.id)).all()
+    return {"items": [_body(r) for r in rows]}
+
+
+def transcript_of_call(db: Session, account_id: uuid.UUID, public_id: uuid.UUID) -> Transcript:
+    """The call's transcript (the first recording's, when a call has several)."""
+    record = _call_record(db, account_id, public_id)
+    transcript = db.scalar(select(Transcript).where(Transcript.account_id == account_id,
+                                                    Transcript.call_id == record.call_id)
+                           .order_by(Transcript.created_at, Transcript.id).limit(1))
+    if transcript is None:
+        raise NotFound("This call has no transcript (yet).", code="transcript_not_found")
+    return transcript

@@ -1,0 +1,136 @@
+"""/api/recordings/:id, /audio (HTTP Range), and a call record's /recordings and /transcript,
+through the real Flask app as the API role (row-level security applies)."""
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from types import SimpleNamespace
+
+import pytest
+
+from app.config import get_config, set_value
+from app.db.engine import platform_session
+from app.media.jobs import recording_id
+from app.models import CallRecord, Recording, Transcript
+from tests.api_management.helpers import admin_client, assert_error
+
+
+@pytest.fixture
+def storage(tmp_path):
+    """recording.dir points at a fresh directory for the API process."""
+    root = tmp_path / "rec"
+    root.mkdir()
+    set_value("recording.dir", str(root), announce=False)
+    get_config().reload()
+    return root
+
+
+def _seed_call(account_id, path, *, transcript: bool = True) -> SimpleNamespace:
+    now = datetime.now(timezone.utc)
+    record = CallRecord(account_id=account_id, trace_id=uuid.uuid4(), call_id=uuid.uuid4(),
+                        direction="inbound", started_at=now, status="completed")
+    rec_id = recording_id(account_id, str(path))
+    with platform_session() as s:
+        s.add(record)
+        s.flush()
+        s.add(Recording(id=rec_id, account_id=account_id, call_id=record.call_id, format="wav",
+                        stereo=True, path=str(path), status="transcribed", duration_ms=1000,
+                        size_bytes=path.stat().st_size if path.exists() else None))
+        s.flush()
+        if transcript:
+            s.add(Transcript(
+                id=uuid.uuid4(), account_id=account_id, recording_id=rec_id, call_id=record.call_id,
+                engine="whisper", text="caller: This is terrible.\ncallee: Happy to help.",
+                segments=[{"speaker": "caller", "start": 0.2, "end": 1.5, "text": "This is terrible.",
+                           "polarity": -1.0, "subjectivity": 1.0},
+                          {"speaker": "callee", "start": 1.8, "end": 2.6, "text": "Happy to help.",
+                           "polarity": 0.8, "subjectivity": 1.0}],
+                sentiment={"call": {"polarity": -0.1, "label": "negative"}}, sentiment_score=-0.1,
+                sentiment_label="negative", audio_seconds=3, processing_ms=10))
+        public_id = record.public_id
+    return SimpleNamespace(public_id=public_id, recording_id=rec_id, call_id=record.call_id)
+
+
+def test_recording_metadata_is_served_to_its_tenant_only(api, seed, storage):
+    tenant, admin = admin_client(api, seed)
+    other, stranger = admin_client(api, seed)
+    path = storage / "a.wav"
+    path.write_bytes(b"RIFF" + bytes(2000))
+    call = _seed_call(tenant.account_id, path)
+
+    body = admin.get(f"/api/recordings/{call.recording_id}").get_json()
+
+    assert body["id"] == str(call.recording_id) and body["call_id"] == str(call.call_id)
+    assert (body["format"], body["stereo"], body["status"]) == ("wav", True, "transcribed")
+    assert body["audio_url"] == f"/api/recordings/{call.recording_id}/audio"
+    assert "path" not in body
+    assert_error(stranger.get(f"/api/recordings/{call.recording_id}"), 404, "recording_not_found")
+    assert_error(stranger.get(f"/api/recordings/{call.recording_id}/audio"), 404, "recording_not_found")
+
+
+def test_audio_is_streamed_whole_or_by_range(api, seed, storage):
+    tenant, admin = admin_client(api, seed)
+    content = bytes(range(256)) * 40
+    path = storage / "b.wav"
+    path.write_bytes(content)
+    call = _seed_call(tenant.account_id, path)
+
+    whole = admin.get(f"/api/recordings/{call.recording_id}/audio")
+    part = admin.get(f"/api/recordings/{call.recording_id}/audio", headers={"Range": "bytes=100-199"})
+    tail = admin.get(f"/api/recordings/{call.recording_id}/audio", headers={"Range": "bytes=-10"})
+
+    assert whole.status_code == 200 and whole.data == content
+    assert whole.mimetype == "audio/wav" and whole.headers["Accept-Ranges"] == "bytes"
+    assert part.status_code == 206 and part.data == content[100:200]
+    assert part.headers["Content-Range"] == f"bytes 100-199/{len(content)}"
+    assert tail.status_code == 206 and tail.data == content[-10:]
+    unsatisfiable = admin.get(f"/api/recordings/{call.recording_id}/audio",
+                              headers={"Range": f"bytes={len(content) + 10}-"})
+    assert unsatisfiable.status_code == 416
+
+
+def test_audio_outside_the_recording_directory_or_gone_is_404(api, seed, storage, tmp_path):
+    tenant, admin = admin_client(api, seed)
+    outside = tmp_path / "outside.wav"
+    outside.write_bytes(b"secret")
+    gone = _seed_call(tenant.account_id, storage / "gone.wav")
+    elsewhere = _seed_call(tenant.account_id, outside)
+
+    for call in (gone, elsewhere):
+        assert_error(admin.get(f"/api/recordings/{call.recording_id}/audio"), 404,
+                     "recording_audio_not_found")
+
+
+def test_call_record_lists_its_recordings_and_serves_its_transcript(api, seed, storage):
+    tenant, admin = admin_client(api, seed)
+    path = storage / "c.wav"
+    path.write_bytes(b"RIFF")
+    call = _seed_call(tenant.account_id, path)
+
+    listing = admin.get(f"/api/call-records/{call.public_id}/recordings").get_json()
+    transcript = admin.get(f"/api/call-records/{call.public_id}/transcript").get_json()
+
+    assert [r["id"] for r in listing["items"]] == [str(call.recording_id)]
+    assert [(s["speaker"], s["text"]) for s in transcript["segments"]] == [
+        ("caller", "This is terrible."), ("callee", "Happy to help.")]
+    assert transcript["sentiment_label"] == "negative" and transcript["engine"] == "whisper"
+
+
+def test_call_without_transcript_answers_404_transcript_not_found(api, seed, storage):
+    tenant, admin = admin_client(api, seed)
+    call = _seed_call(tenant.account_id, storage / "d.wav", transcript=False)
+    assert_error(admin.get(f"/api/call-records/{call.public_id}/transcript"), 404, "transcript_not_found")
+    assert_error(admin.get(f"/api/call-records/{uuid.uuid4()}/transcript"), 404, "call_record_not_found")
+
+
+def test_recordings_need_the_recordings_view_permission(api, seed, storage):
+    tenant = seed.tenant()
+    path = storage / "e.wav"
+    path.write_bytes(b"RIFF")
+    call = _seed_call(tenant.account_id, path)
+    seed.user(tenant, "plain", role="agent")
+    plain = api.login(tenant, "plain")
+    for url in (f"/api/recordings/{call.recording_id}", f"/api/recordings/{call.recording_id}/audio",
+                f"/api/call-records/{call.public_id}/recordings",
+                f"/api/call-records/{call.public_id}/transcript"):
+        assert_error(plain.get(url), 403, "permission_denied")
