@@ -11,6 +11,7 @@ Started by ``sbc controller`` (and by ``sbc run``). It owns:
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 from typing import Optional
@@ -18,6 +19,7 @@ from typing import Optional
 import gevent
 import gevent.lock
 import redis
+from prometheus_client import REGISTRY
 
 from app.calls.heartbeat import ServiceHeartbeat
 from app.calls.limiter import ConcurrencyLimiter, start_refresher
@@ -26,6 +28,9 @@ from app.config import RuntimeConfig, start_config_listener
 from app.events.consumer import RedisSeenIds
 from app.events.payloads import emit
 from app.events.publisher import start_publisher, stop_publisher
+from app.ops.collectors import QueueCollector, SwitchCollector
+from app.ops.health import Readiness, dependency_checks, freeswitch_check
+from app.ops.http import OpsEndpoints, start_ops_server
 from app.routing.cache import RoutingCache, RoutingReloader, start_routing_listener
 from app.routing.dialer import LcrDialer
 from app.routing.fsconfig import generated_dir
@@ -81,13 +86,24 @@ class Controller:
         self._background: list = []
         self._recovering = gevent.lock.Semaphore()
         self.missing_modules: dict[str, list[str]] = {}  # "host:port" -> modules its image lacks
-        self.heartbeat = ServiceHeartbeat("controller", details=lambda: {
-            "liveCalls": len(self.services.live_calls),
-            "nodes": {where: {"missingModules": modules}
-                      for where, modules in self.missing_modules.items()}})
+        self.heartbeat = ServiceHeartbeat(
+            "controller", interval_seconds=lambda: self.config.heartbeat_interval_seconds,
+            details=lambda: {
+                "liveCalls": len(self.services.live_calls),
+                "nodes": {where: {"missingModules": modules}
+                          for where, modules in self.missing_modules.items()},
+                "switches": {f"{n.host}:{n.port}": {"connected": n.connected, "reconnects": n.reconnects}
+                             for n in self.nodes}})
+        # /healthz /readyz /metrics (app/ops): started with the controller, port from cluster_config
+        self.readiness = Readiness("controller", {
+            **dependency_checks(settings),
+            "freeswitch": freeswitch_check(lambda: self.nodes, lambda: self.missing_modules)})
+        self.collectors = [SwitchCollector(lambda: self.nodes, lambda: self.missing_modules),
+                           QueueCollector()]
+        self.ops_server = None
 
     def start(self) -> None:
-        start_publisher()
+        start_publisher(retention_seconds=lambda: self.config.outbox_retention_seconds)
         self.routing.table()  # compile before the first call, not during it
         self.server.start()
         for node in self.config.freeswitch_nodes:
@@ -102,8 +118,12 @@ class Controller:
             start_routing_listener(self.reloader),
         ]
         self.heartbeat.start()
-        log.info("controller up: outbound ESL on %s:%s, %d FreeSWITCH node(s)",
-                 *self.server.address, len(self.nodes))
+        for collector in self.collectors:
+            REGISTRY.register(collector)
+        self.ops_server = start_ops_server(OpsEndpoints(self.readiness), self.config.controller_listen[0],
+                                           self.config.health_controller_port)
+        log.info("controller up: outbound ESL on %s:%s, %d FreeSWITCH node(s) configured "
+                 "(connected in the background: see /readyz)", *self.server.address, len(self.nodes))
 
     def _connect_node(self, host: str, port: int, password: str) -> None:
         """Connect in the background: the controller serves calls while a switch is away."""
@@ -169,6 +189,11 @@ class Controller:
         self.server.serve_forever()
 
     def stop(self) -> None:
+        if self.ops_server is not None:
+            self.ops_server.stop(timeout=1)
+        for collector in self.collectors:
+            with contextlib.suppress(KeyError):
+                REGISTRY.unregister(collector)
         self.heartbeat.stop()
         self.server.stop(timeout=5)
         for watchdog in self.watchdogs:

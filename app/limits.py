@@ -73,6 +73,12 @@ HEALTH_CONTROLLER_PORT = 8085
 HEALTH_WORKERS_PORT = 8086
 READINESS_CHECK_TIMEOUT_SECONDS = 2.0   # per dependency probe: /readyz answers within ~this
 
+# Ops endpoints (/healthz, /readyz, /metrics): the API serves them on its own port; controller
+# and workers get a small HTTP listener of their own (cluster_config health.*_port, 0 = off).
+HEALTH_CONTROLLER_PORT = 8085
+HEALTH_WORKERS_PORT = 8086
+READINESS_CHECK_TIMEOUT_SECONDS = 2.0   # per dependency probe: /readyz answers within ~this
+
 # Interaction summary: a caller who abandons within this many seconds of queueing is a
 # short abandon (not counted against service level).
 SHORT_ABANDON_SECONDS = 5

@@ -35,6 +35,8 @@ from app.api.callbacks.routes import blp as callbacks_blp
 from app.api.phone_numbers.routes import blp as phone_numbers_blp
 from app.api.nul_guard import refuse_nul_characters
 from app.api.security import authenticate_request, close_request_session
+from app.ops.health import Readiness, dependency_checks
+from app.ops.http import OpsEndpoints
 from app.settings import DEV_BASE_DOMAIN, DEV_JWT_SECRET, get_settings
 
 API_PREFIX = "/api/"
@@ -114,6 +116,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     errors.register_error_handlers(app)
 
     app.teardown_request(close_request_session)
+    # /healthz, /readyz, /metrics answer before Flask: no tenant host, no token (docs/operations.md)
+    app.wsgi_app = OpsEndpoints(Readiness("api", dependency_checks(settings))).middleware(app.wsgi_app)
 
     @app.before_request
     def _authenticate_api() -> None:

@@ -29,9 +29,12 @@ VERSION = "0.1.0"
 
 
 class ServiceHeartbeat:
-    def __init__(self, service: str, *, interval_seconds: float = limits.SERVICE_HEARTBEAT_SECONDS,
+    def __init__(self, service: str, *,
+                 interval_seconds: float | Callable[[], float] = limits.SERVICE_HEARTBEAT_SECONDS,
                  details: Callable[[], dict[str, Any]] | None = None) -> None:
-        """``details`` is called for each beat (e.g. live call count of a controller)."""
+        """``details`` is called for each beat (e.g. live call count of a controller);
+        ``interval_seconds`` may be a callable read before each beat (heartbeat.interval_seconds
+        changes without a restart)."""
         self.service = service
         self.instance_id = f"{service}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.interval = interval_seconds
@@ -64,7 +67,7 @@ class ServiceHeartbeat:
 
     def _loop(self) -> None:
         while True:
-            gevent.sleep(self.interval)
+            gevent.sleep(self.interval() if callable(self.interval) else self.interval)
             self._send("system.service.heartbeat")
 
     def stop(self) -> None:

@@ -22,14 +22,18 @@ def config() -> None:
 
 @config.command("list")
 def list_() -> None:
-    """Every known key with its effective value; '*' marks keys stored in the database."""
-    from app.config import DEFAULTS, RuntimeConfig
+    """Every known key with its effective value; '*' marks keys stored in the database, '!'
+    stored keys nothing reads."""
+    from app.config import DEFAULTS, REFUSED, RuntimeConfig
 
     current = RuntimeConfig.load()
     stored = current.stored_keys()
     for key in sorted(DEFAULTS):
         mark = "*" if key in stored else " "
         click.echo(f"{mark} {key} = {json.dumps(_masked(key, current.get(key)))}")
+    for key in sorted(stored - set(DEFAULTS)):
+        reason = REFUSED.get(key, "unknown key")
+        click.echo(f"! {key} is stored but ignored ({reason}); remove it with `sbc config unset {key}`")
 
 
 @config.command()
@@ -60,3 +64,19 @@ def set_(key: str, value: str) -> None:
     except SbcError as exc:
         raise click.ClickException(exc.message) from exc
     click.echo(f"{key} stored; system.config.changed queued")
+
+
+@config.command()
+@click.argument("key")
+def unset(key: str) -> None:
+    """Remove KEY from the database: its default applies again (running processes reload)."""
+    from app.config import unset_value
+    from app.errors import SbcError
+
+    try:
+        removed = unset_value(key)
+    except SbcError as exc:
+        raise click.ClickException(exc.message) from exc
+    if not removed:
+        raise click.ClickException(f"{key} is not stored; nothing to unset")
+    click.echo(f"{key} removed; its default applies; system.config.changed queued")

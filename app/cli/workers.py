@@ -22,10 +22,9 @@ def workers() -> None:
     """Relay the event outbox, run the media workers, announce the service on the bus."""
     import gevent
 
-    from app.calls.heartbeat import ServiceHeartbeat
     from app.cli.supervisor import Child, GaveUp, Supervisor
     from app.config import get_config
-    from app.events.publisher import start_publisher, stop_publisher
+    from app.ops.runtime import WorkersRuntime
     from app.logging_setup import configure_logging
     from app.media.engines import ModelUnavailable, check_engine
 
@@ -37,8 +36,7 @@ def workers() -> None:
         raise click.ClickException(
             f"cannot start the {config.transcription_engine} transcription engine: "
             f"set {exc.setting} ({exc.reason})") from None
-    start_publisher()
-    heartbeat = ServiceHeartbeat("workers").start()
+    runtime = WorkersRuntime().start()  # relay, heartbeat, /healthz /readyz /metrics
     media = Supervisor([Child(f"media-worker-{n}", [sys.executable, "-m", "app.cli", "media-worker"])
                         for n in range(1, config.transcription_workers + 1)])
     stopping = gevent.event.Event()
@@ -57,7 +55,6 @@ def workers() -> None:
     stopping.wait()
     media.stopping = True
     supervisor.join()
-    heartbeat.stop()
-    stop_publisher()
+    runtime.stop()
     if failed:
         raise click.ClickException(f"media workers stopped: {failed[0]}")

@@ -81,7 +81,7 @@ class OutboxPublisher:
         backoff_seconds: tuple[float, float] = limits.EVENT_RECONNECT_BACKOFF_SECONDS,
         confirm_timeout_seconds: float = limits.EVENT_CONFIRM_TIMEOUT_SECONDS,
         connect_timeout_seconds: float = 10.0,
-        retention_seconds: float = limits.EVENT_OUTBOX_RETENTION_SECONDS,
+        retention_seconds: float | Callable[[], float] = limits.EVENT_OUTBOX_RETENTION_SECONDS,
         prune_every_seconds: float = 300.0,
     ) -> None:
         self.amqp_url = amqp_url or get_settings().amqp_url
@@ -259,7 +259,9 @@ class OutboxPublisher:
             return
         self._last_prune = now
         with self.session_factory() as session:
-            removed = outbox.prune(session, self.retention_seconds)
+            # a callable is read at each prune: events.outbox_retention_seconds reloads live
+            retention = self.retention_seconds() if callable(self.retention_seconds) else self.retention_seconds
+            removed = outbox.prune(session, retention)
         if removed:
             log.info("pruned %d published outbox rows", removed)
 

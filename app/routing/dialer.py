@@ -8,6 +8,7 @@ import uuid
 import redis
 
 from app.errors import SbcError
+from app.ops.metrics import LCR_DECISIONS
 from app.routing.cache import RoutingCache, default_cache
 from app.routing.gateway_health import GatewayHealth
 from app.routing.lcr import Explanation, bridge_string
@@ -37,7 +38,9 @@ class LcrDialer:
             return frozenset()
 
     def explain(self, number: str, account_id: uuid.UUID) -> Explanation:
-        return self.cache.table().explain(number, account_id, self.down_gateways())
+        decision = self.cache.table().explain(number, account_id, self.down_gateways())
+        LCR_DECISIONS.labels("routed" if decision.attempts else "no_route").inc()
+        return decision
 
     def bridge_string(self, number: str, account_id: uuid.UUID, *,
                       leg_vars: dict[str, str] | None = None) -> str:

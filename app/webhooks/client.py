@@ -32,6 +32,7 @@ from urllib.parse import urlencode, urljoin
 import gevent
 
 from app.errors import UnsafeUrl
+from app.ops.metrics import WEBHOOK_ATTEMPT_SECONDS, WEBHOOK_OUTCOMES
 from app.limits import (
     WEBHOOK_ATTEMPTS,
     WEBHOOK_MAX_RESPONSE_BYTES,
@@ -228,9 +229,12 @@ class WebhookClient:
     @staticmethod
     def _log(purpose: str, attempt: int, host: str, status: int | None, started: float,
              outcome: str) -> None:
+        elapsed = time.monotonic() - started
+        WEBHOOK_ATTEMPT_SECONDS.labels(purpose).observe(elapsed)
+        WEBHOOK_OUTCOMES.labels(purpose, outcome).inc()
         log.info("webhook %s attempt=%d host=%s status=%s elapsed_ms=%.1f outcome=%s",
                  purpose, attempt, host, status if status is not None else "-",
-                 (time.monotonic() - started) * 1000.0, outcome)
+                 elapsed * 1000.0, outcome)
 
 
 _shared: WebhookClient | None = None

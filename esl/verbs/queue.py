@@ -17,6 +17,7 @@ import time
 from marshmallow import validate
 
 from app import limits
+from app.ops.metrics import QUEUE_WAITERS
 from app.settings import get_settings
 from esl.verbs import tts
 from esl.verbs.base import Verb, VerbOutcome, VerbSchema
@@ -63,6 +64,7 @@ class Queue(Verb):
         p = self.params
         positions = QueuePositions(ctx.redis, get_settings().redis_key_prefix, ctx.account_id, p["name"])
         positions.join(ctx.call_id)
+        QUEUE_WAITERS.join(ctx.call_id)
         ctx.publish("queue.caller.enqueued", self._event(ctx, position=positions.position(ctx.call_id)))
         voice = tts.resolve_voice(ctx, None)
         waited = 0
@@ -81,6 +83,7 @@ class Queue(Verb):
             finished = True
         finally:
             positions.leave(ctx.call_id)
+            QUEUE_WAITERS.leave(ctx.call_id)
             key = "queue.caller.dequeued" if finished else "queue.caller.abandoned"
             ctx.publish(key, self._event(ctx, waitedSeconds=waited, reason="timeout" if finished else "hangup"))
         hook = p.get("timeoutHook")

@@ -33,7 +33,7 @@ def test_given_empty_cluster_config_when_loaded_then_documented_defaults(clean_c
     config = RuntimeConfig.load()
     assert config.controller_listen == ("0.0.0.0", 8084)
     assert config.limiter_slot_ttl_seconds == 90
-    assert config.token_lifetime_seconds == 8 * 3600
+    assert (config.health_controller_port, config.health_workers_port) == (8085, 8086)
     assert [(n.host, n.port) for n in config.freeswitch_nodes] == [("127.0.0.1", 8021)]
     assert config.webhook_vendor == "saas-sbc"
 
@@ -162,3 +162,69 @@ def test_given_cli_with_bad_input_then_clear_error_and_exit_1(clean_config):
     invalid = runner.invoke(main, ["config", "set", "limiter.slot_ttl_seconds", "0"])
     assert invalid.exit_code == 1 and "invalid value" in invalid.output
     assert runner.invoke(main, ["config", "get", "nope"]).exit_code == 1
+
+
+def test_given_keys_that_are_not_runtime_configuration_when_set_then_refused_naming_where_they_live(clean_config):
+    with pytest.raises(ValidationFailed) as info:
+        set_value("token.lifetime_seconds", 600)
+    assert info.value.code == "config_key_not_runtime" and "SBC_TOKEN_LIFETIME_SECONDS" in info.value.message
+    with pytest.raises(ValidationFailed) as info:
+        set_value("gateway.ping_seconds", 10)
+    assert "GATEWAY_PING_SECONDS" in info.value.message
+    assert "token.lifetime_seconds" not in RuntimeConfig.load().stored_keys()
+
+
+def test_every_runtime_key_is_read_by_the_product():
+    """A key nothing reads would be stored and silently ignored: each key's accessor is used
+    outside app/config.py (or the key is in REFUSED)."""
+    import inspect
+    import re
+    from pathlib import Path
+
+    from app.config import REFUSED
+
+    root = Path(__file__).resolve().parents[2]
+    sources = "\n".join(p.read_text() for d in ("app", "esl") for p in (root / d).rglob("*.py")
+                        if p != root / "app" / "config.py")
+    accessors = {}
+    for name, member in inspect.getmembers(RuntimeConfig, lambda m: isinstance(m, property)):
+        match = re.search(r'self\.get\("([^"]+)"\)', inspect.getsource(member.fget))
+        if match:
+            accessors[match.group(1)] = name
+    assert not set(REFUSED) & set(DEFAULTS)
+    unread = [key for key in DEFAULTS if key not in accessors or not re.search(rf"\.{accessors[key]}\b", sources)]
+    assert unread == []
+
+
+def test_given_a_stored_key_when_unset_then_the_default_applies_and_the_change_is_announced(clean_config):
+    from click.testing import CliRunner
+    from sqlalchemy import select
+
+    from app.cli import main
+    from app.models import EventOutbox
+
+    runner = CliRunner()
+    assert runner.invoke(main, ["config", "set", "limiter.refresh_seconds", "12"]).exit_code == 0
+    assert RuntimeConfig.load().limiter_refresh_seconds == 12
+    result = runner.invoke(main, ["config", "unset", "limiter.refresh_seconds"])
+    assert result.exit_code == 0, result.output
+    assert RuntimeConfig.load().limiter_refresh_seconds == DEFAULTS["limiter.refresh_seconds"][0]
+    with platform_session() as s:
+        announced = [b["payload"] for b in s.execute(select(EventOutbox.body).where(
+            EventOutbox.routing_key == "system.config.changed")).scalars()]
+    assert announced.count({"keys": ["limiter.refresh_seconds"]}) == 2  # set, then unset
+    again = runner.invoke(main, ["config", "unset", "limiter.refresh_seconds"])
+    assert again.exit_code == 1 and "not stored" in again.output
+
+
+def test_given_a_stored_key_nothing_reads_when_listed_then_it_is_flagged_and_can_be_unset(clean_config):
+    from click.testing import CliRunner
+
+    from app.cli import main
+
+    store("token.lifetime_seconds", 600)  # stored before this release refused it
+    runner = CliRunner()
+    listing = runner.invoke(main, ["config", "list"]).output
+    assert "! token.lifetime_seconds is stored but ignored (the token lifetime is the API process's" in listing
+    assert runner.invoke(main, ["config", "unset", "token.lifetime_seconds"]).exit_code == 0
+    assert "token.lifetime_seconds" not in runner.invoke(main, ["config", "list"]).output
