@@ -25,7 +25,6 @@ from app.events.envelope import rfc3339
 from app.events.exchanges import CALL_EVENTS
 from app.events.outbox import publish_in
 from app.models import Account, CallRecord, InteractionSummary
-from app.ops.metrics import CALLS_FINISHED
 
 
 @dataclass
@@ -42,6 +41,8 @@ class CallContext:
     other_leg_call_id: uuid.UUID | None = None
     carrier_id: uuid.UUID | None = None
     gateway_id: uuid.UUID | None = None
+    dial_carrier_id: uuid.UUID | None = None      # answered this leg's last routed dial
+    dial_gateway_id: uuid.UUID | None = None
     agent_id: uuid.UUID | None = None
     queue_id: uuid.UUID | None = None
     has_recording: bool = False
@@ -114,6 +115,10 @@ def summarise(facts: HangupFacts, ctx: CallContext) -> dict[str, Any]:
     }
 
 
+def _opt(value: Any) -> str | None:
+    return str(value) if value is not None else None
+
+
 def ended_payload(record: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
     """Payload of ``call.ended`` (docs/events.md)."""
     def ts(v):
@@ -125,6 +130,10 @@ def ended_payload(record: dict[str, Any], summary: dict[str, Any]) -> dict[str, 
         "from": record["from_number"],
         "to": record["to_number"],
         "applicationSid": str(record["application_id"]) if record["application_id"] else None,
+        "carrierId": _opt(record["carrier_id"]),
+        "gatewayId": _opt(record["gateway_id"]),
+        "dialCarrierId": _opt(record["dial_carrier_id"]),
+        "dialGatewayId": _opt(record["dial_gateway_id"]),
         "status": record["status"],
         "hangupCause": record["hangup_cause"],
         "hangupCauseQ850": record["hangup_cause_q850"],
@@ -158,6 +167,8 @@ def _record_values(facts: HangupFacts, ctx: CallContext, status: str) -> dict[st
         "application_id": ctx.application_id,
         "carrier_id": ctx.carrier_id,
         "gateway_id": ctx.gateway_id,
+        "dial_carrier_id": ctx.dial_carrier_id,
+        "dial_gateway_id": ctx.dial_gateway_id,
         "source_ip": facts.source_ip,
         "started_at": facts.started_at,
         "answered_at": facts.answered_at,
@@ -236,7 +247,4 @@ def write_in(session: Session, event: HeaderSource, ctx: CallContext) -> Written
 def write_call_record(event: HeaderSource, ctx: CallContext) -> WrittenRecord | None:
     """The hangup path's entry point: its own tenant transaction (RLS scoped to the account)."""
     with tenant_session(ctx.account_id) as session:
-        written = write_in(session, event, ctx)
-    if written is not None:
-        CALLS_FINISHED.labels(written.status, ctx.direction).inc()
-    return written
+        return write_in(session, event, ctx)

@@ -81,13 +81,19 @@ def _time(value: datetime) -> str:
     return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
+def _sentiment(label: str | None, score: Any) -> str | None:
+    """The media pipeline writes both: ``negative (-0.4125)``; either alone is shown alone."""
+    if label and score is not None:
+        return f"{label} ({score})"
+    return label or (None if score is None else str(score))
+
+
 def to_csv_row(row: Sequence[Any]) -> list[Any]:
     (started_at, direction, caller, callee, agent, queue, status, journey, record_talk_ms,
      summary_talk_ms, queue_wait_ms, hold_count, hold_ms, aht_ms, abandoned, disposition,
      sentiment_label, sentiment_score, has_recording, recording_url, call_id, summary_id) = row
     has_summary = summary_id is not None
-    sentiment = sentiment_label if sentiment_label else (
-        None if sentiment_score is None else str(sentiment_score))
+    sentiment = _sentiment(sentiment_label, sentiment_score)
     return [
         _time(started_at), direction, caller, callee, agent, queue, status, journey,
         _seconds(summary_talk_ms if has_summary else record_talk_ms),

@@ -8,6 +8,7 @@ the PostgreSQL outbox).
 """
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
@@ -63,6 +64,7 @@ class ChannelVerbContext:
     features: set[str] = field(default_factory=set)        # feature-presence flags (call record)
     journey: list[str] = field(default_factory=list)       # steps in the order they ran
     hangup_reason: Optional[str] = None
+    dial_carrier: Optional[tuple[uuid.UUID, uuid.UUID]] = None  # answered the last routed dial
     _subscribed: set[str] = field(default_factory=set, repr=False)
 
     @property
@@ -120,6 +122,9 @@ class ChannelVerbContext:
 
     def record_feature(self, name: str) -> None:
         self.features.add(name)
+
+    def record_dial_carrier(self, carrier_id: uuid.UUID, gateway_id: uuid.UUID) -> None:
+        self.dial_carrier = (carrier_id, gateway_id)
 
     def journey_step(self, step: str, details: Optional[dict[str, Any]] = None) -> None:
         self.journey.append(step)

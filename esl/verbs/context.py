@@ -7,6 +7,7 @@ FreeSWITCH applications.
 """
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -71,6 +72,9 @@ class VerbContext(Protocol):
 
     def record_feature(self, name: str) -> None:
         """Mark a feature-presence flag on the call record (e.g. ``has_recording``)."""
+
+    def record_dial_carrier(self, carrier_id: uuid.UUID, gateway_id: uuid.UUID) -> None:
+        """The carrier and gateway that answered a dial to a phone number (call record)."""
 
     def journey_step(self, step: str, details: Optional[dict[str, Any]] = None) -> None:
         """A verb (or flow node) starts: the call journey and the interaction.* timeline."""

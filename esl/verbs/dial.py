@@ -11,13 +11,20 @@ caller before we can record why — capture outbound_bridge_fail_continue) and
 ``media_bug_answer_req`` set to true, then ``record_session`` (the recording starts when the legs
 are bridged). A callerId the account does not own is refused at execution: no bridge,
 ``interaction.dial.rejected`` is published and the list ends.
+
+When a phone target's carrier answered, the call record (and ``call.ended``) name that carrier
+and gateway (``dial_carrier_id``/``dial_gateway_id``): the routed legs export them to the
+caller's leg together with this dial's ``sbc_dial_id`` (app.routing.lcr.answering_carrier).
 """
 from __future__ import annotations
+
+import uuid
 
 from marshmallow import ValidationError, fields, validate, validates_schema
 
 from app import limits
 from app.errors import SbcError
+from app.routing.lcr import DIAL_ID_VARIABLE, answering_carrier
 from esl.verbs.base import PartSchema, Verb, VerbOutcome, VerbSchema
 from esl.verbs.context import VerbContext
 from esl.verbs.fields import StrictBoolean, StrictInteger, Text
@@ -102,7 +109,7 @@ class Dial(Verb):
             return f"sofia/external/{uri}"
         return ctx.lcr_bridge_string(name.lstrip("+"))
 
-    def bridge_arg(self, ctx: VerbContext) -> tuple[str, list[dict]]:
+    def bridge_arg(self, ctx: VerbContext, dial_id: str = "") -> tuple[str, list[dict]]:
         """The bridge data and the targets that had no route (skipped).
 
         FreeSWITCH reads ``{...}`` global variables only at the very start of the dial string,
@@ -127,6 +134,8 @@ class Dial(Verb):
         if self.params.get("callerId"):
             variables.append(f"origination_caller_id_number={self.params['callerId']}")
         variables.append(f"sbc_trace_id={ctx.trace_id}")
+        if dial_id and lifted:  # a routed leg exports it back when it answers (answering_carrier)
+            variables.append(f"{DIAL_ID_VARIABLE}={dial_id}")
         variables.extend(v for v in lifted if v not in variables)
         return ("{" + ",".join(variables) + "}" + "|".join(legs)) if legs else "", skipped
 
@@ -140,7 +149,8 @@ class Dial(Verb):
                 "callId": ctx.call_id, "traceId": ctx.trace_id, "accountSid": ctx.account_id,
                 "reason": "caller_id_not_owned", "callerId": caller_id})
             return VerbOutcome.end("caller_id_not_owned", callerId=caller_id)
-        arg, skipped = self.bridge_arg(ctx)
+        dial_id = uuid.uuid4().hex
+        arg, skipped = self.bridge_arg(ctx, dial_id)
         if not arg:
             return VerbOutcome.end("no_route", skipped=skipped)
         ctx.set_var("continue_on_fail", "true")
@@ -157,4 +167,9 @@ class Dial(Verb):
         status = done.variable("DIALSTATUS") or ""
         cause = done.variable("originate_failed_cause") or done.variable("last_bridge_hangup_cause") or ""
         reason = "dial_completed" if status == "SUCCESS" else "dial_failed"
-        return VerbOutcome.end(reason, dialStatus=status, cause=cause, skipped=skipped)
+        answered = answering_carrier(done.variable, dial_id) if status == "SUCCESS" else None
+        if answered is not None:
+            ctx.record_dial_carrier(*answered)
+        return VerbOutcome.end(reason, dialStatus=status, cause=cause, skipped=skipped,
+                               carrierId=str(answered[0]) if answered else None,
+                               gatewayId=str(answered[1]) if answered else None)

@@ -134,3 +134,25 @@ def test_recordings_need_the_recordings_view_permission(api, seed, storage):
                 f"/api/call-records/{call.public_id}/recordings",
                 f"/api/call-records/{call.public_id}/transcript"):
         assert_error(plain.get(url), 403, "permission_denied")
+
+
+def test_csv_export_carries_the_pipelines_sentiment_and_recording_url(api, seed, storage):
+    import csv
+    import io
+
+    tenant, admin = admin_client(api, seed)
+    path = storage / "f.wav"
+    path.write_bytes(b"RIFF")
+    call = _seed_call(tenant.account_id, path)
+    with platform_session() as s:  # what the pipeline's final transaction writes
+        s.query(CallRecord).filter_by(call_id=call.call_id).update(
+            {"sentiment_score": -0.4125, "sentiment_label": "negative", "has_transcript": True,
+             "has_recording": True, "recording_url": f"/api/recordings/{call.recording_id}"})
+
+    rows = list(csv.reader(io.StringIO(admin.get("/api/call-records/export").get_data(as_text=True))))
+    cell = dict(zip(rows[0], rows[1]))
+
+    assert cell["Sentiment"] == "negative (-0.4125)"
+    assert cell["Recording"] == f"/api/recordings/{call.recording_id}"
+    detail = admin.get(f"/api/call-records/{call.public_id}").get_json()
+    assert detail["has_transcript"] is True and detail["sentiment_label"] == "negative"

@@ -25,6 +25,7 @@ import gevent.queue
 from esl.protocol import Event, parse_event_plain, parse_header_lines
 from tests.simulator import templates as T
 from tests.simulator.channel import SimChannel
+from tests.simulator.fsparse import bridge_exports
 from tests.simulator.scenario import BridgeOutcome, Call
 
 log = logging.getLogger(__name__)
@@ -691,6 +692,7 @@ def _app_bridge(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
     head = [("Bridge-A-Unique-ID", call.uuid), ("Bridge-B-Unique-ID", b_uuid)]
     ch.vars.update({"originate_disposition": "SUCCESS", "DIALSTATUS": "SUCCESS",
                     "bridge_uuid": b_uuid, "signal_bond": b_uuid, "last_bridge_to": b_uuid})
+    ch.vars.update(bridge_exports(arg, outcome.leg))  # the answered leg's bridge_export_vars
     call.emit("CHANNEL_BRIDGE", head=head)
     deadline = time.monotonic() + outcome.talk
     while time.monotonic() < deadline and not kill.is_set():

@@ -34,6 +34,7 @@ class BridgeOutcome:
     cause: str = "NORMAL_TEMPORARY_FAILURE"
     sip_code: str = "503"
     b_leg_uuid: Optional[str] = None
+    leg: int = 0  # which ``|`` leg of the bridge answers (the ones before it failed over)
 
 
 @dataclass
@@ -78,8 +79,8 @@ class Call:
         self.steps.append(Step("unhold", at + duration))
         return self
 
-    def bridge_answers(self, talk: float = 0.05, b_leg_uuid: Optional[str] = None) -> "Call":
-        self.bridges.append(BridgeOutcome(answer=True, talk=talk, b_leg_uuid=b_leg_uuid))
+    def bridge_answers(self, talk: float = 0.05, b_leg_uuid: Optional[str] = None, leg: int = 0) -> "Call":
+        self.bridges.append(BridgeOutcome(answer=True, talk=talk, b_leg_uuid=b_leg_uuid, leg=leg))
         return self
 
     def bridge_fails(self, cause: str = "NORMAL_TEMPORARY_FAILURE", sip_code: str = "503") -> "Call":

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import uuid
 
 from app.routing.lcr import bridge_string, compile_table
@@ -84,6 +85,12 @@ def test_given_dial_to_user_and_sip_when_bridge_fails_then_caller_stays_up_and_f
     assert len(hangups) == 1
 
 
+def _dial_id(run) -> str:
+    """The dial's own id (a fresh uuid per dial, app.routing.lcr.DIAL_ID_VARIABLE)."""
+    bridge = next(arg for app, arg in run.call.executed() if app == "bridge")
+    return re.search(r"sbc_dial_id=([0-9a-f]{32})", bridge).group(1)
+
+
 def test_given_dial_phone_with_owned_caller_id_and_record_when_answered_then_lcr_legs_and_recording(run_on_call):
     carrier, gw_a, gw_b, plan, route = (uuid.uuid4() for _ in range(5))
     table = compile_table(RoutingRows(
@@ -105,7 +112,7 @@ def test_given_dial_phone_with_owned_caller_id_and_record_when_answered_then_lcr
     assert apps[0][0] == "record_session"
     assert apps[0][1].startswith(f"{RECORDINGS_DIR}/{run.account_id}_{run.call.uuid}_") and apps[0][1].endswith(".wav")
     assert apps[1] == ("bridge", "{call_timeout=60,origination_caller_id_number=+15551230000,"
-                                 f"sbc_trace_id={run.trace_id},{globals_}}}{legs}")
+                                 f"sbc_trace_id={run.trace_id},sbc_dial_id={_dial_id(run)},{globals_}}}{legs}")
     assert run.setvars() == [("continue_on_fail", "true"), ("hangup_after_bridge", "true"),
                              ("RECORD_STEREO", "true"), ("RECORD_BRIDGE_REQ", "true"),
                              ("media_bug_answer_req", "true")]

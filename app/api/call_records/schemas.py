@@ -57,6 +57,9 @@ class CallRecordSchema(ma.Schema):
     to_number = ma.fields.String(allow_none=True)
     application_id = ma.fields.UUID(allow_none=True)
     carrier_id = ma.fields.UUID(allow_none=True)
+    gateway_id = ma.fields.UUID(allow_none=True)
+    dial_carrier_id = ma.fields.UUID(allow_none=True)   # answered this leg's last routed dial
+    dial_gateway_id = ma.fields.UUID(allow_none=True)
     started_at = ma.fields.AwareDateTime()
     answered_at = ma.fields.AwareDateTime(allow_none=True)
     ended_at = ma.fields.AwareDateTime(allow_none=True)
