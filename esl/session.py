@@ -25,6 +25,7 @@ from app.calls.limiter import REFUSAL_HANGUP_CAUSE
 from app.calls.records import CallContext, write_call_record
 from app.calls.status_hook import base_body, final_body, send_status
 from app.events import payloads
+from app.ops.metrics import CALLS_IN_PROGRESS, observe_call_setup
 from app.webhooks.errors import Reason, WebhookFailed
 from app.webhooks.ws_handler import WsCallHandler
 from esl.call_events import CallEvents
@@ -127,9 +128,13 @@ class CallSession:
             self._refuse(REFUSAL_HANGUP_CAUSE, 503, f"concurrency_limit:{admission.refused_scope}")
             return
         self.services.live_calls[call.call_id] = self.conn
+        observe_call_setup(self._connected_us)
+        in_progress = CALLS_IN_PROGRESS.labels(route.direction)
+        in_progress.inc()
         try:
             self._drive()
         finally:
+            in_progress.dec()
             self.services.limiter.release(call.call_id)
             self.services.live_calls.pop(call.call_id, None)
             # until its record is written, lost-call recovery must not record it too

@@ -165,6 +165,22 @@ class LoginThrottle:
             raise TooManyLoginAttempts(retry_after_seconds=max(1, math.ceil(wait_ms / 1000)))
         return attempt
 
+    def refused(self, address: str | None) -> None:
+        """Count a login refused before any password check (a body that is not JSON, text that
+        cannot be stored, a missing field) against the client address, like a wrong password:
+        malformed guesses must not be free. Raises ``TooManyLoginAttempts`` when the address
+        budget is already spent (nothing counted then)."""
+        try:
+            wait_ms = int(self._begin(
+                keys=[self.address_key(address)],
+                args=[WINDOW_SECONDS * 1000, ADDRESS_FAILURE_LIMIT, ADDRESS_FAILURE_LIMIT, uuid.uuid4().hex],
+            ))
+        except redis.RedisError as exc:
+            log.warning("login throttle unavailable (%s): refused login attempt not counted", exc)
+            return
+        if wait_ms > 0:
+            raise TooManyLoginAttempts(retry_after_seconds=max(1, math.ceil(wait_ms / 1000)))
+
     def _forget(self, attempt: LoginAttempt, *, clear_user: bool) -> None:
         try:
             with self.redis.pipeline() as pipe:

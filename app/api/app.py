@@ -33,7 +33,7 @@ from app.api.recordings.routes import blp as recordings_blp, call_media_blp
 from app.api.calls.routes import blp as calls_blp
 from app.api.callbacks.routes import blp as callbacks_blp
 from app.api.phone_numbers.routes import blp as phone_numbers_blp
-from app.api.nul_guard import refuse_nul_characters
+from app.api.input_guard import refuse_unusable_input
 from app.api.security import authenticate_request, close_request_session
 from app.ops.health import Readiness, dependency_checks
 from app.ops.http import OpsEndpoints
@@ -121,9 +121,12 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     @app.before_request
     def _authenticate_api() -> None:
-        if request.path.startswith(API_PREFIX) and request.path != OPENAPI_PATH:
+        # OPTIONS is answered by Flask (Allow header) without running a view: it reads no data,
+        # and the JWT library exempts it from verification, so there is no identity to load
+        if (request.path.startswith(API_PREFIX) and request.path != OPENAPI_PATH
+                and request.method != "OPTIONS"):
             authenticate_request()
-        refuse_nul_characters()  # after authentication: an anonymous caller learns nothing more
+        refuse_unusable_input()  # after authentication: an anonymous caller learns nothing more
 
     return app
 

@@ -11,8 +11,9 @@ import logging
 from typing import Any
 
 import marshmallow as ma
-from flask import Flask, jsonify
+from flask import Flask, jsonify, request
 from flask.typing import ResponseReturnValue
+from sqlalchemy.exc import DataError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from app.errors import SbcError
@@ -99,8 +100,24 @@ def handle_unexpected(error: Exception) -> ResponseReturnValue:
     return error_body(500, "internal_error", HTTP_MESSAGES[500])
 
 
+# SQLSTATE class 22, "data exception": PostgreSQL refused a value (out of range, malformed,
+# untranslatable). Input is validated before it reaches the database (app.api.json_body,
+# app.api.fields, schema ranges); this is the backstop for a value a check has not foreseen —
+# still the caller's input, so a 422 and one log line, never a 500 with a traceback.
+_DATA_EXCEPTION_CLASS = "22"
+
+
+def handle_data_error(error: DataError) -> ResponseReturnValue:
+    pgcode = getattr(error.orig, "pgcode", None) or ""
+    if not pgcode.startswith(_DATA_EXCEPTION_CLASS):
+        return handle_unexpected(error)
+    log.warning("PostgreSQL refused a value (SQLSTATE %s) on %s %s", pgcode, request.method, request.path)
+    return error_body(422, "invalid_value", "A value is out of range or malformed for storage.")
+
+
 def register_error_handlers(app: Flask) -> None:
     """Register after flask-smorest's Api so our HTTPException handler replaces its default."""
     app.register_error_handler(SbcError, handle_sbc_error)
+    app.register_error_handler(DataError, handle_data_error)
     app.register_error_handler(HTTPException, handle_http_exception)
     app.register_error_handler(Exception, handle_unexpected)

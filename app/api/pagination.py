@@ -20,7 +20,9 @@ from sqlalchemy import Select, literal, tuple_
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
-from app.errors import BadRequest
+from app.api import json_body
+from app.api.fields import to_utc
+from app.errors import BadRequest, SbcError
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
@@ -61,8 +63,8 @@ def _from_json(value: Any, column: ColumnElement[Any]) -> Any:
         raise InvalidCursor("cursor is not valid for this list")
     kind = _python_type(column)
     try:
-        if kind is dt.datetime:
-            return dt.datetime.fromisoformat(value)
+        if kind is dt.datetime:  # in UTC: PostgreSQL refuses offsets Python takes (+16:00)
+            return to_utc(dt.datetime.fromisoformat(value))
         if kind is dt.date:
             return dt.date.fromisoformat(value)
         if kind is uuid.UUID:
@@ -88,8 +90,12 @@ def encode_cursor(values: Sequence[Any]) -> str:
 def decode_cursor(cursor: str, columns: Sequence[ColumnElement[Any]]) -> list[Any]:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
-        values = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (binascii.Error, ValueError, UnicodeDecodeError) as exc:
+        raw = base64.urlsafe_b64decode(padded.encode())
+    except (binascii.Error, ValueError) as exc:
+        raise InvalidCursor("cursor is not valid") from exc
+    try:  # the API's strict decoder: no surrogates, NUL, deep nesting or out-of-range numbers
+        values = json_body.loads(raw, where="cursor")
+    except SbcError as exc:
         raise InvalidCursor("cursor is not valid") from exc
     if not isinstance(values, list) or len(values) != len(columns):
         raise InvalidCursor("cursor is not valid for this list")

@@ -25,6 +25,7 @@ from app.events.envelope import rfc3339
 from app.events.exchanges import CALL_EVENTS
 from app.events.outbox import publish_in
 from app.models import Account, CallRecord, InteractionSummary
+from app.ops.metrics import CALLS_FINISHED
 
 
 @dataclass
@@ -247,4 +248,7 @@ def write_in(session: Session, event: HeaderSource, ctx: CallContext) -> Written
 def write_call_record(event: HeaderSource, ctx: CallContext) -> WrittenRecord | None:
     """The hangup path's entry point: its own tenant transaction (RLS scoped to the account)."""
     with tenant_session(ctx.account_id) as session:
-        return write_in(session, event, ctx)
+        written = write_in(session, event, ctx)
+    if written is not None:
+        CALLS_FINISHED.labels(written.status, ctx.direction).inc()
+    return written

@@ -12,7 +12,8 @@ append-only log rows, each in its own transaction:
   export is on record even if the process dies mid-stream;
 * ``call_records.export`` with the number of rows written when the stream completes, or
   ``call_records.export.incomplete`` with the rows written so far when the client disconnects
-  or the query fails.
+  or the stream fails midway, or ``call_records.export.failed`` (row_count 0) when the query
+  itself fails before the first byte (the API then answers with its JSON error shape).
 
 Cell formats: times ISO 8601 UTC; durations whole seconds (rounded); flags ``yes``/``no``;
 empty when the interaction has no summary yet.
@@ -20,6 +21,7 @@ empty when the interaction has no summary yet.
 from __future__ import annotations
 
 import uuid
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterator, Sequence
@@ -43,6 +45,7 @@ FETCH_BATCH = 1000
 ACTION_STARTED = "call_records.export.started"
 ACTION_COMPLETED = "call_records.export"
 ACTION_INCOMPLETE = "call_records.export.incomplete"
+ACTION_FAILED = "call_records.export.failed"
 
 
 def export_statement(account_id: uuid.UUID, filters: CallRecordFilters, max_rows: int) -> Select[Any]:
@@ -113,31 +116,41 @@ class ExportRequest:
 
 
 def stream_export(request: ExportRequest) -> Iterator[str]:
-    """Log the start, then return the CSV chunk iterator (which logs its own end)."""
+    """Log the start, run the query, then return the CSV chunk iterator (which logs its end).
+
+    The query runs here, before the response starts: once the 200 and its headers are sent, a
+    failure can only cut the CSV short. A query PostgreSQL refuses is logged as
+    ``call_records.export.failed`` and raised, so the API answers in its JSON error shape."""
     log_access(request.account_id, request.user_id, ACTION_STARTED,
                filters=request.filters.to_log(), row_count=None, remote_addr=request.remote_addr)
-    return _chunks(request)
+    session = ExitStack()
+    try:
+        db = session.enter_context(tenant_session(request.account_id))
+        stmt = export_statement(request.account_id, request.filters, request.max_rows)
+        result = db.execute(stmt.execution_options(yield_per=FETCH_BATCH))
+    except BaseException:
+        session.close()
+        log_access(request.account_id, request.user_id, ACTION_FAILED,
+                   filters=request.filters.to_log(), row_count=0, remote_addr=request.remote_addr)
+        raise
+    return _chunks(request, session, result)
 
 
-def _chunks(request: ExportRequest) -> Iterator[str]:
+def _chunks(request: ExportRequest, session: ExitStack, result: Any) -> Iterator[str]:
     written = 0
     completed = False
 
     def rows() -> Iterator[list[Any]]:
         nonlocal written
-        with tenant_session(request.account_id) as db:
-            stmt = export_statement(request.account_id, request.filters, request.max_rows)
-            result = db.execute(stmt.execution_options(yield_per=FETCH_BATCH))
-            for row in result:
-                yield to_csv_row(row)
-                written += 1
+        for row in result:
+            yield to_csv_row(row)
+            written += 1
 
-    source = rows()
     try:
-        yield from iter_csv(EXPORT_COLUMNS, source)
+        yield from iter_csv(EXPORT_COLUMNS, rows())
         completed = True
     finally:
-        source.close()  # ends the read transaction (server-side cursor) before logging
+        session.close()  # ends the read transaction (server-side cursor) before logging
         log_access(request.account_id, request.user_id,
                    ACTION_COMPLETED if completed else ACTION_INCOMPLETE,
                    filters=request.filters.to_log(), row_count=written,

@@ -58,6 +58,9 @@ class CallRecord(TenantOwned, Base):
     application_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     carrier_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     gateway_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    # the carrier and gateway that answered this leg's last dial to a phone number (LCR)
+    dial_carrier_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    dial_gateway_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     source_ip: Mapped[str | None] = mapped_column(INET)
     # timestamps and durations
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)

@@ -314,6 +314,25 @@ class LcrTable:
 # Per-leg channel variables: which carrier and gateway a leg went out on (for the call record).
 LCR_CARRIER_VARIABLE = "lcr_carrier_id"
 LCR_GATEWAY_VARIABLE = "lcr_gateway_id"
+# Set by the dial verb in its bridge's ``{}`` block (so on every leg it rings), one value per
+# dial. A routed leg that answers copies it and its carrier variables onto the caller's leg
+# (``bridge_export_vars``, switch_ivr_bridge.c check_bridge_export): the caller's leg then says
+# which carrier answered *this* dial — a user/sip leg exports nothing, so a value left by an
+# earlier dial never matches.
+DIAL_ID_VARIABLE = "sbc_dial_id"
+EXPORTED_ON_ANSWER = (DIAL_ID_VARIABLE, LCR_CARRIER_VARIABLE, LCR_GATEWAY_VARIABLE)
+
+
+def answering_carrier(variable: Callable[[str], str | None],
+                      dial_id: str) -> tuple[uuid.UUID, uuid.UUID] | None:
+    """(carrier, gateway) of the routed leg that answered dial ``dial_id``, read from the
+    caller's leg after the bridge (``variable``: Event.variable); None when no routed leg did."""
+    if not dial_id or variable(DIAL_ID_VARIABLE) != dial_id:
+        return None
+    try:
+        return uuid.UUID(variable(LCR_CARRIER_VARIABLE) or ""), uuid.UUID(variable(LCR_GATEWAY_VARIABLE) or "")
+    except ValueError:
+        return None
 
 
 def bridge_string(explanation: Explanation, *, leg_vars: dict[str, str] | None = None) -> str:
@@ -322,7 +341,8 @@ def bridge_string(explanation: Explanation, *, leg_vars: dict[str, str] | None =
     ``|`` makes FreeSWITCH dial the endpoints one after another; the global
     ``fail_on_single_reject`` stops that walk on callee refusals (see app.routing.causes).
     Inside ``{}`` a comma separates variables, so the cause list is escaped as ``\\,``.
-    Each leg carries the carrier and gateway ids for the call record.
+    Each leg carries the carrier and gateway ids for the call record, and exports them to
+    the caller's leg when it answers a bridge (``answering_carrier``).
     """
     if not explanation.attempts:
         raise ValueError("nothing to dial: " + (explanation.reason or "no attempts"))
@@ -330,7 +350,8 @@ def bridge_string(explanation: Explanation, *, leg_vars: dict[str, str] | None =
     parts = []
     for attempt in explanation.attempts:
         variables = {LCR_CARRIER_VARIABLE: str(attempt.carrier_id),
-                     LCR_GATEWAY_VARIABLE: str(attempt.gateway_id)}
+                     LCR_GATEWAY_VARIABLE: str(attempt.gateway_id),
+                     "bridge_export_vars": ",".join(EXPORTED_ON_ANSWER)}
         if leg_vars:
             variables.update(leg_vars)
         rendered = ",".join(f"{k}={_escape_var(v)}" for k, v in variables.items())

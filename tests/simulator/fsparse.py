@@ -12,12 +12,14 @@ switch does (a simulator kinder than the switch hides bugs: issue 9 item 4).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional
 
 ORIGINATE_MAX_ARGS = 10          # mod_commands.c originate_function: char *argv[10]
 ORIGINATE_MIN_ARGS, ORIGINATE_ARGS_LIMIT = 2, 7
 _UNESCAPE = {"n": "\n", "r": "\r", "t": "\t", "s": " "}
+_UNESCAPED = r"(?<!\\)"
 
 
 def _cleanup(token: str) -> str:
@@ -109,3 +111,42 @@ def originate_parts(arg: str) -> Optional[Originate]:
         if open_ >= 0:
             app, data = app[:open_], app[open_ + 1:]
     return Originate(dial_string, exten, app, data, argv[2], argv[3])
+
+
+def dial_legs(dial_string: str) -> tuple[dict[str, str], list[tuple[dict[str, str], str]]]:
+    """``{globals}[leg vars]endpoint|[leg vars]endpoint`` → (globals, [(leg vars, endpoint)])."""
+    global_vars: dict[str, str] = {}
+    rest = dial_string
+    head = re.match(r"\{((?:[^}\\]|\\.)*)\}", rest)
+    if head:
+        global_vars = _variables(head.group(1))
+        rest = rest[head.end():]
+    legs = []
+    for leg in re.split(_UNESCAPED + r"\|", rest):
+        block = re.match(r"\[((?:[^]\\]|\\.)*)\]", leg)
+        legs.append((_variables(block.group(1)) if block else {}, leg[block.end():] if block else leg))
+    return global_vars, legs
+
+
+def _variables(block: str) -> dict[str, str]:
+    out = {}
+    for item in re.split(_UNESCAPED + ",", block):
+        name, _, value = item.partition("=")
+        if name:
+            out[name] = value.replace("\\,", ",")
+    return out
+
+
+def bridge_exports(dial_string: str, answered_leg: int) -> dict[str, str]:
+    """What the caller's leg receives when leg ``answered_leg`` of a bridge answers: the
+    variables its ``bridge_export_vars`` lists, from that leg's ``[]`` or the ``{}`` block
+    (switch_ivr_bridge.c check_bridge_export → switch_channel_process_export), plus the list."""
+    global_vars, legs = dial_legs(dial_string)
+    if not 0 <= answered_leg < len(legs):
+        return {}
+    peer = {**global_vars, **legs[answered_leg][0]}
+    names = [n for n in peer.get("bridge_export_vars", "").split(",") if n]
+    out = {n: peer[n] for n in names if n in peer}
+    if names:
+        out["bridge_export_vars"] = peer["bridge_export_vars"]
+    return out

@@ -23,14 +23,13 @@ from app.routing.node_modules import contract_modules
 from esl.protocol import encode_event_plain, parse_header_lines
 from tests.simulator import templates as T
 from tests.simulator.channel import SimChannel, preamble
-from tests.simulator.fsparse import Originate, originate_parts, separate_blank
+from tests.simulator.fsparse import Originate, dial_legs, originate_parts, separate_blank
 from tests.simulator.outbound import GOODBYE, SimOutboundCall
 from tests.simulator.scenario import Call
 
 ORIGINATE_SYNTAX = ("<call url> <exten>|&<application_name>(<app_args>) [<dialplan>] [<context>] "
                     "[<cid_name>] [<cid_num>] [<timeout_sec>]")
 SOCKET_APP_MAX_ARGS = 10  # mod_event_socket.c socket_function: char *argv[80], split on ' '
-_UNESCAPED = r"(?<!\\)"
 
 SHOW_CHANNELS_ROW_KEYS = (
     "uuid", "direction", "created", "created_epoch", "name", "state", "cid_name", "cid_num",
@@ -339,7 +338,7 @@ class InboundServer:
         parsed = originate_parts(arg)
         if parsed is None:
             return f"-USAGE: {ORIGINATE_SYNTAX}\n"
-        global_vars, legs = _dial_legs(parsed.dial_string)
+        global_vars, legs = dial_legs(parsed.dial_string)
         cause = "DESTINATION_OUT_OF_ORDER"
         for leg_vars, endpoint in legs:
             variables = {**global_vars, **leg_vars}
@@ -401,30 +400,6 @@ class InboundServer:
         body = self._api(command)
         headers = preamble("BACKGROUND_JOB") + [("Job-UUID", job), ("Job-Command", verb), ("Job-Command-Arg", arg)]
         self.emit(headers, body)
-
-
-def _dial_legs(dial_string: str) -> tuple[dict[str, str], list[tuple[dict[str, str], str]]]:
-    """``{globals}[leg vars]endpoint|[leg vars]endpoint`` → (globals, [(leg vars, endpoint)])."""
-    global_vars: dict[str, str] = {}
-    rest = dial_string
-    head = re.match(r"\{((?:[^}\\]|\\.)*)\}", rest)
-    if head:
-        global_vars = _variables(head.group(1))
-        rest = rest[head.end():]
-    legs = []
-    for leg in re.split(_UNESCAPED + r"\|", rest):
-        block = re.match(r"\[((?:[^]\\]|\\.)*)\]", leg)
-        legs.append((_variables(block.group(1)) if block else {}, leg[block.end():] if block else leg))
-    return global_vars, legs
-
-
-def _variables(block: str) -> dict[str, str]:
-    out = {}
-    for item in re.split(_UNESCAPED + ",", block):
-        name, _, value = item.partition("=")
-        if name:
-            out[name] = value.replace("\\,", ",")
-    return out
 
 
 def _stops_walk(fail_on_single_reject: Optional[str], cause: str) -> bool:

@@ -5,6 +5,7 @@ from datetime import datetime, timezone
 
 import marshmallow as ma
 from marshmallow import validate
+from app.api.fields import UtcDateTime
 
 SCOPE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}\Z"
 MAX_SCOPES = 32
@@ -23,7 +24,7 @@ class ApiKeyCreateSchema(ma.Schema):
         validate=validate.Length(max=MAX_SCOPES),
         metadata={"description": "Free-form scope names, e.g. calls, recordings, users, queues"},
     )
-    expires_at = ma.fields.AwareDateTime(
+    expires_at = UtcDateTime(
         allow_none=True, validate=_in_future,
         metadata={"description": "Optional; ISO 8601 with a UTC offset, in the future"},
     )

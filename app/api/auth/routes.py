@@ -7,14 +7,15 @@ from typing import Any
 from flask import current_app, request
 from flask.typing import ResponseReturnValue
 from flask_smorest import Blueprint
+from werkzeug.exceptions import HTTPException
 
 from app.accounts.login_throttle import LoginThrottle
 from app.api.auth import service
 from app.api.auth.schemas import ExchangeSchema, LoginSchema, TokenResponseSchema
-from app.api.errors import ErrorSchema, handle_sbc_error
+from app.api.errors import ErrorSchema, handle_http_exception, handle_sbc_error
 from app.api.security import authenticated, current_identity, tenant_db
 from app.api.tenancy import request_tenant
-from app.errors import TooManyLoginAttempts
+from app.errors import SbcError, TooManyLoginAttempts
 
 blp = Blueprint("auth", __name__, url_prefix="/auth", description="Log in and manage sessions")
 
@@ -35,6 +36,33 @@ def _too_many_attempts(error: TooManyLoginAttempts) -> ResponseReturnValue:
     """The project's error body plus ``Retry-After`` (seconds), which the shared handler lacks."""
     body, status = handle_sbc_error(error)  # type: ignore[misc]
     return body, status, {"Retry-After": str(error.retry_after_seconds)}
+
+
+# A login refused for its input (not JSON, unusable text, failed validation, too large) never
+# reaches the password check, so the service cannot count it; these handlers do, per address.
+_REFUSED_INPUT_STATUSES = frozenset({400, 413, 415, 422})
+LOGIN_ENDPOINT = "auth.login"
+
+
+def _count_refused_login(status: int) -> ResponseReturnValue | None:
+    """None when nothing changes; the 429 answer when the address budget is spent."""
+    if request.endpoint != LOGIN_ENDPOINT or status not in _REFUSED_INPUT_STATUSES:
+        return None
+    try:
+        login_throttle().refused(request.remote_addr)
+    except TooManyLoginAttempts as exc:
+        return _too_many_attempts(exc)
+    return None
+
+
+@blp.errorhandler(SbcError)
+def _refused_input(error: SbcError) -> ResponseReturnValue:
+    return _count_refused_login(error.status) or handle_sbc_error(error)
+
+
+@blp.errorhandler(HTTPException)
+def _refused_request(error: HTTPException) -> ResponseReturnValue:
+    return _count_refused_login(error.code or 500) or handle_http_exception(error)
 
 
 def _body(grant: service.Grant) -> dict[str, Any]:

@@ -10,13 +10,14 @@ from marshmallow import validate
 
 from app.api.common import ListQuerySchema
 from app.models.enums import CALL_DIRECTIONS, CALL_STATUSES
+from app.api.fields import UtcDateTime
 
 
 class CallRecordFilterSchema(ma.Schema):
-    from_ = ma.fields.AwareDateTime(data_key="from", attribute="from", default_timezone=timezone.utc,
-                                    metadata={"description": "started_at >= from (ISO 8601; UTC if no offset)"})
-    to = ma.fields.AwareDateTime(default_timezone=timezone.utc,
-                                 metadata={"description": "started_at < to"})
+    from_ = UtcDateTime(data_key="from", attribute="from", default_timezone=timezone.utc,
+                        metadata={"description": "started_at >= from (ISO 8601; UTC if no offset)"})
+    to = UtcDateTime(default_timezone=timezone.utc,
+                     metadata={"description": "started_at < to"})
     direction = ma.fields.String(validate=validate.OneOf(CALL_DIRECTIONS))
     agent_id = ma.fields.UUID()
     queue_id = ma.fields.UUID()

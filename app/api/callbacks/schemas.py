@@ -6,9 +6,12 @@ from marshmallow import validate
 
 from app import limits
 from app.models.enums import CALLBACK_STATUSES
+from app.api.fields import UtcDateTime
 
 PRIORITY_RANGE = validate.Range(min=-1000, max=1000)
 MAX_PAGE = 500
+# PostgreSQL's OFFSET is a bigint and costs O(offset): deeper than this is not a real page
+MAX_OFFSET = 1_000_000
 
 
 class PhoneNumberField(ma.fields.String):
@@ -28,7 +31,7 @@ class CallbackCreateSchema(ma.Schema):
         load_default=0, validate=PRIORITY_RANGE, strict=True,
         metadata={"description": "Higher is dialled first (-1000..1000)"},
     )
-    requested_at = ma.fields.AwareDateTime(
+    requested_at = UtcDateTime(
         metadata={"description": "When the customer asked; default now. Earlier is dialled first "
                                  "among equal priorities."},
     )
@@ -38,7 +41,7 @@ class CallbackCreateSchema(ma.Schema):
 class CallbackListQuerySchema(ma.Schema):
     status = ma.fields.String(validate=validate.OneOf(CALLBACK_STATUSES))
     limit = ma.fields.Integer(load_default=100, validate=validate.Range(min=1, max=MAX_PAGE))
-    offset = ma.fields.Integer(load_default=0, validate=validate.Range(min=0))
+    offset = ma.fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_OFFSET))
 
 
 class CallbackSchema(ma.Schema):
