@@ -16,11 +16,12 @@ from esl.verbs.channel import ChannelVerbContext
 if TYPE_CHECKING:  # pragma: no cover
     from esl.protocol import Event
 
-# Applications that are meaningful on an unanswered channel (record_session waits for the
-# answer or bridge itself: the record and dial verbs set media_bug_answer_req).
+# Applications that are meaningful on an unanswered channel. Not record_session: on a ringing
+# channel it pre-answers (183) by itself, so the verbs that record answer first (record,
+# conference) or let the bridge start it (dial: bridge_pre_execute_aleg_app).
 NO_ANSWER_NEEDED = frozenset({
     "answer", "pre_answer", "ring_ready", "bridge", "set", "export", "unset", "multiset",
-    "hangup", "respond", "record_session",
+    "hangup", "respond",
 })
 # API commands that attach media to the channel (listen verb).
 MEDIA_API_PREFIXES = ("uuid_audio_fork",)

@@ -46,7 +46,7 @@ TOKEN_MODULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"sofia/"), "mod_sofia"),
     (re.compile(r"http_cache://"), "mod_http_cache"),
     (re.compile(r"local_stream://"), "mod_local_stream"),
-    (re.compile(r"tone_stream://"), "mod_tone_stream"),
+    (re.compile(r"(tone|silence)_stream://"), "mod_tone_stream"),
     (re.compile(r"\bflite\b"), "mod_flite"),
     (re.compile(r"\bpocketsphinx\b"), "mod_pocketsphinx"),
     (re.compile(r"\buuid_audio_fork\b"), "mod_audio_fork"),

@@ -90,8 +90,11 @@ class ChannelVerbContext:
 
     def on_event(self, event_name: str, handler: Callable[["Event"], None]) -> None:
         """Register ``handler``; events that ``myevents`` does not deliver (RECORD_*,
-        PLAYBACK_*: see the captures' README) are subscribed once per call."""
-        if event_name in _NOT_IN_MYEVENTS and event_name not in self._subscribed:
+        PLAYBACK_*: see the captures' README; CUSTOM subclasses such as
+        ``mod_audio_fork::connect_failed``, checked on the real switch) are subscribed once per
+        call."""
+        needs_subscription = event_name in _NOT_IN_MYEVENTS or "::" in event_name
+        if needs_subscription and event_name not in self._subscribed:
             self.conn.subscribe(event_name)
             self._subscribed.add(event_name)
         self.conn.on(event_name, handler)

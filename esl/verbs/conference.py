@@ -3,9 +3,12 @@
 Conference names are global in FreeSWITCH, so the account id is prefixed: two tenants using
 the same name never meet. Flags: muted → ``mute``; startOnEnter=false → ``wait-mod`` (the
 member hears hold music until a moderator joins), startOnEnter=true → ``moderator``;
-endOnExit → ``endconf``. maxParticipants → ``set conference_max_members=<n>`` and record →
-``set conference_auto_record=<path>`` before joining: both are read when the conference is
-created, so they apply when this caller opens the room (documented limitation).
+endOnExit → ``endconf``. maxParticipants → ``set conference_max_members=<n>`` before joining:
+read when the conference is created, so it applies when this caller opens the room (documented
+limitation). record → ``record_session`` on this caller's leg before joining (stereo: the
+caller left, what the room sends them right), whoever opened the room; it is reported like every
+recording (esl/verbs/recording.py): the room's own recording (conference_auto_record) has no
+channel, so its stop event never reaches this call's socket.
 The conference application returns when the caller leaves.
 """
 from __future__ import annotations
@@ -16,9 +19,10 @@ from app import limits
 from esl.verbs.base import Verb, VerbOutcome, VerbSchema
 from esl.verbs.context import VerbContext
 from esl.verbs.fields import StrictBoolean, StrictInteger, Text
-from esl.verbs.record import recording_path
+from esl.verbs.recording import recording_path, report_when_stopped
 
 CONFERENCE_PROFILE = "default"
+RECORDING_FORMAT = "wav"
 CONFERENCE_NAME_PATTERN = r"^[A-Za-z0-9_.\-]{1,64}$"
 
 
@@ -55,8 +59,10 @@ class Conference(Verb):
         if p.get("maxParticipants"):
             ctx.set_var("conference_max_members", str(p["maxParticipants"]))
         if p["record"]:
-            ctx.set_var("conference_auto_record", recording_path(ctx, "wav"))
-            ctx.record_feature("has_recording")
+            path = recording_path(ctx, RECORDING_FORMAT)
+            report_when_stopped(ctx, path, fmt=RECORDING_FORMAT, stereo=True)
+            ctx.set_var("RECORD_STEREO", "true")
+            ctx.execute("record_session", path)
         arg = f"{self.room(ctx)}@{CONFERENCE_PROFILE}+flags{{{'|'.join(self.flags())}}}"
         ctx.execute("conference", arg)
         return VerbOutcome.end("conference_left", room=self.room(ctx))

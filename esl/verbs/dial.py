@@ -7,9 +7,13 @@ target must be the only target).
 
 Before the bridge: ``set continue_on_fail=true`` (a failed bridge would otherwise hang up the
 caller before we can record why — capture outbound_bridge_fail_continue) and
-``set hangup_after_bridge=true``; with ``record``: ``RECORD_STEREO``, ``RECORD_BRIDGE_REQ`` and
-``media_bug_answer_req`` set to true, then ``record_session`` (the recording starts when the legs
-are bridged). A callerId the account does not own is refused at execution: no bridge,
+``set hangup_after_bridge=true``; with ``record``: ``RECORD_STEREO=true`` and
+``bridge_pre_execute_aleg_app=record_session`` / ``bridge_pre_execute_aleg_data=<file>``:
+FreeSWITCH starts the recording on the caller's leg once the callee answered and the legs are
+bridged. record_session run before the bridge would pre-answer the ringing caller (183, seen on
+the real switch); this way a dial that fails records nothing and answers nothing.
+``media.recording.completed`` comes from esl/verbs/recording.py like the record verb's.
+A callerId the account does not own is refused at execution: no bridge,
 ``interaction.dial.rejected`` is published and the list ends.
 
 When a phone target's carrier answered, the call record (and ``call.ended``) name that carrier
@@ -28,9 +32,10 @@ from app.routing.lcr import DIAL_ID_VARIABLE, answering_carrier
 from esl.verbs.base import PartSchema, Verb, VerbOutcome, VerbSchema
 from esl.verbs.context import VerbContext
 from esl.verbs.fields import StrictBoolean, StrictInteger, Text
-from esl.verbs.record import recording_path
+from esl.verbs.recording import recording_path, report_when_stopped
 from esl.verbs.queue import QUEUE_NAME_PATTERN, Queue
 
+RECORDING_FORMAT = "wav"  # both legs, stereo: caller left, callee right
 PHONE_PATTERN = r"^\+?[0-9]{3,20}$"
 USER_PATTERN = r"^[A-Za-z0-9_.+\-]{1,64}$"
 SIP_PATTERN = r"^(sips?:)?[A-Za-z0-9_.+\-!~*()&=$;?%]+@[A-Za-z0-9.\-\[\]:]+(;[A-Za-z0-9_.=\-]+)*$"
@@ -156,13 +161,11 @@ class Dial(Verb):
         ctx.set_var("continue_on_fail", "true")
         ctx.set_var("hangup_after_bridge", "true")
         if self.params["record"]:
-            # Start recording only once the legs are bridged: record_session itself must not
-            # answer the caller (an unanswered, failed dial stays unbilled and unrecorded).
+            path = recording_path(ctx, RECORDING_FORMAT)
+            report_when_stopped(ctx, path, fmt=RECORDING_FORMAT, stereo=True)
             ctx.set_var("RECORD_STEREO", "true")
-            ctx.set_var("RECORD_BRIDGE_REQ", "true")
-            ctx.set_var("media_bug_answer_req", "true")
-            ctx.execute("record_session", recording_path(ctx, "wav"))
-            ctx.record_feature("has_recording")
+            ctx.set_var("bridge_pre_execute_aleg_app", "record_session")
+            ctx.set_var("bridge_pre_execute_aleg_data", path)
         done = ctx.execute("bridge", arg)
         status = done.variable("DIALSTATUS") or ""
         cause = done.variable("originate_failed_cause") or done.variable("last_bridge_hangup_cause") or ""

@@ -87,7 +87,7 @@ class Text(fields.String):
 _URL_PATH = r"(/[^\s'" + '"' + r"\\{}|^`<>]*)?$"
 HTTPS_URL_PATTERN = r"^https://[A-Za-z0-9.\-\[\]:]+" + _URL_PATH
 HOOK_URL_PATTERN = HTTPS_URL_PATTERN
-WSS_URL_PATTERN = r"^wss://[A-Za-z0-9.\-\[\]:]+" + _URL_PATH
+WS_URL_PATTERN = r"^wss?://[A-Za-z0-9.\-\[\]:]+" + _URL_PATH
 _LOOPBACK_HOOK = re.compile(r"^http://(127\.0\.0\.1|localhost|\[::1\])(:\d+)?" + _URL_PATH)
 
 

@@ -6,7 +6,12 @@ DTMF (capture outbound_gather_dtmf): ``play_and_get_digits <min> <max> <tries> <
 
 Speech: ``play_and_detect_speech <prompt> detect:pocketsphinx gather`` (offline
 mod_pocketsphinx, grammar ``gather``); the recognised text is read from the NLSML in
-``variable_detect_speech_result``. With ``input: [dtmf, speech]`` the caller gets the prompt
+``variable_detect_speech_result``. mod_dptools takes the prompt as everything before the first
+``detect:``, unquoted (a quoted prompt is a file name with quotes: "ERROR" at once), so the
+prompt is written as is and a ``detect:`` inside the text is broken up.
+
+Prompts: ``say`` → ``say:<text>`` with the channel's tts_engine/tts_voice (esl/verbs/tts.py),
+``play`` → ``http_cache://<url>``, none → ``silence_stream://250`` (mod_tone_stream). With ``input: [dtmf, speech]`` the caller gets the prompt
 with DTMF collection first; only if no digit came is speech listened for (without replaying the
 prompt). Documented in docs/verbs.md.
 
@@ -33,6 +38,7 @@ DIGITS_VAR = "sbc_gather_digits"
 DIGITS_REGEX = r"[0-9*#]+"
 INVALID_FILE = "silence_stream://250"
 SILENT_PROMPT = "silence_stream://250"
+DETECT_MARK = "detect:"  # where play_and_detect_speech splits its data
 SPEECH_ENGINE = "pocketsphinx"
 SPEECH_GRAMMAR = "gather"
 _NLSML_INPUT = re.compile(r"<input[^>]*>(.*?)</input>", re.S | re.I)
@@ -78,7 +84,7 @@ class Gather(Verb):
     def prompt_file(self, ctx: VerbContext) -> str:
         say, play = self.params.get("say"), self.params.get("play")
         if say:
-            return tts.say_file(tts.resolve_voice(ctx, say.get("voice")), say["text"])
+            return tts.say_prompt(ctx, tts.resolve_voice(ctx, say.get("voice")), say["text"])
         if play:
             return play_file(play["url"])
         return SILENT_PROMPT
@@ -97,7 +103,8 @@ class Gather(Verb):
                          DIGITS_VAR, DIGITS_REGEX])
 
     def speech_arg(self, prompt: str) -> str:
-        return f"{quote_arg(prompt)} detect:{SPEECH_ENGINE} {SPEECH_GRAMMAR}"
+        unsplittable = prompt.replace(DETECT_MARK, "detect :")
+        return f"{unsplittable} {DETECT_MARK}{SPEECH_ENGINE} {SPEECH_GRAMMAR}"
 
     def collect(self, ctx: VerbContext) -> GatherResult:
         inputs = self.params["input"]
@@ -113,7 +120,7 @@ class Gather(Verb):
             prompt_played = True
         if "speech" in inputs and not digits:
             prompt = SILENT_PROMPT if prompt_played else self.prompt_file(ctx)
-            ctx.set_var("detect_speech_result", "")  # same staleness: clear before listening
+            # play_and_detect_speech clears detect_speech_result itself before listening
             done = ctx.execute("play_and_detect_speech", self.speech_arg(prompt))
             speech = parse_speech(done.variable("detect_speech_result") or "")
         return GatherResult(digits=digits, speech=speech)

@@ -42,9 +42,14 @@ def speak_arg(voice: str, text: str) -> str:
     return f"{ENGINE}|{voice}|{_SPACES.sub(' ', plain_text(text).replace('|', ' '))}"
 
 
-def say_file(voice: str, text: str) -> str:
+def say_prompt(ctx: "VerbContext", voice: str, text: str) -> str:
     """A TTS prompt in file-string form for play_and_get_digits / play_and_detect_speech.
 
-    switch_ivr_play_file() reads ``say:<engine>:<voice>:<text>`` (text may contain ':').
+    switch_ivr_play_file() reads ``say:<text>`` and speaks it with the engine and voice of the
+    channel variables ``tts_engine`` / ``tts_voice``; without both it logs "Invalid Args" and
+    plays nothing (the real switch refused ``say:flite:<voice>:<text>`` that way). So this
+    sets them on the channel first and returns the file string.
     """
-    return f"say:{ENGINE}:{voice}:{plain_text(text)}"
+    ctx.set_var("tts_engine", ENGINE)
+    ctx.set_var("tts_voice", voice)
+    return f"say:{_SPACES.sub(' ', plain_text(text))}"

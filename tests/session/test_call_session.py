@@ -217,14 +217,20 @@ def test_given_websocket_app_when_it_sends_hangup_then_call_ends(
 
 
 def test_given_recorded_dial_first_when_verbs_run_then_caller_is_not_answered_before_the_bridge(
-        controller, simulate_call, number_with_app):
+        controller, simulate_call, number_with_app, owner_conn):
     account, number, _ = number_with_app(app_json=[
         {"verb": "dial", "record": True, "target": [{"type": "sip", "name": "sip:bob@example.com"}]}])
     call = simulate_call(Call(callee=number).bridge_answers(talk=0.05), controller)
     _wait(call)
-    apps = [a for a, _ in executed(call)]
-    assert "record_session" in apps and "bridge" in apps
-    assert "answer" not in apps
+    assert [a for a, _ in executed(call)] == ["bridge"]  # no answer, no record_session (183) first
+    names = [e.name for e in call.emitted]
+    # the only early media is the bridge answering the caller; the recording starts once bridged
+    assert names.count("CHANNEL_PROGRESS_MEDIA") == 1
+    assert names.index("CHANNEL_EXECUTE") < names.index("CHANNEL_PROGRESS_MEDIA")
+    assert names.index("CHANNEL_BRIDGE") < names.index("RECORD_START") < names.index("RECORD_STOP")
+    record = call_record(owner_conn, call.uuid)
+    assert record["has_recording"] is True
+    assert "media.recording.completed" in outbox_keys(owner_conn, record["trace_id"])
 
 
 def test_given_number_whose_application_has_nothing_to_run_when_call_arrives_then_503_and_call_failed(

@@ -9,6 +9,7 @@ CHANNEL_HANGUP_COMPLETE, then the linger / disconnect notices.
 """
 from __future__ import annotations
 
+import json
 import logging
 import re
 import socket as _socket
@@ -22,7 +23,9 @@ import gevent.event
 import gevent.lock
 import gevent.queue
 
-from esl.protocol import Event, parse_event_plain, parse_header_lines
+from app.routing.node_modules import contract_modules
+from esl.protocol import Event, encode_event_plain, parse_event_plain, parse_header_lines
+from tests.simulator import media_files as M
 from tests.simulator import templates as T
 from tests.simulator.channel import SimChannel
 from tests.simulator.fsparse import bridge_exports
@@ -100,6 +103,9 @@ class SimOutboundCall:
         self._greenlets: list[gevent.Greenlet] = []
         self.socket_app_uuid = str(_uuid.uuid4())
         self.error: Optional[BaseException] = None
+        self.loaded_modules: set[str] = set(contract_modules()) - set(scenario.missing_modules)
+        self.refused_prompts: list[str] = []   # prompts the switch would not play ("Invalid Args")
+        self.audio_fork: Optional[str] = None  # the URL uuid_audio_fork streams to
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> "SimOutboundCall":
@@ -191,13 +197,13 @@ class SimOutboundCall:
             return True
         return self._myevents and name not in MYEVENTS_EXCLUDED
 
-    def emit(self, event_name: str, **kw) -> None:
+    def emit(self, event_name: str, body: str = "", **kw) -> None:
         subclass = kw.get("subclass")
         if not self._passes(event_name, subclass):
             return
         if self.timing.event_gap:
             gevent.sleep(self.timing.event_gap)
-        data = self.channel.event(event_name, **kw)
+        data = encode_event_plain(self.channel.event_headers(event_name, **kw), body)
         self.emitted.append(parse_event_plain(data.split(b"\n\n", 1)[1]))
         self._write(data)
 
@@ -301,19 +307,41 @@ class SimOutboundCall:
         if verb == "uuid_getvar" and len(args) >= 2:
             return self.channel.vars.get(args[1], "_undef_")
         if verb == "uuid_audio_fork" and len(args) >= 2:
-            # mod_audio_fork (added by H4): start <url> <mix> <rate> [metadata] / stop
-            if args[0] != self.uuid:
-                return "-ERR No such channel!\n"
-            if args[1] == "start" and len(args) >= 5 and args[3] in ("mono", "mixed", "stereo") \
-                    and args[4] in ("8k", "16k"):
-                return "+OK Success\n"
-            if args[1] == "stop":
-                return "+OK Success\n"
-            return "-ERR Invalid arguments\n"
+            return self._audio_fork(args)
         if verb == "uuid_break":
             self._break.set()
             return "+OK\n"
         return f"-ERR {verb} Command not found!\n"
+
+    def _audio_fork(self, args: list[str]) -> str:
+        """mod_audio_fork: ``start <ws(s) url> <mix> <rate> [metadata]`` / ``stop``. ``+OK`` only
+        attaches the bug; the WebSocket connects afterwards and the outcome is a CUSTOM event
+        (``mod_audio_fork::connect``, or ``::connect_failed`` with ``{"reason": ...}``), which
+        only a subscription delivers. A second start while attached fails."""
+        if args[0] != self.uuid:
+            return "-ERR No such channel!\n"
+        if args[1] == "stop":
+            self.audio_fork = None
+            return "+OK Success\n"
+        if not (args[1] == "start" and len(args) >= 5 and args[2].startswith(("ws://", "wss://"))
+                and args[3] in ("mono", "mixed", "stereo") and args[4] in ("8k", "16k")):
+            return "-ERR Invalid arguments\n"
+        if self.audio_fork is not None:
+            return "-ERR Operation Failed\n"  # "bug audio_fork already attached!"
+        self.audio_fork = args[2]
+        if not self.channel.media:  # "Sending early media"
+            self.channel.pre_answer()
+            self.emit("CHANNEL_PROGRESS_MEDIA")
+        self._greenlets.append(gevent.spawn_later(0.01, self._audio_fork_outcome))
+        return "+OK Success\n"
+
+    def _audio_fork_outcome(self) -> None:
+        reason = self.scenario.listen_fails
+        if reason is None:
+            self.emit("CUSTOM", subclass="mod_audio_fork::connect", with_vars=True)
+        else:
+            self.emit("CUSTOM", subclass="mod_audio_fork::connect_failed", with_vars=True,
+                      body=json.dumps({"reason": reason}, separators=(",", ":")))
 
     # -- timeline (caller behaviour) -------------------------------------------------------------
     def _timeline(self) -> None:
@@ -529,7 +557,10 @@ def _media_length(call: SimOutboundCall, path: str, default: float) -> float:
 
 def _app_playback(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
     call._break.clear()
-    secs = _media_length(call, arg, call.timing.playback)
+    if not M.file_opens(arg, call.loaded_modules):
+        return "FILE NOT FOUND", {}  # "Invalid file format": no PLAYBACK_START
+    stream = M.stream_seconds(arg)
+    secs = stream if stream is not None else _media_length(call, arg, call.timing.playback)
     call.emit("PLAYBACK_START", tail=[("Playback-File-Path", arg)])
     started = time.monotonic()
     finished = True
@@ -591,7 +622,7 @@ def _app_hangup(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
 def _fs_split(arg: str) -> list[str]:
     """Split app data on spaces like switch_separate_string(): a backslash escapes quotes,
     spaces and backslashes, and a pair of single quotes groups text (quotes removed). (Added by H4: a TTS
-    prompt ``'say:flite:kal:Press 1 for sales'`` is one argument in FreeSWITCH.)"""
+    prompt ``'say:Press 1 for sales'`` is one argument in FreeSWITCH.)"""
     out: list[str] = []
     cur: list[str] = []
     quoted = have = False
@@ -631,6 +662,11 @@ def _app_play_and_get_digits(call: SimOutboundCall, arg: str) -> tuple[str, dict
     terminators = parts[4] if len(parts) > 4 else "#"
     var = parts[7] if len(parts) > 7 else "pagd_digits"
     regex = parts[8] if len(parts) > 8 else None
+    prompt = parts[5] if len(parts) > 5 else ""
+    if M.say_refused(prompt, call.channel.vars):
+        call.refused_prompts.append(prompt)  # "Invalid Args": silent prompt, digits still read
+    elif not M.file_opens(prompt, call.loaded_modules):
+        return "_none_", {}  # the prompt cannot open: returns at once, nothing collected
     collected = ""
     terminated = False
     presses = call.take_presses()
@@ -694,6 +730,9 @@ def _app_bridge(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
                     "bridge_uuid": b_uuid, "signal_bond": b_uuid, "last_bridge_to": b_uuid})
     ch.vars.update(bridge_exports(arg, outcome.leg))  # the answered leg's bridge_export_vars
     call.emit("CHANNEL_BRIDGE", head=head)
+    if ch.vars.get("bridge_pre_execute_aleg_app") == "record_session":
+        # run on the caller's leg once bridged (only record_session is modelled)
+        _app_record_session(call, ch.vars.get("bridge_pre_execute_aleg_data", ""))
     deadline = time.monotonic() + outcome.talk
     while time.monotonic() < deadline and not kill.is_set():
         if call._interrupt.wait(min(0.01, max(0.0, deadline - time.monotonic()))):
@@ -712,6 +751,9 @@ def _origination_uuid(arg: str) -> Optional[str]:
 
 
 def _app_record_session(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    if not call.channel.media:  # a ringing caller is pre-answered (183) by record_session
+        call.channel.pre_answer()
+        call.emit("CHANNEL_PROGRESS_MEDIA")
     path = arg.split()[0] if arg else ""
     call._recording = path
     call.emit("RECORD_START", tail=[("Record-File-Path", path)])
@@ -741,9 +783,35 @@ def _app_conference(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
 
 
 def _app_park(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
-    call.emit("CHANNEL_PARK")
-    call._interrupt.wait()
+    """Every simulated call is under socket control, and FreeSWITCH refuses to park those
+    ("Cannot park channels that are under control already", switch_ivr.c): park returns at
+    once, no CHANNEL_PARK."""
+    log.error("Cannot park channels that are under control already.")
     return "_none_", {}
+
+
+def _app_play_and_detect_speech(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    """``<file> detect:<engine> <grammar>``: the file is the raw text before ``detect:`` (a
+    quoted prompt is not found: ERROR at once). The NLSML is the real switch's shape."""
+    call.channel.vars["detect_speech_result"] = ""
+    parts = M.split_detect_speech(arg)
+    if parts is None:
+        return "USAGE ERROR", {}
+    prompt = parts[0]
+    if M.say_refused(prompt, call.channel.vars):
+        call.refused_prompts.append(prompt)
+    elif not M.file_opens(prompt, call.loaded_modules):
+        return "ERROR", {}
+    _breakable_wait(call, call.timing.speak)
+    if call._interrupt.is_set():
+        return "_none_", {}
+    speech = call.scenario.speech
+    result = ("" if not speech else
+              '<?xml version="1.0"?>\n<result grammar="gather">\n'
+              '  <interpretation grammar="gather" confidence="92">\n'
+              f'    <input mode="speech">{speech}</input>\n  </interpretation>\n</result>\n')
+    call.channel.vars["detect_speech_result"] = result
+    return "DONE", {"detect_speech_result": result}
 
 
 APP_BEHAVIOURS: dict[str, AppBehaviour] = {
@@ -762,4 +830,5 @@ APP_BEHAVIOURS: dict[str, AppBehaviour] = {
     "stop_record_session": _app_stop_record_session,
     "conference": _app_conference,
     "park": _app_park,
+    "play_and_detect_speech": _app_play_and_detect_speech,
 }

@@ -60,6 +60,9 @@ class Call:
     bridges: list[BridgeOutcome] = field(default_factory=list)
     media_seconds: dict[str, float] = field(default_factory=dict)
     hangup_cause: str = "NORMAL_CLEARING"
+    missing_modules: frozenset[str] = frozenset()  # modules of modules.conf.xml the switch lacks
+    listen_fails: Optional[str] = None  # mod_audio_fork connect_failed reason (None: connects)
+    speech: str = ""                    # what pocketsphinx recognises in play_and_detect_speech
 
     # -- builders (each returns self so a scenario reads like a call) -------------------------
     def press(self, digits: str, after: float = 0.05, gap: float = 0.02) -> "Call":

@@ -5,10 +5,13 @@ import json
 import re
 import uuid
 
+import pytest
+
 from app.routing.lcr import bridge_string, compile_table
 from app.routing.rows import CarrierEntryRow, CarrierRow, GatewayRow, PlanRow, RouteRow, RoutingRows
 from esl.errors import ChannelHungUp
 from esl.verbs import OutcomeKind
+from esl.verbs.gather import Gather
 from tests.plugins.webhook_server import Reply
 from tests.simulator import Call
 from tests.verbs.conftest import RECORDINGS_DIR, AppDefaults
@@ -51,9 +54,11 @@ def test_given_gather_with_hook_when_caller_presses_digits_then_hook_gets_digits
     assert run.error is None
     assert _after_answer(run) == [
         ("play_and_get_digits",
-         "2 2 1 7000 # 'say:flite:kal:Press 1 then 2, it\\'s easy' silence_stream://250 sbc_gather_digits [0-9*#]+"),
+         "2 2 1 7000 # 'say:Press 1 then 2, it\\'s easy' silence_stream://250 sbc_gather_digits [0-9*#]+"),
         ("speak", "flite|kal|You chose sales"),
     ]
+    assert run.setvars() == [("tts_engine", "flite"), ("tts_voice", "kal")]
+    assert run.call.refused_prompts == []
     (request,) = hook_server.requests
     body = json.loads(request.body)
     assert (body["digits"], body["speech"], body["tags"]) == ("12", "", {"campaign": "spring"})
@@ -91,7 +96,8 @@ def _dial_id(run) -> str:
     return re.search(r"sbc_dial_id=([0-9a-f]{32})", bridge).group(1)
 
 
-def test_given_dial_phone_with_owned_caller_id_and_record_when_answered_then_lcr_legs_and_recording(run_on_call):
+def test_given_dial_phone_with_owned_caller_id_and_record_when_answered_then_lcr_legs_and_recording(
+        run_on_call, owner_conn):
     carrier, gw_a, gw_b, plan, route = (uuid.uuid4() for _ in range(5))
     table = compile_table(RoutingRows(
         carriers=(CarrierRow(id=carrier, name="acme"),),
@@ -108,16 +114,29 @@ def test_given_dial_phone_with_owned_caller_id_and_record_when_answered_then_lcr
                       number_owner=lambda number: number == "+15551230000")
     assert run.error is None
     globals_, legs = routed[1:].split("}", 1)
-    apps = _after_answer(run)
-    assert apps[0][0] == "record_session"
-    assert apps[0][1].startswith(f"{RECORDINGS_DIR}/{run.account_id}_{run.call.uuid}_") and apps[0][1].endswith(".wav")
-    assert apps[1] == ("bridge", "{call_timeout=60,origination_caller_id_number=+15551230000,"
-                                 f"sbc_trace_id={run.trace_id},sbc_dial_id={_dial_id(run)},{globals_}}}{legs}")
-    assert run.setvars() == [("continue_on_fail", "true"), ("hangup_after_bridge", "true"),
-                             ("RECORD_STEREO", "true"), ("RECORD_BRIDGE_REQ", "true"),
-                             ("media_bug_answer_req", "true")]
+    assert _after_answer(run) == [("bridge", "{call_timeout=60,origination_caller_id_number=+15551230000,"
+                                             f"sbc_trace_id={run.trace_id},sbc_dial_id={_dial_id(run)},{globals_}}}{legs}")]
+    setvars = run.setvars()
+    path = dict(setvars)["bridge_pre_execute_aleg_data"]
+    assert path.startswith(f"{RECORDINGS_DIR}/{run.account_id}_{run.call.uuid}_") and path.endswith(".wav")
+    assert setvars == [("continue_on_fail", "true"), ("hangup_after_bridge", "true"),
+                       ("RECORD_STEREO", "true"), ("bridge_pre_execute_aleg_app", "record_session"),
+                       ("bridge_pre_execute_aleg_data", path)]
     assert run.outcome.reason == "dial_completed" and run.outcome.data["dialStatus"] == "SUCCESS"
     assert run.ctx.features == {"has_recording"}
+    (key, body), = run.events(owner_conn)
+    assert key == "media.recording.completed"
+    assert {k: body["payload"][k] for k in ("path", "format", "stereo", "statusHook")} == {
+        "path": path, "format": "wav", "stereo": True, "statusHook": None}
+
+
+def test_given_dial_with_record_when_bridge_fails_then_nothing_recorded_or_reported(run_on_call, owner_conn):
+    run = run_on_call(Call().bridge_fails("USER_BUSY", "486"),
+                      [{"verb": "dial", "record": True, "target": [{"type": "sip", "name": "sip:b@pbx.example.com"}]}])
+    assert run.outcome.reason == "dial_failed"
+    assert run.ctx.features == set()
+    assert [e for e in run.call.emitted if e.name in ("RECORD_START", "RECORD_STOP")] == []
+    assert run.events(owner_conn, timeout=0.3) == []
 
 
 def test_given_dial_caller_id_not_owned_when_executed_then_no_bridge_and_rejection_event(run_on_call, owner_conn):
@@ -164,44 +183,87 @@ def test_given_caller_in_queue_when_caller_hangs_up_then_abandoned_and_position_
     assert not list(redis_client.scan_iter(match=f"*queue:{run.account_id}:*"))
 
 
-def test_given_conference_with_flags_when_caller_leaves_then_room_prefixed_by_account(run_on_call):
+def test_given_conference_with_flags_and_record_when_caller_leaves_then_room_prefixed_and_leg_recorded(
+        run_on_call, owner_conn):
     run = run_on_call(Call().hangup_after(0.3),
                       [{"verb": "conference", "name": "standup", "muted": True, "startOnEnter": False,
                         "endOnExit": True, "maxParticipants": 5, "record": True}])
     assert isinstance(run.error, ChannelHungUp)
-    assert _after_answer(run) == [("conference", f"{run.account_id}-standup@default+flags{{mute|wait-mod|endconf}}")]
-    setvars = dict(run.setvars())
-    assert setvars["conference_max_members"] == "5"
-    assert setvars["conference_auto_record"].startswith(f"{RECORDINGS_DIR}/{run.account_id}_")
+    (record, path), conference = _after_answer(run)
+    assert record == "record_session" and path.startswith(f"{RECORDINGS_DIR}/{run.account_id}_{run.call.uuid}_")
+    assert conference == ("conference", f"{run.account_id}-standup@default+flags{{mute|wait-mod|endconf}}")
+    assert run.setvars() == [("conference_max_members", "5"), ("RECORD_STEREO", "true")]
+    (key, body), = run.events(owner_conn)
+    assert key == "media.recording.completed" and body["payload"]["path"] == path
 
 
-def test_given_record_when_caller_hangs_up_then_recording_completed_event_with_status_hook(run_on_call, owner_conn):
+def test_given_record_when_caller_hangs_up_then_held_with_silence_and_recording_completed_event(
+        run_on_call, owner_conn):
     run = run_on_call(Call().hangup_after(0.3),
                       [{"verb": "record", "format": "wav", "stereo": False,
                         "statusHook": "https://hooks.example.com/rec"}])
-    assert isinstance(run.error, ChannelHungUp)
+    assert isinstance(run.error, ChannelHungUp)  # held until the caller hung up, not 40 ms
     apps = _after_answer(run)
-    assert [a for a, _ in apps] == ["record_session", "park"]
-    assert run.setvars() == [("RECORD_STEREO", "false"), ("media_bug_answer_req", "true")]
+    assert apps[1:] == [("playback", "silence_stream://-1")]
+    assert run.setvars() == [("RECORD_STEREO", "false")]
     (key, body), = run.events(owner_conn)
     assert key == "media.recording.completed"
-    assert body["payload"]["path"] == apps[0][1]
-    assert body["payload"]["statusHook"] == "https://hooks.example.com/rec"
+    payload = body["payload"]
+    assert (payload["path"], payload["format"], payload["stereo"]) == (apps[0][1], "wav", False)
+    assert payload["statusHook"] == "https://hooks.example.com/rec"
+    assert payload["seconds"] >= 0.3 and payload["completionCause"] == "success-silence"
+    assert (payload["callId"], payload["traceId"], payload["accountSid"]) == (
+        run.call.uuid, run.trace_id, run.account_id)
 
 
-def test_given_listen_when_fork_starts_then_exact_command_and_call_parked_until_hangup(run_on_call):
+def test_given_a_channel_under_socket_control_when_parked_then_park_returns_at_once_like_freeswitch(run_on_call):
+    def park(ctx):
+        ctx.execute("park")
+        return ctx.conn.hung_up
+
+    run = run_on_call(Call().hangup_after(5.0), park)
+    assert run.error is None and run.outcome is False  # park did not hold: the caller is still there
+
+
+def test_given_listen_when_fork_starts_then_exact_command_and_call_held_with_silence_until_hangup(run_on_call):
     run = run_on_call(Call().hangup_after(0.3),
                       [{"verb": "listen", "url": "wss://s.example.com/a", "sampleRate": 8000,
                         "mixType": "stereo", "metadata": {"who": "two words"}}])
     assert isinstance(run.error, ChannelHungUp)
     assert run.apis() == [f"uuid_audio_fork {run.call.uuid} start wss://s.example.com/a stereo 8k "
                           "'{\"who\":\"two words\"}'"]
-    assert _after_answer(run) == [("park", "")]
+    assert _after_answer(run) == [("playback", "silence_stream://-1")]
+    assert [c.line for c in run.call.commands if c.name == "event"] == [
+        "event plain CUSTOM mod_audio_fork::connect_failed"]  # subscribed before the fork starts
+    assert run.call.events_named("mod_audio_fork::connect") == []  # not subscribed: not delivered
 
 
-def test_given_listen_with_defaults_when_executed_then_mixed_16k_and_empty_metadata(run_on_call):
-    run = run_on_call(Call().hangup_after(0.2), [{"verb": "listen", "url": "wss://s.example.com/a"}])
-    assert run.apis() == [f"uuid_audio_fork {run.call.uuid} start wss://s.example.com/a mixed 16k {{}}"]
+def test_given_listen_to_plain_ws_with_defaults_when_executed_then_mixed_16k_and_empty_metadata(run_on_call):
+    run = run_on_call(Call().hangup_after(0.2), [{"verb": "listen", "url": "ws://127.0.0.1:9/a"}])
+    assert run.apis() == [f"uuid_audio_fork {run.call.uuid} start ws://127.0.0.1:9/a mixed 16k {{}}"]
+
+
+def test_given_listen_when_the_websocket_connect_fails_later_then_call_ends_with_reason_and_event(
+        run_on_call, owner_conn):
+    reason = "server's cert didn't look good, tls=invalidca X509_V_ERR = 18"
+    run = run_on_call(Call(listen_fails=reason).hangup_after(5.0),
+                      [{"verb": "listen", "url": "wss://s.example.com/a"}])
+    assert isinstance(run.error, ChannelHungUp)  # we hung up: the listen cannot stream
+    assert run.ctx.hangup_reason == f"listen_failed: {reason}"
+    (key, body), = run.events(owner_conn)
+    assert key == "interaction.listen.failed"
+    assert (body["payload"]["reply"], body["payload"]["url"]) == (reason, "wss://s.example.com/a")
+
+
+def test_given_listen_when_fork_is_refused_then_list_ends_with_the_reply(run_on_call, owner_conn):
+    def attach_first(ctx):
+        ctx.api(f"uuid_audio_fork {ctx.call_id} start wss://other.example.com/x mono 8k")
+        from esl.verbs.listen import Listen
+        return Listen(Listen.schema().load({"verb": "listen", "url": "wss://s.example.com/a"})).execute(ctx)
+
+    run = run_on_call(Call(), attach_first)
+    assert (run.outcome.reason, run.outcome.data["reply"]) == ("listen_failed", "-ERR Operation Failed")
+    assert [k for k, _ in run.events(owner_conn)] == ["interaction.listen.failed"]
 
 
 def test_given_pause_tag_and_redirect_when_executed_then_sleep_and_hook_carries_tags(run_on_call, hook_server):
@@ -244,10 +306,49 @@ def test_given_speech_gather_when_executed_then_play_and_detect_speech_with_pock
     run = run_on_call(Call(), [{"verb": "gather", "input": ["speech"], "say": {"text": "Say sales or support"},
                                 "actionHook": hook_server.url("/speech")}])
     assert _after_answer(run) == [
-        ("play_and_detect_speech", "'say:flite:kal:Say sales or support' detect:pocketsphinx gather")]
+        ("play_and_detect_speech", "say:Say sales or support detect:pocketsphinx gather")]
     assert json.loads(hook_server.requests[0].body)["speech"] == ""
-    assert run.setvars() == [("detect_speech_result", "")]
+    assert run.setvars() == [("tts_engine", "flite"), ("tts_voice", "kal")]
     assert run.outcome.reason == "no_instructions"
+
+
+def test_given_speech_gather_when_recognised_then_hook_gets_the_text_and_detect_in_text_cannot_split(
+        run_on_call, hook_server):
+    hook_server.reply(Reply(body=b""))
+    run = run_on_call(Call(speech="sales"), [{"verb": "gather", "input": ["speech"],
+                                              "say": {"text": "Say detect: sales", "voice": "slt"},
+                                              "actionHook": hook_server.url("/speech")}])
+    assert _after_answer(run) == [
+        ("play_and_detect_speech", "say:Say detect : sales detect:pocketsphinx gather")]
+    assert json.loads(hook_server.requests[0].body)["speech"] == "sales"
+    assert run.call.refused_prompts == []
+
+
+@pytest.mark.parametrize("prompt", ["'say:flite:kal:Say sales'", "say:Say sales"])
+def test_given_speech_prompts_freeswitch_cannot_play_when_simulated_then_refused_like_the_switch(
+        run_on_call, prompt):
+    run = run_on_call(Call(speech="sales"), lambda ctx: ctx.execute(
+        "play_and_detect_speech", f"{prompt} detect:pocketsphinx gather"))
+    if prompt.startswith("'"):  # a quoted prompt is a file name with quotes: ERROR, nothing heard
+        assert run.outcome.get("Application-Response") == "ERROR"
+    else:  # say: without tts_engine/tts_voice: "Invalid Args", silent, recognition still runs
+        assert run.call.refused_prompts == [prompt]
+
+
+@pytest.mark.parametrize("prompt", ["'say:flite:kal:Press one'", "'say:Press one'"])
+def test_given_say_prompt_without_tts_variables_when_gathering_then_refused_but_digits_read(run_on_call, prompt):
+    run = run_on_call(Call().press("1"), lambda ctx: ctx.execute(
+        "play_and_get_digits", f"1 1 1 3000 # {prompt} silence_stream://250 d [0-9]+"))
+    assert run.call.refused_prompts == [prompt.strip("'")]
+    assert run.outcome.variable("d") == "1"
+
+
+def test_given_switch_without_tone_stream_when_gathering_with_no_prompt_then_returns_at_once_with_nothing(
+        run_on_call):
+    gather = Gather(Gather.schema().load({"verb": "gather", "numDigits": 1}))
+    run = run_on_call(Call(missing_modules=frozenset({"mod_tone_stream"})).press("1"), gather.collect)
+    assert run.outcome.digits == ""
+    assert run.call.take_presses() == [("1", 0.05, 0.02)]  # the digit was never read
 
 
 def test_given_two_gathers_when_only_the_first_gets_digits_then_the_second_reports_none(run_on_call, hook_server):

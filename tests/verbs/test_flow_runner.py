@@ -9,7 +9,7 @@ from tests.plugins.webhook_server import Reply
 from tests.simulator import Call
 
 FLOWS = Path(__file__).resolve().parent.parent / "fixtures" / "verbs" / "flows"
-MENU = "'say:flite:kal:Press 1 for sales, 2 for support' silence_stream://250 sbc_gather_digits [0-9*#]+"
+MENU = "'say:Press 1 for sales, 2 for support' silence_stream://250 sbc_gather_digits [0-9*#]+"
 
 
 def _menu_flow():
