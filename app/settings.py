@@ -21,8 +21,8 @@ def _with_user(url: str, user: str) -> str:
     return urlunsplit((parts.scheme, f"{user}@{host}", parts.path, parts.query, parts.fragment))
 
 
-# Public, so anyone could sign tokens with it: accepted only while the service answers on
-# ``localhost`` (development); ``app.api.app.create_app`` refuses it on any real domain.
+# Public, so anyone could sign tokens with it: accepted only while the API listens on loopback
+# addresses only (development); ``app.api.bind_guard`` refuses it on any other bind.
 DEV_JWT_SECRET = "dev-only-change-me-" + "0" * 16
 DEV_BASE_DOMAIN = "localhost"
 # FreeSWITCH's stock event-socket password: what a switch started without FS_ESL_PASSWORD uses.

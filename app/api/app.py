@@ -37,7 +37,8 @@ from app.api.input_guard import refuse_unusable_input
 from app.api.security import authenticate_request, close_request_session
 from app.ops.health import Readiness, dependency_checks
 from app.ops.http import OpsEndpoints
-from app.settings import DEV_BASE_DOMAIN, DEV_JWT_SECRET, get_settings
+from app.api.bind_guard import refuse_exposed_dev_secret
+from app.settings import get_settings
 
 API_PREFIX = "/api/"
 OPENAPI_PATH = "/api/openapi.json"
@@ -76,12 +77,11 @@ class SbcApi(Api):
         return errors.handle_http_exception(error)
 
 
-def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+def create_app(config: Mapping[str, Any] | None = None, *, bind_host: str | None = None) -> Flask:
+    """``bind_host``: the address the caller's server listens on (``sbc api`` passes it); the
+    built-in dev JWT secret is refused unless it is loopback only (``app.api.bind_guard``)."""
     settings = get_settings()
-    if settings.jwt_secret == DEV_JWT_SECRET and settings.base_domain != DEV_BASE_DOMAIN:
-        # the built-in secret is public: with it anyone could sign a token for any tenant
-        raise RuntimeError("SBC_JWT_SECRET must be set (the built-in development secret is "
-                           "only accepted with SBC_BASE_DOMAIN=localhost)")
+    refuse_exposed_dev_secret(bind_host)
     app = Flask("sbc_api")
     app.config.update(
         API_TITLE="SaaS-SBC API",

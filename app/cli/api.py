@@ -26,23 +26,32 @@ class NoDelayWSGIServer(WSGIServer):
 
 
 @click.command("api")
-@click.option("--host", default="0.0.0.0", show_default=True, envvar="SBC_API_HOST",
-              help="Address to bind.")
+@click.option("--host", default=None, envvar="SBC_API_HOST",
+              help="Address to bind [default: 0.0.0.0; 127.0.0.1 while the built-in development "
+                   "JWT secret is in use, which is refused on any other address].")
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(1, 65535),
               envvar="SBC_API_PORT", help="TCP port to bind.")
 @click.option("--access-log/--no-access-log", default=True, show_default=True,
               help="One line per request on stderr.")
-def api(host: str, port: int, access_log: bool) -> None:
+def api(host: str | None, port: int, access_log: bool) -> None:
     """Serve the REST API (/auth/*, /api/*, /api/openapi.json)."""
     import gevent
 
     from app.api.app import create_app
-
+    from app.api.bind_guard import LOOPBACK_HOST, DevSecretExposed, dev_secret_in_use
     from app.logging_setup import configure_logging
 
-
     configure_logging()
-    server = NoDelayWSGIServer((host, port), create_app(), log="default" if access_log else None)
+    if host is None:
+        host = LOOPBACK_HOST if dev_secret_in_use() else "0.0.0.0"
+        if dev_secret_in_use():
+            click.echo("sbc api: built-in development JWT secret in use: listening on "
+                       f"{LOOPBACK_HOST} only (set SBC_JWT_SECRET to serve other interfaces)", err=True)
+    try:
+        app = create_app(bind_host=host)
+    except DevSecretExposed as exc:
+        raise click.ClickException(str(exc)) from None
+    server = NoDelayWSGIServer((host, port), app, log="default" if access_log else None)
 
     def _stop() -> None:
         server.stop(timeout=5)  # finish in-flight requests, then exit
