@@ -1,9 +1,13 @@
 """queue → the caller waits on music on hold with position announcements.
 
 Each round: ``speak flite|<voice>|You are caller number N`` (when announcePosition), then
-``set playback_timeout_sec=<announceInterval>`` + ``playback local_stream://<moh>`` so the hold
-music returns after the interval. When ``timeout`` has been waited: POST ``timeoutHook`` and
-run its reply, or end the list. Position comes from a Redis list per queue.
+``set playback_timeout_sec=<whole seconds>`` + ``playback local_stream://<moh>`` so the hold
+music returns after the interval, and a ``sleep`` for what is left to the millisecond. The
+maximum wait is one deadline from the moment the caller joins: announcements count (they
+take ~1.6 s each with flite; not counting them made a 12 s wait last 16.8 s on the real
+switch), no announcement starts within ANNOUNCEMENT_ALLOWANCE_SECONDS of the deadline, and
+each hold is cut to what remains. When the deadline is reached: POST ``timeoutHook`` and run
+its reply, or end the list. Position comes from a Redis list per queue.
 
 Agents are not offered these callers yet (the contact-centre issue adds distribution): the
 caller leaves the queue on timeout or hangup. Events: queue.caller.enqueued, then
@@ -11,7 +15,6 @@ queue.caller.dequeued (timeout) or queue.caller.abandoned (hangup).
 """
 from __future__ import annotations
 
-import math
 import time
 
 from marshmallow import validate
@@ -27,9 +30,13 @@ from esl.verbs.queue_positions import QueuePositions
 
 QUEUE_NAME_PATTERN = r"^[A-Za-z0-9 _.\-]{1,64}$"
 MOH_PATTERN = r"^[A-Za-z0-9_.\-/]{1,64}$"
-# A playback that returns this much earlier than asked means the stream is missing: wait the
-# rest with ``sleep`` instead of spinning.
-_EARLY_RETURN_SLACK_SECONDS = 0.5
+# No position announcement starts closer than this to the maximum wait: flite says "You are
+# caller number N" in ~1.6 s (measured on FreeSWITCH 1.10.12), so one started earlier ends in time.
+ANNOUNCEMENT_ALLOWANCE_SECONDS = 3.0
+# switch_ivr_play_file honours playback_timeout_sec only above 1.
+PLAYBACK_TIMEOUT_MIN_SECONDS = 2
+# Less than this left: the wait is over (not worth another playback/sleep round trip).
+_DEADLINE_SLACK_SECONDS = 0.05
 
 
 class QueueSchema(VerbSchema):
@@ -67,34 +74,47 @@ class Queue(Verb):
         QUEUE_WAITERS.join(ctx.call_id)
         ctx.publish("queue.caller.enqueued", self._event(ctx, position=positions.position(ctx.call_id)))
         voice = tts.resolve_voice(ctx, None)
-        waited = 0
+        timeout_set = False
+        joined = time.monotonic()
+        deadline = joined + p["timeout"]
         finished = False
         try:
-            while waited < p["timeout"]:
-                if p["announcePosition"]:
+            while (remaining := deadline - time.monotonic()) > _DEADLINE_SLACK_SECONDS:
+                if p["announcePosition"] and remaining > ANNOUNCEMENT_ALLOWANCE_SECONDS:
                     position = positions.position(ctx.call_id)
                     if position is not None:
                         ctx.execute("speak", tts.speak_arg(voice, position_text(position)))
-                    chunk = min(p["announceInterval"], p["timeout"] - waited)
-                else:
-                    chunk = p["timeout"] - waited
-                self._hold(ctx, chunk)
-                waited += chunk
+                    remaining = deadline - time.monotonic()
+                if remaining <= _DEADLINE_SLACK_SECONDS:
+                    break
+                chunk = min(p["announceInterval"], remaining) if p["announcePosition"] else remaining
+                timeout_set = self._hold(ctx, chunk) or timeout_set
             finished = True
         finally:
+            waited = round(time.monotonic() - joined)
             positions.leave(ctx.call_id)
             QUEUE_WAITERS.leave(ctx.call_id)
             key = "queue.caller.dequeued" if finished else "queue.caller.abandoned"
             ctx.publish(key, self._event(ctx, waitedSeconds=waited, reason="timeout" if finished else "hangup"))
+        if timeout_set:  # left set, it would cut every later playback of this call short
+            ctx.set_var("playback_timeout_sec", "")
         hook = p.get("timeoutHook")
         if hook:
             return VerbOutcome.replace(ctx.fetch_instructions(hook, {"queue": p["name"], "queueResult": "timeout"}))
         return VerbOutcome.end("queue_timeout")
 
-    def _hold(self, ctx: VerbContext, seconds: int) -> None:
-        ctx.set_var("playback_timeout_sec", str(max(1, math.ceil(seconds))))
+    def _hold(self, ctx: VerbContext, seconds: float) -> bool:
+        """Hold music for ``seconds``. ``playback_timeout_sec`` takes whole seconds and
+        FreeSWITCH ignores values below 2 (switch_ivr_play_file: ``tmp > 1``: with 1 the
+        endless stream never returns), so the music plays the whole seconds from 2 up and a
+        ``sleep`` (milliseconds) covers the rest — as it does when the stream ends early (a
+        missing stream returns at once). Returns whether it set ``playback_timeout_sec``."""
         started = time.monotonic()
-        ctx.execute("playback", f"local_stream://{self.params['moh']}")
-        elapsed = time.monotonic() - started
-        if elapsed < seconds - _EARLY_RETURN_SLACK_SECONDS:
-            ctx.execute("sleep", str(math.ceil(seconds - elapsed) * 1000))
+        music = seconds >= PLAYBACK_TIMEOUT_MIN_SECONDS
+        if music:
+            ctx.set_var("playback_timeout_sec", str(int(seconds)))
+            ctx.execute("playback", f"local_stream://{self.params['moh']}")
+        rest = seconds - (time.monotonic() - started)
+        if rest > _DEADLINE_SLACK_SECONDS:
+            ctx.execute("sleep", str(int(rest * 1000)))
+        return music

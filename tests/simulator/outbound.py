@@ -561,6 +561,9 @@ def _app_playback(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
         return "FILE NOT FOUND", {}  # "Invalid file format": no PLAYBACK_START
     stream = M.stream_seconds(arg)
     secs = stream if stream is not None else _media_length(call, arg, call.timing.playback)
+    limit = call.channel.vars.get("playback_timeout_sec", "")
+    if limit.isdigit() and int(limit) > 1:  # switch_ivr_play_file: honoured only above 1
+        secs = min(secs, float(limit))
     call.emit("PLAYBACK_START", tail=[("Playback-File-Path", arg)])
     started = time.monotonic()
     finished = True
