@@ -6,14 +6,16 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 
+from app.resources import product_file
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def alembic_config(url: str | None = None) -> Config:
     """Config pointing at the repo's migrations; ``url`` defaults to settings.database_url.
     The URL travels in ``attributes`` (not the ini) so '%' in passwords needs no escaping."""
-    cfg = Config(str(REPO_ROOT / "alembic.ini"))
-    cfg.set_main_option("script_location", str(REPO_ROOT / "migrations"))
+    cfg = Config(str(product_file("alembic.ini")))
+    cfg.set_main_option("script_location", str(product_file("migrations")))
     if url:
         cfg.attributes["url"] = url
     return cfg
