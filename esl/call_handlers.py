@@ -24,6 +24,7 @@ from app.flows.runner import FlowRunner
 from app.webhooks.errors import WebhookFailed
 from esl.verbs import VerbListRejected, VerbOutcome, parse_verb_list, run_verbs
 from esl.verbs.context import VerbContext
+from esl.verbs.media_guard import MediaUrlRefused
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +63,14 @@ FetchFirst = Callable[[str, str, dict[str, Any]], Any]
 def run_application(ctx: VerbContext, app: AppSettings, kind: str, first_body: dict[str, Any],
                     fetch_first: FetchFirst) -> HandlerResult:
     """Run the application; ChannelHungUp from any verb propagates to the session."""
-    if kind == HANDLER_FLOW:
-        return HandlerResult(FlowRunner(validate_flow(app.flow_definition)).run(ctx))
-    if kind == HANDLER_APP_JSON:
-        return HandlerResult(run_verbs(ctx, parse_verb_list(app.app_json)))
+    if kind in (HANDLER_FLOW, HANDLER_APP_JSON):
+        try:
+            if kind == HANDLER_FLOW:
+                return HandlerResult(FlowRunner(validate_flow(app.flow_definition)).run(ctx))
+            return HandlerResult(run_verbs(ctx, parse_verb_list(app.app_json)))
+        except MediaUrlRefused as exc:  # the saved app's host now resolves somewhere internal
+            log.warning("call %s: application %s: %s", ctx.call_id, app.id, exc)
+            return HandlerResult(run_verbs(ctx, _APOLOGY_VERBS), exc.reason)
 
     def hooked() -> HandlerResult:
         reply = fetch_first(app.call_hook_url or "", app.call_hook_method, first_body)
@@ -92,6 +97,9 @@ def _with_fallback(ctx: VerbContext, app: AppSettings, run: Callable[[], Handler
     except VerbListRejected as exc:
         log.warning("call %s: application %s reply rejected: %s", ctx.call_id, app.id, exc.errors)
         return _fallback(ctx, app, "instructions_rejected")
+    except MediaUrlRefused as exc:
+        log.warning("call %s: application %s: %s", ctx.call_id, app.id, exc)
+        return _fallback(ctx, app, exc.reason)
 
 
 _APOLOGY_VERBS = parse_verb_list([{"verb": "say", "text": APOLOGY},
@@ -100,5 +108,8 @@ _APOLOGY_VERBS = parse_verb_list([{"verb": "say", "text": APOLOGY},
 
 def _fallback(ctx: VerbContext, app: AppSettings, error: str) -> HandlerResult:
     if app.app_json:
-        return HandlerResult(run_verbs(ctx, parse_verb_list(app.app_json)), error)
+        try:
+            return HandlerResult(run_verbs(ctx, parse_verb_list(app.app_json)), error)
+        except MediaUrlRefused as exc:  # the fallback's own media is refused: apologise
+            log.warning("call %s: application %s fallback: %s", ctx.call_id, app.id, exc)
     return HandlerResult(run_verbs(ctx, _APOLOGY_VERBS), error)

@@ -31,6 +31,7 @@ from esl.verbs.base import Verb, VerbOutcome, VerbSchema
 from esl.verbs.context import VerbContext
 from esl.verbs.fields import HookUrl, StrictInteger, StrictNumber, Text
 from esl.verbs.fsargs import quote_arg
+from esl.verbs.media_guard import check_media_url
 from esl.verbs.play import PlayFields, play_file
 from esl.verbs.say import SayFields
 
@@ -126,6 +127,8 @@ class Gather(Verb):
         return GatherResult(digits=digits, speech=speech)
 
     def execute(self, ctx: VerbContext) -> VerbOutcome:
+        if self.params.get("play"):
+            check_media_url(self.name, self.params["play"]["url"])
         result = self.collect(ctx)
         hook = self.params.get("actionHook")
         if hook:

@@ -24,6 +24,7 @@ from esl.verbs.context import VerbContext
 from esl.verbs.fields import JsonObject, StrictInteger, Text, WS_URL_PATTERN
 from esl.verbs.fsargs import plain_text, quote_arg
 from esl.verbs.hold import hold
+from esl.verbs.media_guard import WS, check_media_url
 
 if TYPE_CHECKING:  # pragma: no cover
     from esl.protocol import Event
@@ -70,6 +71,8 @@ class Listen(Verb):
                                  "reply": reason})
 
     def execute(self, ctx: VerbContext) -> VerbOutcome:
+        check_media_url(self.name, self.params["url"], kind=WS)
+
         def on_connect_failed(event: "Event") -> None:
             reason = failure_reason(event)
             self._failed(ctx, reason)

@@ -11,6 +11,7 @@ from app import limits
 from esl.verbs.base import PartSchema, Verb, VerbOutcome, VerbSchema
 from esl.verbs.context import VerbContext
 from esl.verbs.fields import StrictInteger, https_url
+from esl.verbs.media_guard import check_media_url
 
 
 def play_file(url: str) -> str:
@@ -31,6 +32,7 @@ class Play(Verb):
     schema_class = PlaySchema
 
     def execute(self, ctx: VerbContext) -> VerbOutcome:
+        check_media_url(self.name, self.params["url"])
         for _ in range(self.params["loop"]):
             ctx.execute("playback", play_file(self.params["url"]))
         return VerbOutcome.cont()

@@ -58,6 +58,31 @@ def webhook_dns() -> Iterator[StaticResolver]:
     set_default_resolver(previous)
 
 
+class ExampleDomainsResolver(StaticResolver):
+    """The static map, plus every other name under the documentation domains (example.com,
+    .org, .net: RFC 2606) as one public address: verbs check media URLs at execution time
+    (esl/verbs/media_guard.py), and the test machine has no DNS."""
+
+    PUBLIC = "93.184.215.14"
+    DOMAINS = ("example.com", "example.org", "example.net")
+
+    def resolve(self, host: str, port: int):  # noqa: ANN201 - StaticResolver's signature
+        key = host.lower().rstrip(".")
+        if key not in self._map and key.endswith(self.DOMAINS):
+            self.add(key, self.PUBLIC)
+        return super().resolve(host, port)
+
+
+@pytest.fixture
+def media_dns() -> Iterator[StaticResolver]:
+    """Media hosts of the verb tests resolve (internal.example.com stays 10.0.0.5)."""
+    resolver = ExampleDomainsResolver({"internal.example.com": "10.0.0.5",
+                                       "metadata.example.com": "169.254.169.254"})
+    previous = set_default_resolver(resolver)
+    yield resolver
+    set_default_resolver(previous)
+
+
 # ---------------------------------------------------------------------------------------------
 # HTTP(S)
 # ---------------------------------------------------------------------------------------------

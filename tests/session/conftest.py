@@ -32,7 +32,7 @@ def services(redis_client, redis_prefix) -> CallServices:
 
 
 @pytest.fixture
-def controller(outbound_server, services):
+def controller(outbound_server, services, media_dns):
     """An OutboundServer whose application is the production CallSession."""
     return outbound_server(lambda conn: CallSession(conn, services).run())
 

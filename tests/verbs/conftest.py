@@ -65,7 +65,7 @@ class VerbRun:
 
 
 @pytest.fixture
-def run_on_call(outbound_server, simulate_call, redis_client, hook_server):
+def run_on_call(outbound_server, simulate_call, redis_client, hook_server, media_dns):
     """``run_on_call(scenario, verbs_json_or_callable, **ctx_kw) -> VerbRun``.
 
     The controller side answers, runs the verbs with run_verbs (or the callable with the
