@@ -21,7 +21,6 @@ def media_worker() -> None:
 
     from app.config import get_config
     from app.events.envelope import set_service_name
-    from app.events.publisher import start_publisher, stop_publisher
     from app.logging_setup import configure_logging
     from app.media.engines import ModelUnavailable, load_engine
     from app.media.hooks import post_signed
@@ -38,11 +37,9 @@ def media_worker() -> None:
                    f"set {exc.setting} ({exc.reason})", err=True)
         sys.exit(2)
     pipeline = Pipeline(engine, recording_dir=config.recording_dir, send_hook=post_signed)
-    start_publisher()
     worker = MediaWorker(pipeline).start()
     stopping = gevent.event.Event()
     gevent.signal_handler(signal.SIGTERM, stopping.set)
     gevent.signal_handler(signal.SIGINT, stopping.set)
     stopping.wait()
     worker.stop()
-    stop_publisher()
