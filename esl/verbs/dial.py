@@ -23,6 +23,7 @@ caller's leg together with this dial's ``sbc_dial_id`` (app.routing.lcr.answerin
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 from marshmallow import ValidationError, fields, validate, validates_schema
 
@@ -34,6 +35,9 @@ from esl.verbs.context import VerbContext
 from esl.verbs.fields import StrictBoolean, StrictInteger, Text
 from esl.verbs.recording import recording_path, report_when_stopped
 from esl.verbs.queue import QUEUE_NAME_PATTERN, Queue
+
+if TYPE_CHECKING:  # pragma: no cover
+    from esl.protocol import Event
 
 RECORDING_FORMAT = "wav"  # both legs, stereo: caller left, callee right
 PHONE_PATTERN = r"^\+?[0-9]{3,20}$"
@@ -88,6 +92,12 @@ class DialSchema(VerbSchema):
         targets = data.get("target") or []
         if len(targets) > 1 and any(t.get("type") == "queue" for t in targets):
             raise ValidationError("A queue target must be the only target.", "target")
+
+
+def _record_answering_carrier(ctx: VerbContext, event: "Event", dial_id: str) -> None:
+    answered = answering_carrier(event.variable, dial_id)
+    if answered is not None:
+        ctx.record_dial_carrier(*answered)
 
 
 def split_global_vars(dial_string: str) -> tuple[str, str]:
@@ -166,13 +176,15 @@ class Dial(Verb):
             ctx.set_var("RECORD_STEREO", "true")
             ctx.set_var("bridge_pre_execute_aleg_app", "record_session")
             ctx.set_var("bridge_pre_execute_aleg_data", path)
+        # Which carrier answered is read when the legs are bridged (CHANNEL_BRIDGE carries the
+        # caller's leg variables after the export): a caller hanging up mid-call ends the
+        # bridge with ChannelHungUp, and its completion is never read.
+        ctx.on_event("CHANNEL_BRIDGE", lambda event: _record_answering_carrier(ctx, event, dial_id))
         done = ctx.execute("bridge", arg)
         status = done.variable("DIALSTATUS") or ""
         cause = done.variable("originate_failed_cause") or done.variable("last_bridge_hangup_cause") or ""
         reason = "dial_completed" if status == "SUCCESS" else "dial_failed"
         answered = answering_carrier(done.variable, dial_id) if status == "SUCCESS" else None
-        if answered is not None:
-            ctx.record_dial_carrier(*answered)
         return VerbOutcome.end(reason, dialStatus=status, cause=cause, skipped=skipped,
                                carrierId=str(answered[0]) if answered else None,
                                gatewayId=str(answered[1]) if answered else None)

@@ -60,3 +60,15 @@ def test_given_dial_to_a_user_only_when_answered_then_no_dial_carrier_is_recorde
     assert call.wait(10)
     record = call_record(owner_conn, call.uuid)
     assert record["dial_carrier_id"] is None and record["dial_gateway_id"] is None
+
+
+def test_given_caller_hangs_up_during_the_bridge_when_recorded_then_the_answering_carrier_is_kept(
+        routed_controller, simulate_call, number_with_app, owner_conn):
+    """The usual end of a dialled call: the bridge never completes normally, so the carrier is
+    taken from CHANNEL_BRIDGE, not from the bridge's completion."""
+    account, number, _ = number_with_app(app_json=[{"verb": "dial", "target": [PHONE]}])
+    cheap, cheap_gw, _ = two_carrier_plan(account.id)
+    call = simulate_call(Call(callee=number).bridge_answers(talk=5.0).hangup_after(0.5), routed_controller)
+    assert call.wait(10)
+    record = call_record(owner_conn, call.uuid)
+    assert (record["dial_carrier_id"], record["dial_gateway_id"]) == (cheap, cheap_gw)
