@@ -13,6 +13,7 @@ from app.cli import db as db_cli  # noqa: E402
 from app.cli import lcr as lcr_cli  # noqa: E402
 from app.cli import media_worker as media_worker_cli  # noqa: E402
 from app.cli import run as run_cli  # noqa: E402
+from app.cli import status as status_cli  # noqa: E402
 from app.cli import tenant as tenant_cli  # noqa: E402
 from app.cli import verbs as verbs_cli  # noqa: E402
 from app.cli import workers as workers_cli  # noqa: E402
@@ -33,3 +34,4 @@ main.add_command(workers_cli.workers)
 main.add_command(media_worker_cli.media_worker)
 main.add_command(run_cli.run)
 main.add_command(config_cli.config)
+main.add_command(status_cli.status)

@@ -1,0 +1,181 @@
+"""What ``sbc status`` shows on one screen, gathered from the sources of truth:
+
+- switches: each ``freeswitch.nodes`` entry asked directly over its event socket (``status`` for
+  the version, ``show channels`` for live channels, ``module_exists`` for our modules) — so the
+  answer does not depend on a controller being up;
+- services: the last ``system.service.*`` event of each instance in the event outbox (every
+  process writes its heartbeat there; published rows are kept for the retention period), with
+  what the controller reports (its live calls, its view of each switch);
+- the outbox backlog, and calls in progress per account from the Redis limiter's slots.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+import gevent
+import redis
+from sqlalchemy import text
+
+from app import limits
+from app.calls.limiter import ConcurrencyLimiter
+from app.config import RuntimeConfig
+from app.db.engine import platform_session
+from app.routing.node_modules import missing_modules
+from esl.inbound import InboundConnection
+
+log = logging.getLogger(__name__)
+
+SWITCH_TIMEOUT_SECONDS = 3.0
+# a service whose last heartbeat is older than this many intervals is shown as stale
+STALE_INTERVALS = 3
+_VERSION = re.compile(r"FreeSWITCH \(Version ([^)\s]+)")
+
+
+@dataclass
+class SwitchStatus:
+    node: str
+    connected: bool
+    version: Optional[str] = None
+    channels: Optional[int] = None
+    missing_modules: list[str] = field(default_factory=list)
+    error: Optional[str] = None
+
+
+@dataclass
+class ServiceStatus:
+    service: str
+    instance: str
+    host: str
+    pid: int
+    state: str              # up | stale | down
+    last_seen_seconds: float
+    details: dict[str, Any]
+
+
+@dataclass
+class Status:
+    switches: list[SwitchStatus]
+    services: list[ServiceStatus]
+    outbox_backlog: Optional[int]
+    outbox_oldest_seconds: Optional[float]
+    calls_by_account: dict[str, int]
+    errors: list[str] = field(default_factory=list)
+
+
+def switch_status(host: str, port: int, password: str) -> SwitchStatus:
+    node = InboundConnection(host, port, password, reconnect=False, connect_timeout=SWITCH_TIMEOUT_SECONDS,
+                             command_timeout=SWITCH_TIMEOUT_SECONDS)
+    where = f"{host}:{port}"
+    try:
+        with gevent.Timeout(SWITCH_TIMEOUT_SECONDS * 4):
+            node.connect()
+            version = _VERSION.search(node.api("status"))
+            channels = json.loads(node.api("show channels as json") or "{}").get("row_count", 0)
+            lacking = missing_modules(node)
+        return SwitchStatus(where, True, version.group(1) if version else None, int(channels), lacking)
+    except BaseException as exc:  # gevent.Timeout too: an unreachable switch is a row, not a crash
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        return SwitchStatus(where, False, error=f"{type(exc).__name__}: {exc}".strip()[:200])
+    finally:
+        node.close()
+
+
+def services(interval_seconds: float, now: Optional[datetime] = None) -> list[ServiceStatus]:
+    """The latest service event per instance seen within the outbox retention window."""
+    now = now or datetime.now(timezone.utc)
+    with platform_session() as session:
+        rows = session.execute(text(
+            "SELECT DISTINCT ON (body->'payload'->>'instanceId') routing_key, created_at, body->'payload' AS p "
+            "FROM event_outbox WHERE routing_key LIKE 'system.service.%' "
+            "ORDER BY body->'payload'->>'instanceId', created_at DESC")).all()
+    result = []
+    for row in rows:
+        age = (now - row.created_at).total_seconds()
+        if row.routing_key == "system.service.down":
+            state = "down"
+        else:
+            state = "up" if age <= STALE_INTERVALS * interval_seconds else "stale"
+        p = row.p or {}
+        result.append(ServiceStatus(p.get("service", "?"), p.get("instanceId", "?"), p.get("host", "?"),
+                                    int(p.get("pid") or 0), state, round(age, 1), p.get("details") or {}))
+    return sorted(result, key=lambda s: (s.state != "up", s.service, s.instance))
+
+
+def outbox_backlog() -> tuple[int, float]:
+    with platform_session() as session:
+        row = session.execute(text(
+            "SELECT count(*) AS n, COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0) AS age "
+            "FROM event_outbox WHERE published_at IS NULL")).one()
+    return int(row.n), float(row.age)
+
+
+def calls_by_account(limiter: ConcurrencyLimiter) -> dict[str, int]:
+    """subdomain → live calls, for accounts holding at least one limiter slot."""
+    prefix = f"{limiter.prefix}account:"
+    ids = {key.decode()[len(prefix):] for key in limiter.redis.scan_iter(match=f"{prefix}*", count=500)}
+    if not ids:
+        return {}
+    with platform_session() as session:
+        names = dict(session.execute(text("SELECT id::text, subdomain FROM accounts WHERE id::text = ANY(:ids)"),
+                                     {"ids": sorted(ids)}).all())
+    counts = {names.get(i, i): limiter.counts(i)[0] for i in ids}
+    return {name: n for name, n in sorted(counts.items()) if n}
+
+
+def gather(config: RuntimeConfig, redis_client: Optional[redis.Redis] = None) -> Status:
+    errors: list[str] = []
+    jobs = [gevent.spawn(switch_status, n.host, n.port, n.password) for n in config.freeswitch_nodes]
+    try:
+        seen = services(config.heartbeat_interval_seconds)
+        backlog, oldest = outbox_backlog()
+    except Exception as exc:
+        errors.append(f"PostgreSQL: {exc}")
+        seen, backlog, oldest = [], None, None
+    try:
+        limiter = ConcurrencyLimiter(redis_client, slot_ttl_seconds=limits.LIMITER_SLOT_TTL_SECONDS)
+        by_account = calls_by_account(limiter)
+    except Exception as exc:
+        errors.append(f"Redis: {exc}")
+        by_account = {}
+    gevent.joinall(jobs)
+    return Status([j.value for j in jobs], seen, backlog, oldest, by_account, errors)
+
+
+def render(status: Status) -> str:
+    """One screen of text."""
+    lines = ["SWITCHES"]
+    for s in status.switches:
+        if s.connected:
+            missing = ", ".join(s.missing_modules) if s.missing_modules else "none"
+            lines.append(f"  {s.node:<22} connected  version {s.version or '?'}  channels {s.channels}  "
+                         f"missing modules: {missing}")
+        else:
+            lines.append(f"  {s.node:<22} UNREACHABLE  {s.error}")
+    lines.append("SERVICES (by heartbeat)")
+    if not status.services:
+        lines.append("  none seen")
+    for s in status.services:
+        extra = ""
+        if s.service == "controller":
+            switches = s.details.get("switches") or {}
+            up = sum(1 for v in switches.values() if v.get("connected"))
+            extra = f"  live calls {s.details.get('liveCalls', '?')}  switches {up}/{len(switches)} connected"
+        lines.append(f"  {s.service:<11} {s.state:<6} {s.host}[{s.pid}]  last seen {s.last_seen_seconds:g} s ago{extra}")
+    if status.outbox_backlog is None:
+        lines.append("OUTBOX  unknown")
+    else:
+        lines.append(f"OUTBOX  {status.outbox_backlog} unpublished, oldest {status.outbox_oldest_seconds:.1f} s")
+    lines.append("CALLS IN PROGRESS")
+    if not status.calls_by_account:
+        lines.append("  none")
+    for account, n in status.calls_by_account.items():
+        lines.append(f"  {account:<30} {n}")
+    for error in status.errors:
+        lines.append(f"ERROR  {error}")
+    return "\n".join(lines)

@@ -1,0 +1,84 @@
+"""``sbc status``: one screen from the sources of truth — switches asked over their event socket
+(the simulator, and a port where nothing listens), services from their heartbeats in the outbox,
+the outbox backlog, and live calls per account from the limiter's Redis slots."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import delete
+
+from app.calls.heartbeat import ServiceHeartbeat
+from app.calls.limiter import ConcurrencyLimiter
+from app.cli import main
+from app.config import set_value
+from app.db.engine import platform_session
+from app.models import ClusterConfig
+
+
+def _dead_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def nodes(inbound_sim):
+    host, port = inbound_sim.address
+    dead = _dead_port()
+    set_value("freeswitch.nodes", [{"host": host, "port": port, "password": "ClueCon"},
+                                   {"host": "127.0.0.1", "port": dead, "password": "ClueCon"}], announce=False)
+    yield f"{host}:{port}", f"127.0.0.1:{dead}"
+    with platform_session() as s:
+        s.execute(delete(ClusterConfig).where(ClusterConfig.key == "freeswitch.nodes"))
+
+
+def test_given_switches_services_and_calls_when_status_runs_then_one_screen_shows_each(
+        nodes, inbound_sim, make_account, redis_client):
+    live, dead = nodes
+    inbound_sim.loaded_modules.discard("mod_flite")
+    beat = ServiceHeartbeat("controller", details=lambda: {
+        "liveCalls": 2, "switches": {live: {"connected": True, "reconnects": 0}}})
+    beat.start()
+    account = make_account()
+    limiter = ConcurrencyLimiter(redis_client)
+    for call in ("c1", "c2"):
+        assert limiter.acquire(call, account.id, 0).admitted
+    try:
+        result = CliRunner().invoke(main, ["status"])
+        screen = result.output
+        assert f"{live:<22} connected  version 1.10.12-release  channels 0  missing modules: mod_flite" in screen
+        assert f"{dead:<22} UNREACHABLE" in screen
+        mine = [line for line in screen.splitlines() if "live calls 2  switches 1/1 connected" in line]
+        assert len(mine) == 1 and mine[0].split()[:2] == ["controller", "up"] and f"[{os.getpid()}]" in mine[0]
+        assert "OUTBOX  " in screen and " unpublished, oldest " in screen
+        assert f"  {account.subdomain:<30} 2" in screen
+        assert result.exit_code == 0  # one switch answers
+        as_json = json.loads(CliRunner().invoke(main, ["status", "--json"]).output)
+        assert {s["node"]: s["connected"] for s in as_json["switches"]} == {live: True, dead: False}
+        assert as_json["calls_by_account"][account.subdomain] == 2
+    finally:
+        limiter.release("c1", "c2")
+        beat.stop()
+
+
+def test_given_a_stopped_service_when_status_runs_then_it_is_shown_down(nodes):
+    beat = ServiceHeartbeat("workers")
+    beat.start()
+    beat.stop()
+    shown = json.loads(CliRunner().invoke(main, ["status", "--json"]).output)["services"]
+    (mine,) = [s for s in shown if s["instance"] == beat.instance_id]
+    assert (mine["service"], mine["state"], mine["pid"]) == ("workers", "down", os.getpid())
+
+
+def test_given_no_switch_answering_when_status_runs_then_it_exits_non_zero(inbound_sim):
+    set_value("freeswitch.nodes", [{"host": "127.0.0.1", "port": _dead_port(), "password": "x"}], announce=False)
+    try:
+        result = CliRunner().invoke(main, ["status"])
+        assert result.exit_code == 1 and "UNREACHABLE" in result.output
+    finally:
+        with platform_session() as s:
+            s.execute(delete(ClusterConfig).where(ClusterConfig.key == "freeswitch.nodes"))
