@@ -24,6 +24,7 @@ from prometheus_client import REGISTRY
 from app.calls.heartbeat import ServiceHeartbeat
 from app.calls.limiter import ConcurrencyLimiter, start_refresher
 from app.calls.recovery import LOST_CALL_CAUSE, recover_lost_calls
+from app.calls.route_snapshot import RouteSnapshot, start_snapshot_refresher
 from app.config import RuntimeConfig, start_config_listener
 from app.events.consumer import RedisSeenIds
 from app.events.payloads import emit
@@ -60,6 +61,7 @@ class Controller:
         self.routing = RoutingCache()
         self.health = GatewayHealth(self.redis, settings.redis_key_prefix, emit,
                                     describe=self.routing.describe_gateway)
+        self.numbers = RouteSnapshot()  # number lookups that ride out a database blip
         self.services = CallServices(
             limiter=ConcurrencyLimiter(self.redis,
                                        slot_ttl_seconds=self.config.limiter_slot_ttl_seconds),
@@ -69,6 +71,7 @@ class Controller:
             ws_vendor=self.config.webhook_vendor,
             routing=self.routing,
             dialer=LcrDialer(self.routing, self.health),
+            find_route=self.numbers.find,
         )
         self.services.first_reply_deadline = self.config.webhook_first_reply_deadline_seconds
         self.config.on_reload(lambda config: setattr(
@@ -116,6 +119,7 @@ class Controller:
                                      RedisSeenIds(self.redis, name="controller.originate")),
             start_config_listener(self.config),
             start_routing_listener(self.reloader),
+            start_snapshot_refresher(self.numbers),
         ]
         self.heartbeat.start()
         for collector in self.collectors:
@@ -214,7 +218,9 @@ class _Busy:
         self._services = services
 
     def __contains__(self, call_id: object) -> bool:
-        return call_id in self._services.live_calls or call_id in self._services.finishing
+        services = self._services
+        return (call_id in services.live_calls or call_id in services.finishing
+                or call_id in services.records.held_call_ids)
 
 
 def _addresses(host: str) -> list[str]:

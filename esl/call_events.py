@@ -25,9 +25,9 @@ from typing import Any, ContextManager, Optional
 import gevent
 import gevent.event
 import gevent.queue
-from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session
 
+from app.db.availability import database_unavailable
 from app.db.engine import platform_session
 from app.events import outbox
 from app.events.exchanges import exchange_for
@@ -46,16 +46,6 @@ OVERFLOW_LOG_EVERY = 1000
 
 _Row = dict[str, Any]
 SessionScope = Callable[[], ContextManager[Session]]
-
-
-def database_unavailable(error: BaseException) -> bool:
-    """True when ``error`` says PostgreSQL cannot be reached (retry the same rows later), False
-    when it says these rows are bad (retrying them can never succeed)."""
-    if isinstance(error, sa_exc.DBAPIError) and error.connection_invalidated:
-        return True
-    # OperationalError: refused/terminated connections, server shutting down, login refused;
-    # InterfaceError: the DBAPI connection is already closed; TimeoutError: pool exhausted.
-    return isinstance(error, (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.TimeoutError))
 
 
 class EventWriter:
@@ -81,6 +71,7 @@ class EventWriter:
         self.retries = 0  # inserts retried because the database was unavailable
         self.dropped_overflow = 0
         self.dropped_bad = 0
+        self.unavailable = False  # the database is away: the batch in hand is being retried
         self._greenlet = gevent.spawn(self._run)
 
     def emit(self, routing_key: str, payload: dict[str, Any], *, account_id: Optional[uuid.UUID],
@@ -149,12 +140,14 @@ class EventWriter:
                     return error
                 failures += 1
                 self.retries += 1
+                self.unavailable = True
                 if failures == 1:
                     log.error("outbox unavailable (%s); holding %d event(s), retrying with backoff",
                               _first_line(error), self.held)
                 gevent.sleep(delay * (0.8 + 0.4 * random.random()))
                 delay = min(delay * 2, self.retry_max)
                 continue
+            self.unavailable = False
             if failures:
                 log.warning("outbox writable again after %d failed attempt(s); %d event(s) were "
                             "dropped for lack of room so far", failures, self.dropped_overflow)
@@ -188,6 +181,12 @@ class CallEvents:
     def emit(self, routing_key: str, payload: dict[str, Any]) -> None:
         self._writer.emit(routing_key, payload, account_id=self.account_id, trace_id=self.trace_id)
 
-    def close(self, timeout: float = FLUSH_TIMEOUT_SECONDS) -> None:
-        if not self._writer.flush(timeout):
+    def close(self, timeout: float = FLUSH_TIMEOUT_SECONDS) -> bool:
+        """Wait until this call's events are in the outbox; False when they are not yet."""
+        if self._writer.flush(timeout):
+            return True
+        if self._writer.unavailable:  # the outage is logged once by the writer, not per call
+            log.info("call %s: events held until the database is back", self.trace_id)
+        else:
             log.error("call %s: events not in the outbox after %.0fs", self.trace_id, timeout)
+        return False

@@ -13,7 +13,10 @@ import redis
 from sqlalchemy import select
 
 from app.calls.originate import OriginatedLeg
+from app.calls.record_backlog import RecordBacklog
 from app.calls.route import CallRoute, find_inbound_route, find_originated_route
+from app.calls.route_snapshot import RouteUnavailable
+from app.db.availability import database_unavailable
 from app import limits
 from app.calls.limiter import ConcurrencyLimiter
 from app.db.engine import tenant_session
@@ -51,12 +54,23 @@ class CallServices:
     live_calls: dict[str, "OutboundConnection"] = field(default_factory=dict)
     # calls past their hang-up whose record is being written (app/calls/recovery.py skips them)
     finishing: set[str] = field(default_factory=set)
+    # call records: written at hang-up, or held while PostgreSQL is away (None: built here)
+    records: Optional[RecordBacklog] = None
+
+    def __post_init__(self) -> None:
+        if self.records is None:
+            self.records = RecordBacklog(flush_events=self.events.flush)
 
     def route_for(self, originated: Optional[OriginatedLeg], number: str) -> Optional[CallRoute]:
         """A leg the controller dialled carries its account; any other call is looked up by
         the dialled number."""
         if originated is not None:
-            return self.find_originated(originated, number)
+            try:
+                return self.find_originated(originated, number)
+            except Exception as exc:
+                if database_unavailable(exc):  # refused cleanly, like an unknown number now
+                    raise RouteUnavailable(number) from exc
+                raise
         return self.find_route(number)
 
     def lcr_bridge(self, account_id: uuid.UUID, number: str) -> str:

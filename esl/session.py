@@ -22,7 +22,8 @@ from app.calls.originate import TRACE_ID_VARIABLE, OriginatedLeg
 from app.calls.route import CallRoute
 from app.calls.hangup import ObservedHangup
 from app.calls.limiter import REFUSAL_HANGUP_CAUSE
-from app.calls.records import CallContext, write_call_record
+from app.calls.records import CallContext, WrittenRecord
+from app.calls.route_snapshot import RouteUnavailable
 from app.calls.status_hook import base_body, final_body, send_status
 from app.events import payloads
 from app.ops.metrics import CALLS_IN_PROGRESS, observe_call_setup
@@ -45,6 +46,7 @@ UNKNOWN_NUMBER_CAUSE = "UNALLOCATED_NUMBER"        # SIP 404
 UNKNOWN_ACCOUNT_CAUSE = "NORMAL_TEMPORARY_FAILURE"  # an originated leg whose account is gone
 NO_APPLICATION_CAUSE = "SERVICE_UNAVAILABLE"       # SIP 503: number exists, nothing answers it
 UNKNOWN_TRUNK_CAUSE = "CALL_REJECTED"              # SIP 403: not this account's carrier
+NO_DATABASE_CAUSE = "NORMAL_TEMPORARY_FAILURE"     # SIP 503: cannot route it now, fail over
 LOST_SOCKET_CAUSE = "NORMAL_TEMPORARY_FAILURE"      # recorded when FreeSWITCH never said
 # The sofia profile carriers reach (fs-conf/sip_profiles/external.xml): calls on it must come
 # from a gateway of a platform carrier or of the dialled number's own account.
@@ -97,10 +99,14 @@ class CallSession:
         self._connected_us = int(time.time() * 1_000_000)
         self.call = call = IncomingCall.from_channel(channel)
         # The lookup (PostgreSQL) overlaps the two ESL round trips instead of following them.
-        lookup = gevent.spawn(self.services.route_for, call.originated, call.to_number)
+        lookup = gevent.spawn(_route_or_unavailable, self.services, call)
         self.conn.myevents()
         self.conn.linger()
         self.route = route = lookup.get()
+        if isinstance(route, RouteUnavailable):
+            self.route = None
+            self._refuse_unroutable()
+            return
         self._events = CallEvents(self.services.events, call.trace_id,
                                   route.account_id if route else None)
         if route is None:
@@ -200,15 +206,20 @@ class CallSession:
             event = self._observed_end()
         if self._ws is not None:
             self._ws.close()
-        self._events.close()
+        events_written = self._events.close()
         if event is not None and self.record is not None:
-            written = write_call_record(event, self.record)
-            app = self.route.application if self.route else None
-            if written is not None and app is not None:
-                send_status(app.call_status_hook_url, final_body(written, self.record),
-                            secret=app.signing_secret, basic_auth=app.basic_auth,
-                            client=self.services.webhooks, after=self._status_update)
+            # written now, or held until PostgreSQL is back (app/calls/record_backlog.py);
+            # held too while the call's events are not in the outbox: call.ended comes last
+            self.services.records.write(event, self.record, self.call.call_id,
+                                        then=self._final_status, hold=not events_written)
         self._exit()
+
+    def _final_status(self, written: WrittenRecord) -> None:
+        app = self.route.application if self.route else None
+        if app is not None:
+            send_status(app.call_status_hook_url, final_body(written, self.record),
+                        secret=app.signing_secret, basic_auth=app.basic_auth,
+                        client=self.services.webhooks, after=self._status_update)
 
     # -- refusals ----------------------------------------------------------------------------
     def _refuse(self, cause: str, sip_status: int, reason: str) -> None:
@@ -219,6 +230,17 @@ class CallSession:
         self._report_failure(reason, cause, sip_status)
         self.conn.hangup(cause)
         self._finish()
+
+    def _refuse_unroutable(self) -> None:
+        """PostgreSQL is away and the number snapshot does not know the dialled number: a
+        clean refusal (SIP 503, the carrier may fail over). No account is known, so there is
+        no call record; ``call.failed`` is held by the event writer until the database is back."""
+        call = self.call
+        log.warning("call %s to %s refused: database unavailable and number not in the snapshot",
+                    call.call_id, call.to_number)
+        self._events = CallEvents(self.services.events, call.trace_id, None)
+        self._report_failure("database_unavailable", NO_DATABASE_CAUSE, 503)
+        self._hangup_and_exit(NO_DATABASE_CAUSE)
 
     def _hangup_and_exit(self, cause: str) -> None:
         self.conn.hangup(cause)
@@ -414,6 +436,15 @@ class CallSession:
             held_ms = int((time.monotonic() - self._held_since) * 1000)
             self._held_since = None
         self._emit("call.resumed", payloads.call_resumed(self.call.call_id, held_ms=held_ms))
+
+
+def _route_or_unavailable(services: CallServices, call: IncomingCall) -> "CallRoute | None | RouteUnavailable":
+    """The lookup greenlet's result: RouteUnavailable is returned, not raised, so a database
+    outage is not reported by the hub as a crashed greenlet for every call."""
+    try:
+        return services.route_for(call.originated, call.to_number)
+    except RouteUnavailable as exc:
+        return exc
 
 
 def _s(value: Any) -> Optional[str]:

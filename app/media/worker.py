@@ -28,6 +28,7 @@ from typing import Any, Callable
 import gevent
 import gevent.event
 import pika
+import pika.exceptions
 from sqlalchemy.exc import SQLAlchemyError
 
 from app import limits
@@ -146,32 +147,42 @@ class MediaWorker:
             self.outcomes.append(("?", "bad_job"))
             channel.basic_reject(method.delivery_tag, requeue=False)
             return
+        if attempt > limits.MEDIA_JOB_MAX_DELIVERIES:
+            # every allowed delivery ended without an ack: the worker died each time
+            self._give_up(channel, method, job, attempt, "worker_crashed",
+                          f"{attempt - 1} deliveries without a result")
+            return
         try:
-            if attempt > limits.MEDIA_JOB_MAX_DELIVERIES:
-                # every allowed delivery ended without an ack: the worker died each time
-                outcome = self.pipeline.give_up(job, "worker_crashed",
-                                                f"{attempt - 1} deliveries without a result", attempt)
-                self.outcomes.append((str(job.id), outcome))
-                channel.basic_reject(method.delivery_tag, requeue=False)
-                return
             outcome = self.pipeline.run(job, attempt=attempt)
-        except (Retry, SQLAlchemyError, OSError) as exc:
-            self._retry_or_dead_letter(channel, method, job, attempt, exc)
+        except pika.exceptions.AMQPError:
+            raise  # the connection is gone: reconnect, the job comes back unacked
+        except Exception as exc:  # Retry, the database, or a bug: bounded like the rest
+            self._retry_or_give_up(channel, method, job, attempt, exc)
             return
         self.outcomes.append((str(job.id), outcome))
         channel.basic_ack(method.delivery_tag)
 
-    def _retry_or_dead_letter(self, channel, method, job: RecordingJob, attempt: int,
-                              exc: Exception) -> None:
+    def _retry_or_give_up(self, channel, method, job: RecordingJob, attempt: int,
+                          exc: Exception) -> None:
         if attempt >= limits.MEDIA_JOB_MAX_DELIVERIES:
-            # only reachable when the database itself failed on the last attempt: keep the job
-            log.error("recording %s: attempt %d failed (%s); dead-lettered", job.id, attempt, exc)
-            self.outcomes.append((str(job.id), "dead_lettered"))
-            channel.basic_reject(method.delivery_tag, requeue=False)
+            reason = exc.reason if isinstance(exc, Retry) else (
+                "database_error" if isinstance(exc, SQLAlchemyError) else "internal_error")
+            self._give_up(channel, method, job, attempt, reason, f"{type(exc).__name__}: {exc}")
             return
         delay = retry_delay(attempt)
         log.warning("recording %s: attempt %d failed (%s); retrying in %.1fs", job.id, attempt,
-                    exc, delay)
+                    exc, delay, exc_info=not isinstance(exc, Retry))
         self.outcomes.append((str(job.id), "retry"))
         self.sleep(delay)
         channel.basic_nack(method.delivery_tag, requeue=True)
+
+    def _give_up(self, channel, method, job: RecordingJob, attempt: int, reason: str,
+                 detail: str) -> None:
+        """Mark the job failed (media.transcription.failed) if the database lets us, and
+        dead-letter the message either way: ops can inspect and replay it."""
+        try:
+            self.outcomes.append((str(job.id), self.pipeline.give_up(job, reason, detail, attempt)))
+        except Exception:
+            log.exception("recording %s could not be marked failed; dead-lettered only", job.id)
+            self.outcomes.append((str(job.id), "dead_lettered"))
+        channel.basic_reject(method.delivery_tag, requeue=False)

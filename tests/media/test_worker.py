@@ -234,3 +234,30 @@ def test_worker_killed_mid_job_leaves_the_job_to_another_worker_and_nothing_is_d
     assert count_events(job.id, "media.transcription.complete") == 1
     assert count_events(job.id, "sentiment.summary") == 1
     assert broker.queue_declare(QUEUE, passive=True).method.message_count == 0
+
+
+class BuggyPipeline(Pipeline):
+    def run(self, job, *, attempt=1):
+        raise KeyError("a bug, not a bad file")
+
+
+def test_a_bug_in_the_pipeline_is_bounded_then_failed_and_dead_lettered(
+        broker, pocketsphinx_engine, speech, write_recording, recording_dir, call_record):
+    record = call_record()
+    path = write_recording(speech["hello"])
+    envelope = recording_event(record, path, stereo=False)
+    job = RecordingJob.from_envelope(envelope)
+    publish(broker, envelope)
+    pipeline = BuggyPipeline(pocketsphinx_engine, recording_dir=str(recording_dir),
+                             call_record_wait_seconds=0, send_hook=lambda *a, **k: None)
+    worker = MediaWorker(pipeline, sleep=lambda _s: None).start()
+    try:
+        wait_for(lambda: status_of(job.id) == "failed", what="failed job")
+        dead = wait_for(lambda: dead_letters(broker), what="a dead letter")
+    finally:
+        worker.stop()
+    assert [o for _, o in worker.outcomes][:-1] == ["retry"] * (limits.MEDIA_JOB_MAX_DELIVERIES - 1)
+    with platform_session() as s:
+        assert s.scalar(select(Recording.failure_reason).where(Recording.id == job.id)).startswith(
+            "internal_error: KeyError")
+    assert [d["payload"]["path"] for d in dead] == [str(path)]
