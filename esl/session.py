@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional
 import gevent
 import gevent.event
 
+from app.calls import sip_targets
 from app.calls.originate import TRACE_ID_VARIABLE, OriginatedLeg
 from app.calls.route import CallRoute
 from app.calls.hangup import ObservedHangup
@@ -299,6 +300,7 @@ class CallSession:
             redis=services.redis, recordings_dir=services.recordings_dir, hooks=hooks,
             router=lambda number: services.lcr_bridge(route.account_id, number),
             number_owner=lambda number: services.account_owns(route.account_id, number),
+            sip_policy=lambda uri: sip_targets.refusal(route.account_id, uri),
             publisher=self._events.emit, answered=call.answer_state == "answered",
         )
         self.conn.on("CHANNEL_ANSWER", ctx.mark_answered)

@@ -33,6 +33,7 @@ from app.api.recordings.routes import blp as recordings_blp, call_media_blp
 from app.api.calls.routes import blp as calls_blp
 from app.api.callbacks.routes import blp as callbacks_blp
 from app.api.phone_numbers.routes import blp as phone_numbers_blp
+from app.api.sip_targets.routes import blp as sip_targets_blp
 from app.api.input_guard import refuse_unusable_input
 from app.api.security import authenticate_request, close_request_session
 from app.ops.health import Readiness, dependency_checks
@@ -61,6 +62,7 @@ BLUEPRINTS = [
     gateways_blp,
     lcr_blp,
     lcr_explain_blp,
+    sip_targets_blp,
     queues_blp,
     users_blp,
     agents_blp,

@@ -10,6 +10,7 @@ from app.models.lcr import Lcr, LcrCarrierSetEntry, LcrRoute
 from app.models.media import Recording, Transcript
 from app.models.platform import ClusterConfig, ComplianceAccessLog, EventOutbox
 from app.models.records import CallRecord, InteractionSegment, InteractionSummary, UsageMeter
+from app.models.sip_targets import SipTargetHost
 from app.models.tenancy import Account, ServiceProvider
 from app.models.trunks import Carrier, Gateway
 from app.models.users import ApiKey, User
@@ -35,6 +36,7 @@ TENANT_TABLES: tuple[str, ...] = (
     "compliance_access_log",
     "recordings",
     "transcripts",
+    "sip_target_hosts",
 )
 # Tables where account_id NULL means "platform-owned, readable by every tenant".
 SHARED_TABLES: tuple[str, ...] = ("carriers", "gateways", "lcr", "lcr_routes", "lcr_carrier_set_entries")
@@ -65,6 +67,7 @@ __all__ = [
     "Queue",
     "Recording",
     "ServiceProvider",
+    "SipTargetHost",
     "SHARED_TABLES",
     "TENANT_TABLES",
     "Transcript",

@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
+from app.calls.sip_targets import NOT_LISTED as SIP_NOT_ALLOWED
 from esl.verbs.registry import VerbList, parse_verb_list
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -59,6 +60,9 @@ class ChannelVerbContext:
     hooks: Optional[HookTarget] = None
     router: Optional[Callable[[str], str]] = None          # number → LCR bridge string
     number_owner: Optional[Callable[[str], bool]] = None   # account owns number?
+    # sip: dial target → why it is refused, None when allowed (app.calls.sip_targets.refusal);
+    # no policy wired means every sip: target is refused
+    sip_policy: Optional[Callable[[str], Optional[str]]] = None
     publisher: Optional[Callable[[str, dict[str, Any]], None]] = None
     tags: dict[str, Any] = field(default_factory=dict)
     features: set[str] = field(default_factory=set)        # feature-presence flags (call record)
@@ -122,6 +126,9 @@ class ChannelVerbContext:
 
     def owns_number(self, number: str) -> bool:
         return bool(self.number_owner and self.number_owner(number))
+
+    def sip_target_refusal(self, uri: str) -> Optional[str]:
+        return SIP_NOT_ALLOWED if self.sip_policy is None else self.sip_policy(uri)
 
     def record_feature(self, name: str) -> None:
         self.features.add(name)

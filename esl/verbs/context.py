@@ -70,6 +70,10 @@ class VerbContext(Protocol):
     def owns_number(self, number: str) -> bool:
         """True when the account owns ``number`` (dial callerId rule)."""
 
+    def sip_target_refusal(self, uri: str) -> Optional[str]:
+        """Why a ``sip:`` dial target may not be dialled (not listed for the account, or its
+        host fails the address policy), or None (app.calls.sip_targets)."""
+
     def record_feature(self, name: str) -> None:
         """Mark a feature-presence flag on the call record (e.g. ``has_recording``)."""
 

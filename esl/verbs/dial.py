@@ -2,7 +2,8 @@
 
 Targets are tried in order (``|`` is FreeSWITCH's sequential failover):
 user → ``user/<name>@${domain_name}``; phone → the least-cost-routing bridge string (itself a
-``|`` chain of gateways); sip → ``sofia/external/<uri>``; queue → the queue verb (a queue
+``|`` chain of gateways); sip → ``sofia/external/<uri>``, only to hosts the account lists and
+the address policy admits (else skipped with the reason); queue → the queue verb (a queue
 target must be the only target).
 
 Before the bridge: ``set continue_on_fail=true`` (a failed bridge would otherwise hang up the
@@ -119,7 +120,10 @@ class Dial(Verb):
         kind, name = target["type"], target["name"]
         if kind == "user":
             return f"user/{name}@${{domain_name}}"
-        if kind == "sip":
+        if kind == "sip":  # refused unless the account lists the host (app.calls.sip_targets)
+            refused = ctx.sip_target_refusal(name)
+            if refused:
+                raise ValueError(refused)
             uri = name.split(":", 1)[1] if name.lower().startswith(("sip:", "sips:")) else name
             return f"sofia/external/{uri}"
         return ctx.lcr_bridge_string(name.lstrip("+"))

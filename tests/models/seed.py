@@ -31,6 +31,7 @@ from app.models import (
     PhoneNumber,
     Queue,
     Recording,
+    SipTargetHost,
     Transcript,
     UsageMeter,
 )
@@ -112,6 +113,8 @@ def seed_tenant(account: Any) -> dict[str, Any]:
             trace_id=trace, engine="pocketsphinx", text="hello", segments=[], sentiment={},
             audio_seconds=1, processing_ms=1)
         s.add(rows["transcripts"])
+        rows["sip_target_hosts"] = SipTargetHost(id=uuid.uuid4(), account_id=acc, host="pbx.example.com")
+        s.add(rows["sip_target_hosts"])
         s.flush()
         ids: dict[str, Any] = {name: row.id for name, row in rows.items() if hasattr(row, "id")}
         ids.update(

@@ -12,7 +12,7 @@ from sqlalchemy import text
 from app.calls.limiter import ConcurrencyLimiter
 from app.crypto import encrypt_secret, last4
 from app.db.engine import tenant_session
-from app.models import Application, PhoneNumber
+from app.models import Application, PhoneNumber, SipTargetHost
 from app.webhooks.client import WebhookClient
 from esl.services import CallServices
 from esl.session import CallSession
@@ -39,11 +39,12 @@ def controller(outbound_server, services, media_dns):
 
 @pytest.fixture
 def number_with_app(make_account) -> Callable[..., tuple[Any, str, uuid.UUID]]:
-    """``number_with_app(max_concurrent_calls=0, secret=None, **application fields)`` →
-    (account, number, application id)."""
+    """``number_with_app(max_concurrent_calls=0, secret=None, sip_hosts=(), **application
+    fields)`` → (account, number, application id). ``sip_hosts``: hosts the account's dial may
+    reach with sip: targets (app.calls.sip_targets)."""
 
     def make(*, max_concurrent_calls: int = 0, secret: Optional[str] = None,
-             **fields: Any) -> tuple[Any, str, uuid.UUID]:
+             sip_hosts: tuple[str, ...] = (), **fields: Any) -> tuple[Any, str, uuid.UUID]:
         account = make_account(max_concurrent_calls=max_concurrent_calls)
         number = unique_number()
         with tenant_session(account.id) as session:
@@ -55,6 +56,8 @@ def number_with_app(make_account) -> Callable[..., tuple[Any, str, uuid.UUID]]:
             session.flush()
             session.add(PhoneNumber(account_id=account.id, number=number, application_id=app.id,
                                     answering_mode="webhook"))
+            for host in sip_hosts:
+                session.add(SipTargetHost(account_id=account.id, host=host))
         return account, number, app.id
 
     return make

@@ -86,7 +86,8 @@ def test_given_app_json_only_when_call_arrives_then_static_verbs_run_without_any
 def test_given_dial_first_when_verbs_run_then_caller_is_not_answered_before_the_bridge(
         controller, simulate_call, hook_server, number_with_app, owner_conn):
     account, number, _ = number_with_app(app_json=[
-        {"verb": "dial", "target": [{"type": "sip", "name": "sip:alice@example.com"}]}])
+        {"verb": "dial", "target": [{"type": "sip", "name": "sip:alice@example.com"}]}],
+        sip_hosts=("example.com",))
     call = simulate_call(Call(callee=number).bridge_answers(talk=0.05), controller)
     _wait(call)
     assert [a for a, _ in executed(call)][0] != "answer"
@@ -219,7 +220,8 @@ def test_given_websocket_app_when_it_sends_hangup_then_call_ends(
 def test_given_recorded_dial_first_when_verbs_run_then_caller_is_not_answered_before_the_bridge(
         controller, simulate_call, number_with_app, owner_conn):
     account, number, _ = number_with_app(app_json=[
-        {"verb": "dial", "record": True, "target": [{"type": "sip", "name": "sip:bob@example.com"}]}])
+        {"verb": "dial", "record": True, "target": [{"type": "sip", "name": "sip:bob@example.com"}]}],
+        sip_hosts=("example.com",))
     call = simulate_call(Call(callee=number).bridge_answers(talk=0.05), controller)
     _wait(call)
     assert [a for a, _ in executed(call)] == ["bridge"]  # no answer, no record_session (183) first

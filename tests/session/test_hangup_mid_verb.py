@@ -27,7 +27,7 @@ VERBS_IN_PROGRESS = {
 @pytest.mark.parametrize("name", sorted(VERBS_IN_PROGRESS))
 def test_given_verb_running_when_caller_hangs_up_then_call_ends_at_once_and_is_recorded(
         name, controller, simulate_call, number_with_app, owner_conn, services):
-    account, number, _ = number_with_app(app_json=[VERBS_IN_PROGRESS[name]])
+    account, number, _ = number_with_app(app_json=[VERBS_IN_PROGRESS[name]], sip_hosts=("example.com",))
     # no prompt lasts less than the minute either (gather waits out its prompt and timeout)
     scenario = (Call(callee=number, timing=Timing(playback=60.0)).media(f"http_cache://{LONG}", 60.0)
                 .bridge_answers(talk=60.0).hangup_after(0.5))

@@ -77,7 +77,8 @@ def test_given_dial_to_user_and_sip_when_bridge_fails_then_caller_stays_up_and_f
     verbs = [{"verb": "dial", "timeout": 20, "target": [{"type": "user", "name": "alice"},
                                                        {"type": "sip", "name": "sip:bob@pbx.example.com"}]},
              {"verb": "say", "text": "dropped: dial ends the list"}]
-    run = run_on_call(Call().bridge_fails("USER_BUSY", "486"), verbs)
+    run = run_on_call(Call().bridge_fails("USER_BUSY", "486"), verbs,
+                      sip_policy=lambda uri: None)  # pbx.example.com listed for the account
     assert run.error is None
     assert run.setvars() == [("continue_on_fail", "true"), ("hangup_after_bridge", "true")]
     assert _after_answer(run) == [
@@ -132,7 +133,8 @@ def test_given_dial_phone_with_owned_caller_id_and_record_when_answered_then_lcr
 
 def test_given_dial_with_record_when_bridge_fails_then_nothing_recorded_or_reported(run_on_call, owner_conn):
     run = run_on_call(Call().bridge_fails("USER_BUSY", "486"),
-                      [{"verb": "dial", "record": True, "target": [{"type": "sip", "name": "sip:b@pbx.example.com"}]}])
+                      [{"verb": "dial", "record": True, "target": [{"type": "sip", "name": "sip:b@pbx.example.com"}]}],
+                      sip_policy=lambda uri: None)
     assert run.outcome.reason == "dial_failed"
     assert run.ctx.features == set()
     assert [e for e in run.call.emitted if e.name in ("RECORD_START", "RECORD_STOP")] == []

@@ -1,0 +1,1 @@
+"""/api/sip-targets: the hosts the account's ``dial`` verb may reach with ``sip:`` targets."""
