@@ -261,3 +261,39 @@ def test_a_bug_in_the_pipeline_is_bounded_then_failed_and_dead_lettered(
         assert s.scalar(select(Recording.failure_reason).where(Recording.id == job.id)).startswith(
             "internal_error: KeyError")
     assert [d["payload"]["path"] for d in dead] == [str(path)]
+
+
+@pytest.mark.timeout(180)
+def test_sbc_workers_relays_the_verbs_event_runs_a_media_worker_and_stops_it_on_sigterm(
+        broker, speech, write_recording, recording_dir, call_record, tmp_path):
+    """The production path: the verb's event goes into the outbox, ``sbc workers`` relays it,
+    its media-worker child transcribes, the results are relayed, SIGTERM stops both."""
+    from app.events import payloads
+
+    set_value("recording.dir", str(recording_dir), announce=False)
+    record = call_record()
+    path = write_recording(speech["hello"])
+    envelope = recording_event(record, path, stereo=False)
+    payloads.emit("media.recording.completed", envelope.payload, account_id=record.account_id,
+                  trace_id=record.trace_id)
+    job = RecordingJob.from_envelope(envelope)
+    log = open(tmp_path / "workers.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "workers"], cwd=REPO,
+                            env=dict(os.environ), stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: status_of(job.id) == "transcribed", timeout=120, what="transcript")
+
+        def summary_published():
+            with platform_session() as s:
+                return s.scalar(text(
+                    "SELECT published_at IS NOT NULL FROM event_outbox WHERE routing_key = "
+                    "'sentiment.summary' AND body->'payload'->>'recordingId' = :r"), {"r": str(job.id)})
+        wait_for(summary_published, timeout=30, what="sentiment.summary relayed")
+        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
+                                  text=True).stdout.split()
+        assert len(children) == 1  # transcription.workers defaults to 1
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(30)
+    assert code == 0
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in children)
