@@ -34,6 +34,7 @@ from app.api.calls.routes import blp as calls_blp
 from app.api.callbacks.routes import blp as callbacks_blp
 from app.api.phone_numbers.routes import blp as phone_numbers_blp
 from app.api.sip_targets.routes import blp as sip_targets_blp
+from app.api.body_limit import BodyLimit
 from app.api.input_guard import refuse_unusable_input
 from app.api.security import authenticate_request, close_request_session
 from app.ops.health import Readiness, dependency_checks
@@ -120,6 +121,7 @@ def create_app(config: Mapping[str, Any] | None = None, *, bind_host: str | None
     app.teardown_request(close_request_session)
     # /healthz, /readyz, /metrics answer before Flask: no tenant host, no token (docs/operations.md)
     app.wsgi_app = OpsEndpoints(Readiness("api", dependency_checks(settings))).middleware(app.wsgi_app)
+    app.wsgi_app = BodyLimit(app.wsgi_app, MAX_BODY_BYTES)  # chunked bodies too (body_limit.py)
 
     @app.before_request
     def _authenticate_api() -> None:

@@ -20,10 +20,55 @@ class ExplainQuerySchema(ma.Schema):
     number = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=64))
 
 
+class _PlanSchema(ma.Schema):
+    id = ma.fields.String()
+    name = ma.fields.String()
+    level = ma.fields.String(metadata={"description": "account | platform"})
+
+
+class _RouteSchema(ma.Schema):
+    id = ma.fields.String()
+    regex = ma.fields.String()
+
+
+class _AttemptSchema(ma.Schema):
+    carrierId = ma.fields.String()
+    carrier = ma.fields.String()
+    gatewayId = ma.fields.String(allow_none=True)
+    gateway = ma.fields.String(allow_none=True)
+    host = ma.fields.String(allow_none=True)
+    endpoint = ma.fields.String(allow_none=True)
+    platform = ma.fields.Boolean()
+
+
+class _SkippedSchema(ma.Schema):
+    kind = ma.fields.String(metadata={"description": "carrier | gateway"})
+    id = ma.fields.String(allow_none=True)
+    name = ma.fields.String(allow_none=True)
+    reason = ma.fields.String()
+
+
+class ExplainSchema(ma.Schema):
+    """The tenant's view of the decision (docs/api.md "GET /api/lcr/explain")."""
+
+    number = ma.fields.String()
+    normalized = ma.fields.String(allow_none=True)
+    plansConsidered = ma.fields.List(ma.fields.String())
+    plan = ma.fields.Nested(_PlanSchema, allow_none=True)
+    route = ma.fields.Nested(_RouteSchema, allow_none=True)
+    attempts = ma.fields.List(ma.fields.Nested(_AttemptSchema))
+    skipped = ma.fields.List(ma.fields.Nested(_SkippedSchema))
+    bridge = ma.fields.String(allow_none=True)
+    reason = ma.fields.String(allow_none=True)
+    platformDetailsHidden = ma.fields.Boolean()
+    gatewayHealthKnown = ma.fields.Boolean()
+
+
 @blp.route("/explain")
 class Explain(MethodView):
     @require_admin
     @blp.arguments(ExplainQuerySchema, location="query")
+    @blp.response(200, ExplainSchema)
     def get(self, query: dict[str, Any]):
         """Plan, route, carriers/gateways in try order and what was skipped (with reasons).
         Always 200: an unroutable number is an answer (``attempts`` empty, ``reason`` set).
