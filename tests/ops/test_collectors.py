@@ -1,0 +1,87 @@
+"""Scrape-time values: outbox backlog and age, agents by state, ESL links and reconnects, and
+metrics merged across processes in multi-process mode (PROMETHEUS_MULTIPROC_DIR)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import gevent
+from prometheus_client import CollectorRegistry, generate_latest
+from sqlalchemy import text
+
+from app.events.exchanges import SYSTEM_EVENTS
+from app.events.outbox import publish
+from app.ops.collectors import DatabaseCollector, SwitchCollector
+from esl.inbound import InboundConnection
+
+
+def _scrape(*collectors) -> dict[str, float]:
+    registry = CollectorRegistry()
+    for collector in collectors:
+        registry.register(collector)
+    values = {}
+    for family in registry.collect():
+        for sample in family.samples:
+            labels = ",".join(f"{k}={v}" for k, v in sorted(sample.labels.items()))
+            values[f"{sample.name}{{{labels}}}" if labels else sample.name] = sample.value
+    return values
+
+
+def test_given_unpublished_events_then_backlog_and_oldest_age_are_exported(owner_conn):
+    before = _scrape(DatabaseCollector())["sbc_outbox_backlog"]
+    event_id = publish(SYSTEM_EVENTS, "system.config.changed", {"keys": []})  # no relay runs here
+    owner_conn.execute(text("UPDATE event_outbox SET created_at = now() - interval '90 seconds' "
+                            "WHERE id = :id"), {"id": event_id})
+    owner_conn.commit()
+    values = _scrape(DatabaseCollector())
+    assert values["sbc_outbox_backlog"] == before + 1
+    assert values["sbc_outbox_oldest_unpublished_age_seconds"] >= 90
+    owner_conn.execute(text("DELETE FROM event_outbox WHERE id = :id"), {"id": event_id})
+    owner_conn.commit()
+
+
+def test_given_agents_then_they_are_counted_by_state(seed, owner_conn):
+    before = _scrape(DatabaseCollector())
+    tenant = seed.tenant()
+    for name, state in (("a1", "available"), ("a2", "available"), ("a3", "wrap_up")):
+        seed.user(tenant, name, role="agent")
+        owner_conn.execute(text("INSERT INTO agents (account_id, user_id, state) "
+                                "VALUES (:a, :u, :s)"), {"a": tenant.account_id, "u": tenant.users[name].id, "s": state})
+    owner_conn.commit()
+    after = _scrape(DatabaseCollector())
+    assert after["sbc_agents{state=available}"] == before["sbc_agents{state=available}"] + 2
+    assert after["sbc_agents{state=wrap_up}"] == before["sbc_agents{state=wrap_up}"] + 1
+    assert after["sbc_agents{state=offline}"] == before["sbc_agents{state=offline}"]
+
+
+def test_given_an_esl_link_that_drops_then_connected_switches_and_reconnects_follow(inbound_sim):
+    host, port = inbound_sim.address
+    node = InboundConnection(host, port, "ClueCon", backoff_initial=0.05)
+    node.connect()
+    where = f"{host}:{port}"
+    collector = SwitchCollector(lambda: [node], lambda: {where: []})
+    try:
+        values = _scrape(collector)
+        assert values["sbc_esl_connected_switches"] == 1 and values[f"sbc_esl_switch_up{{node={where}}}"] == 1
+        inbound_sim.drop_connections()
+        deadline = time.monotonic() + 10
+        while node.reconnects < 1 and time.monotonic() < deadline:
+            gevent.sleep(0.05)
+        assert _scrape(collector)[f"sbc_esl_reconnects_total{{node={where}}}"] == 1
+    finally:
+        node.close()
+    assert _scrape(collector)["sbc_esl_connected_switches"] == 0
+
+
+def test_given_multi_process_mode_then_counts_from_several_processes_are_merged(tmp_path):
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
+    bump = ("from app.ops.metrics import CALLS_FINISHED\n"
+            "CALLS_FINISHED.labels('completed', 'inbound').inc()\n")
+    for _ in range(2):
+        subprocess.run([sys.executable, "-c", bump], env=env, check=True, timeout=60)
+    render = "from app.ops.metrics import render\nprint(render()[0].decode())\n"
+    out = subprocess.run([sys.executable, "-c", render], env=env, check=True, capture_output=True,
+                         text=True, timeout=60).stdout
+    assert 'sbc_calls_finished_total{direction="inbound",status="completed"} 2.0' in out
