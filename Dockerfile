@@ -22,6 +22,21 @@ RUN python -m venv /opt/sbc \
  && /opt/sbc/bin/pip install --no-cache-dir --disable-pip-version-check -e . \
  && find /opt/sbc-app -name '__pycache__' -prune -exec rm -rf {} +
 
+# Speech models are baked in here, never fetched when a container starts. pocketsphinx's English
+# model ships inside its wheel (the default engine). For Whisper, put a whisper.cpp ggml file in
+# models/ of the build context and name it, with its checksum, as build arguments:
+#   docker build --build-arg WHISPER_MODEL=ggml-tiny.en-q8_0.bin \
+#                --build-arg WHISPER_MODEL_SHA256=<sha256> -t saas-sbc:0.1.0 .
+# then `sbc config set transcription.engine '"whisper"'` and
+# `sbc config set transcription.whisper_model '"/opt/sbc-models/ggml-tiny.en-q8_0.bin"'`
+# (a Vosk model directory goes the same way, docs/media.md).
+ARG WHISPER_MODEL=""
+ARG WHISPER_MODEL_SHA256=""
+COPY models/ /opt/sbc-models/
+RUN if [ -n "$WHISPER_MODEL" ]; then \
+      echo "$WHISPER_MODEL_SHA256  /opt/sbc-models/$WHISPER_MODEL" | sha256sum -c - ; \
+    fi
+
 ENV PATH=/opt/sbc/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     SBC_FS_GENERATED_DIR=/var/lib/sbc/fs-generated
