@@ -8,6 +8,7 @@ balancer (or run ``gunicorn -k gevent 'app.api:create_app()'``); the API keeps n
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
 import socket
 
@@ -51,7 +52,10 @@ def api(host: str | None, port: int, access_log: bool) -> None:
         app = create_app(bind_host=host)
     except DevSecretExposed as exc:
         raise click.ClickException(str(exc)) from None
-    server = NoDelayWSGIServer((host, port), app, log="default" if access_log else None)
+    # access and error lines through logging, so they carry the process name and pid too
+    server = NoDelayWSGIServer((host, port), app,
+                               log=logging.getLogger("sbc.access") if access_log else None,
+                               error_log=logging.getLogger("sbc.wsgi"))
 
     def _stop() -> None:
         server.stop(timeout=5)  # finish in-flight requests, then exit

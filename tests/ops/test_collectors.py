@@ -8,7 +8,7 @@ import sys
 import time
 
 import gevent
-from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client import CollectorRegistry
 from sqlalchemy import text
 
 from app.events.exchanges import SYSTEM_EVENTS

@@ -48,3 +48,31 @@ def test_given_json_logs_then_each_line_is_one_object_with_process_pid_and_trace
 def test_given_an_unknown_log_format_then_the_process_refuses_to_start():
     result = _run("xml")
     assert result.returncode != 0 and "SBC_LOG_FORMAT must be one of text, json" in result.stderr
+
+
+def test_given_sbc_api_when_a_request_is_served_then_its_access_line_names_the_process(tmp_path):
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = tmp_path / "api.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "app.cli", "api", "--host", "127.0.0.1", "--port", str(port)],
+                                stdout=out, stderr=subprocess.STDOUT, env=os.environ.copy())
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).read()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.2)
+    finally:
+        proc.terminate()
+        proc.wait(15)
+    access = [line for line in log.read_text().splitlines() if "GET /healthz" in line]
+    assert access and f"api[{proc.pid}] INFO sbc.access" in access[0], log.read_text()
