@@ -17,10 +17,6 @@ WEBHOOK_USER_AGENT = "SaaS-SBC/1.0"
 # most this long before the fallback (app_json) or the apology plays. Carriers commonly cancel
 # an unanswered call at ~30 s; cluster_config webhook.first_reply_deadline_seconds overrides it.
 WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS = 8
-# A caller waits in silence for the first reply of call_hook_url: all attempts together get at
-# most this long before the fallback (app_json) or the apology plays. Carriers commonly cancel
-# an unanswered call at ~30 s; cluster_config webhook.first_reply_deadline_seconds overrides it.
-WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS = 8
 # ws(s):// call handlers: subprotocol audio.<vendor>.org, bounded reconnect backoff
 WS_DEFAULT_VENDOR = "saas-sbc"
 WS_RECONNECT_DELAYS_SECONDS = (0.5, 1.0, 2.0, 4.0)  # one delay per reconnect attempt, then give up
@@ -73,12 +69,6 @@ HEALTH_CONTROLLER_PORT = 8085
 HEALTH_WORKERS_PORT = 8086
 READINESS_CHECK_TIMEOUT_SECONDS = 2.0   # per dependency probe: /readyz answers within ~this
 
-# Ops endpoints (/healthz, /readyz, /metrics): the API serves them on its own port; controller
-# and workers get a small HTTP listener of their own (cluster_config health.*_port, 0 = off).
-HEALTH_CONTROLLER_PORT = 8085
-HEALTH_WORKERS_PORT = 8086
-READINESS_CHECK_TIMEOUT_SECONDS = 2.0   # per dependency probe: /readyz answers within ~this
-
 # Interaction summary: a caller who abandons within this many seconds of queueing is a
 # short abandon (not counted against service level).
 SHORT_ABANDON_SECONDS = 5
@@ -90,6 +80,9 @@ JSON_MAX_DEPTH = 32
 # Integers must fit PostgreSQL's bigint (and jsonb round-trips them exactly within it).
 JSON_MIN_INTEGER = -(2**63)
 JSON_MAX_INTEGER = 2**63 - 1
+# LCR route regexes (RE2): memory one compiled route may use (program + DFA cache). Real routes
+# use a few KiB; a pattern whose program does not fit is refused on save (invalid_route_regex).
+ROUTE_REGEX_MAX_MEMORY_BYTES = 1024 * 1024
 
 # Verb language (webhook replies, app_json, flows). Not from SPEC's Limits table: product
 # bounds so one customer reply cannot make the controller build unbounded ESL commands.
@@ -127,3 +120,11 @@ MEDIA_CALL_RECORD_WAIT_SECONDS = 15
 MEDIA_MAX_RECORDING_SECONDS = 4 * 3600           # longer files are refused (too_long)
 MEDIA_ENGINE_SAMPLE_RATE = 16000                 # what all three engines are given
 MEDIA_WORKERS_MAX = 16                           # transcription.workers upper bound
+
+# Controller overload (esl/overload.py, esl/orphans.py). Product bounds: a call the controller
+# cannot set up promptly is turned away (503, the carrier fails over) instead of ringing.
+CONTROLLER_MAX_SETUPS_IN_FLIGHT = 200   # sockets accepted, not yet admitted or refused
+CONTROLLER_MAX_LOOP_LAG_MS = 500        # event-loop delay above which new calls are shed
+CONTROLLER_LAG_PROBE_SECONDS = 0.1      # how often the loop delay is sampled
+ORPHAN_SWEEP_SECONDS = 5                # how often each switch is checked for orphan channels
+ORPHAN_GRACE_SECONDS = 10               # a channel this old in `socket` with no session is orphan

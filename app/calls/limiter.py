@@ -238,6 +238,16 @@ class ConcurrencyLimiter:
             LIMITER_REFUSALS.labels(refused).inc()
         return Admission(bool(admitted), refused or None, int(acct), int(sp))
 
+    def holding(self, call_ids: list[str]) -> set[str]:
+        """The calls among ``call_ids`` that hold a slot — admitted by some controller and not
+        released. One round trip (pipelined EXISTS)."""
+        if not call_ids:
+            return set()
+        pipe = self.redis.pipeline(transaction=False)
+        for call_id in call_ids:
+            pipe.exists(self.call_key(call_id))
+        return {call_id for call_id, held in zip(call_ids, pipe.execute()) if held}
+
     def release(self, *call_ids: object) -> int:
         """Free the slots of these calls (idempotent); returns how many were held."""
         if not call_ids:

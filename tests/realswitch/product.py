@@ -42,6 +42,9 @@ def configure_cluster(switch: RealSwitch) -> None:
               announce=False)
     set_value("controller.advertise_host", "127.0.0.1", announce=False)
     set_value("recording.dir", str(switch.recordings), announce=False)
+    # health/metrics listeners: free ports, so runs in parallel never collide
+    set_value("health.controller_port", free_port(), announce=False)
+    set_value("health.workers_port", free_port(), announce=False)
 
 
 class ProductProcess:

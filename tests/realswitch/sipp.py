@@ -13,6 +13,7 @@ import subprocess
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from tests.realswitch.freeswitch import RealSwitch, free_port
@@ -22,12 +23,33 @@ CODECS = {"PCMU": 0, "PCMA": 8, "G729": 18, "G722": 9}
 _UNEXPECTED = re.compile(r"received 'SIP/2\.0 (\d{3})")
 
 
+_BLOCK = re.compile(r"^-{10,} (\d{4}-\d\d-\d\d[ \t]\d\d:\d\d:\d\d\.\d+)[^\n]*\n"
+                    r"(?:UDP|TCP) message (sent|received)[^\n]*\n", re.MULTILINE)
+
+
+def _messages(log: str):
+    """(epoch, "sent"|"received", message text) from sipp's -trace_msg log."""
+    blocks = list(_BLOCK.finditer(log))
+    for i, match in enumerate(blocks):
+        end = blocks[i + 1].start() if i + 1 < len(blocks) else len(log)
+        stamp = datetime.strptime(match.group(1).replace("\t", " "), "%Y-%m-%d %H:%M:%S.%f")
+        yield stamp.timestamp(), match.group(2), log[match.end():end].strip()
+
+
+def _header(text: str, name: str) -> str:
+    for line in text.splitlines():
+        if line.lower().startswith(name.lower() + ":"):
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
 @dataclass
 class SippResult:
     returncode: int
     stdout: str
     errors: str
     rtt_ms: list[float] = field(default_factory=list)
+    messages: str = ""
 
     @property
     def ok(self) -> bool:
@@ -41,6 +63,21 @@ class SippResult:
 
     def statuses(self) -> list[int]:
         return [int(code) for code in _UNEXPECTED.findall(self.errors)]
+
+    def final_response_seconds(self) -> list[float]:
+        """Per call (``trace_msg=True``): seconds from the first INVITE sent to the first final
+        response received (200 or a refusal) — how long the caller heard ringing."""
+        sent: dict[str, float] = {}
+        answered: dict[str, float] = {}
+        for stamp, direction, text in _messages(self.messages):
+            call_id = _header(text, "Call-ID")
+            first = text.split("\n", 1)[0]
+            if direction == "sent" and first.startswith("INVITE"):
+                sent.setdefault(call_id, stamp)
+            elif direction == "received" and first.startswith("SIP/2.0 ") \
+                    and first[8:11].isdigit() and int(first[8:11]) >= 200 and "INVITE" in _header(text, "CSeq"):
+                answered.setdefault(call_id, stamp)
+        return [answered[c] - sent[c] for c in sent if c in answered]
 
 
 def codec_keys(codec: str) -> list[str]:
@@ -62,18 +99,19 @@ class Sipp:
 
     def call(self, number: str, *, codec: str = "PCMU", caller: str = "15550001",
              calls: int = 1, rate: float = 10.0, limit: int | None = None,
-             timeout: float = 90.0, trace_rtt: bool = False,
+             timeout: float = 90.0, trace_rtt: bool = False, trace_msg: bool = False,
              scenario: str = "uac-wait-bye.xml", source_ip: str = "127.0.0.1",
              extra: tuple[str, ...] = ()) -> SippResult:
         """Place ``calls`` calls to ``number`` at ``rate`` calls/s and wait for the run to end."""
         proc = self.start_calls(number, codec=codec, caller=caller, calls=calls, rate=rate,
-                                limit=limit, trace_rtt=trace_rtt, scenario=scenario,
-                                source_ip=source_ip, extra=extra)
+                                limit=limit, trace_rtt=trace_rtt, trace_msg=trace_msg,
+                                scenario=scenario, source_ip=source_ip, extra=extra)
         return proc.wait(timeout)
 
     def start_calls(self, number: str, *, codec: str = "PCMU", caller: str = "15550001",
                     calls: int = 1, rate: float = 10.0, limit: int | None = None,
-                    trace_rtt: bool = False, scenario: str = "uac-wait-bye.xml",
+                    trace_rtt: bool = False, trace_msg: bool = False,
+                    scenario: str = "uac-wait-bye.xml",
                     source_ip: str = "127.0.0.1", extra: tuple[str, ...] = ()) -> "SippProcess":
         """Start callers in the background (``.wait()`` for the result)."""
         tag = f"uac-{uuid.uuid4().hex[:8]}"
@@ -85,6 +123,8 @@ class Sipp:
             cmd += ["-l", str(limit)]
         if trace_rtt:  # sipp writes <scenario>_<pid>_rtt.csv into its working folder
             cmd += ["-trace_rtt", "-rtt_freq", "1"]
+        if trace_msg:  # <scenario>_<pid>_messages.log
+            cmd += ["-trace_msg"]
         cmd += [*extra, f"127.0.0.1:{self.switch.ports.sip}"]
         return SippProcess(cmd, self.workdir, tag).start()
 
@@ -152,5 +192,7 @@ class SippProcess:
                         rtt.append(float(parts[1]))
                     except ValueError:
                         pass
+        messages = "".join(p.read_text(errors="replace")
+                           for p in self.folder.glob("*_messages.log"))
         assert self.proc is not None
-        return SippResult(self.proc.returncode, out, errors, rtt)
+        return SippResult(self.proc.returncode, out, errors, rtt, messages)

@@ -63,6 +63,10 @@ class Call:
     missing_modules: frozenset[str] = frozenset()  # modules of modules.conf.xml the switch lacks
     listen_fails: Optional[str] = None  # mod_audio_fork connect_failed reason (None: connects)
     speech: str = ""                    # what pocketsphinx recognises in play_and_detect_speech
+    # dialplan/public.xml arms ``sched_hangup +N`` before ``socket``: unless the controller
+    # sends ``api sched_del <uuid>`` within N seconds, the switch refuses the call (503).
+    # None: a leg that did not come through that dialplan (e.g. an originated leg).
+    setup_guard: Optional[float] = 5.0
 
     # -- builders (each returns self so a scenario reads like a call) -------------------------
     def press(self, digits: str, after: float = 0.05, gap: float = 0.02) -> "Call":
