@@ -11,8 +11,9 @@ Keys (value is JSON; a missing key uses the default):
 | freeswitch.nodes | list of {host, port[, password]} | [{"host": "127.0.0.1", "port": 8021}]; a node without a password uses FS_ESL_PASSWORD (app.settings) |
 | controller.listen | {host, port} | {"host": "0.0.0.0", "port": 8084} |
 | controller.advertise_host | str (address FreeSWITCH dials for `socket`) | "127.0.0.1" |
+| controller.max_setups_in_flight | int (calls being set up before new ones get 503) | 200 (limits.CONTROLLER_MAX_SETUPS_IN_FLIGHT) |
+| controller.max_loop_lag_ms | int (event-loop delay before new calls get 503) | 500 (limits.CONTROLLER_MAX_LOOP_LAG_MS) |
 | webhook.vendor | str (WebSocket subprotocol audio.<vendor>.org) | "saas-sbc" |
-| webhook.first_reply_deadline_seconds | int (all attempts of a call's first hook request) | 8 (limits.WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS) |
 | webhook.first_reply_deadline_seconds | int (all attempts of a call's first hook request) | 8 (limits.WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS) |
 | recording.dir | str | "/var/spool/fs/rec" |
 | limiter.slot_ttl_seconds | int | 90 (limits.LIMITER_SLOT_TTL_SECONDS) |
@@ -85,9 +86,10 @@ DEFAULTS: dict[str, tuple[Any, Callable[[Any], bool]]] = {
     "freeswitch.nodes": ([{"host": "127.0.0.1", "port": 8021}], _valid_nodes),
     "controller.listen": ({"host": "0.0.0.0", "port": 8084}, _valid_listen),
     "controller.advertise_host": ("127.0.0.1", lambda v: isinstance(v, str) and bool(v)),
+    "controller.max_setups_in_flight": (limits.CONTROLLER_MAX_SETUPS_IN_FLIGHT,
+                                        lambda v: _is_int(v) and v >= 0),
+    "controller.max_loop_lag_ms": (limits.CONTROLLER_MAX_LOOP_LAG_MS, lambda v: _is_int(v) and v > 0),
     "webhook.vendor": ("saas-sbc", lambda v: isinstance(v, str) and bool(v)),
-    "webhook.first_reply_deadline_seconds": (limits.WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS,
-                                             lambda v: _is_int(v) and 0 < v <= 60),
     "webhook.first_reply_deadline_seconds": (limits.WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS,
                                              lambda v: _is_int(v) and 0 < v <= 60),
     "recording.dir": ("/var/spool/fs/rec", lambda v: isinstance(v, str) and v.startswith("/")),
@@ -185,10 +187,6 @@ class RuntimeConfig:
     @property
     def webhook_vendor(self) -> str:
         return self.get("webhook.vendor")
-
-    @property
-    def webhook_first_reply_deadline_seconds(self) -> int:
-        return self.get("webhook.first_reply_deadline_seconds")
 
     @property
     def webhook_first_reply_deadline_seconds(self) -> int:
