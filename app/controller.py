@@ -23,7 +23,7 @@ from prometheus_client import REGISTRY
 
 from app.calls.heartbeat import ServiceHeartbeat
 from app.calls.limiter import ConcurrencyLimiter, start_refresher
-from app.calls.recovery import LOST_CALL_CAUSE, recover_lost_calls
+from app.calls.recovery import LOST_CALL_CAUSE, lost_controller_ended_by, recover_lost_calls
 from app.calls.route_snapshot import RouteSnapshot, start_snapshot_refresher
 from app.config import RuntimeConfig, start_config_listener
 from app.events.consumer import RedisSeenIds
@@ -182,10 +182,13 @@ class Controller:
                     def hang_up(call_id: str, node: InboundConnection = node) -> None:
                         node.api(f"uuid_kill {call_id} {LOST_CALL_CAUSE}")
                     channels += [(row, hang_up) for row in node.show_channels(timeout=10)]
+                ended_by = lost_controller_ended_by(self.heartbeat.instance_id,
+                                                    self.heartbeat.started_at,
+                                                    self.config.heartbeat_interval_seconds)
                 recover_lost_calls(_Busy(self.services), channels,
                                    our_socket=f"{self.config.controller_advertise_host}:"
                                               f"{self.server.address[1]}",
-                                   release=self.services.limiter.release)
+                                   release=self.services.limiter.release, ended_by=ended_by)
             except Exception:  # the database or a switch went away: the next connect retries
                 log.exception("recovery of lost calls failed; retried on the next reconnect")
 

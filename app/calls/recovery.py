@@ -6,11 +6,16 @@ missing from the records and from billing for ever. When a controller starts, an
 link to a switch comes back, it looks for calls that started within the outbox retention, have
 no call record, and are not live on this controller, and records each of them:
 
-- **channel gone** (FreeSWITCH hangs a channel up when its outbound socket drops): recorded from
-  what the events saw — start and answer times of ``call.started``/``call.answered``, holds of
-  ``call.hold``/``call.resumed`` — ending at the last event the call emitted. That is a lower
-  bound: the call is never billed for time nobody observed, and the record says why it is
-  approximate (``hangup_reason`` and ``webhook_error`` = ``connection_lost``);
+- **channel gone** (FreeSWITCH hangs a channel up the moment its outbound socket drops, so the
+  call ended when its controller died): recorded from what the events saw — start and answer
+  times of ``call.started``/``call.answered``, holds of ``call.hold``/``call.resumed`` — ending
+  when the lost controller can last have been alive (``ended_by``, ``lost_controller_ended_by``):
+  the recovering controller's start, or the lost one's last heartbeat plus one interval when
+  that is earlier. So a call is billed at most the restart time (seconds under ``sbc run`` or
+  compose) or one heartbeat interval too long, never the whole time a controller stayed down;
+  when no bound is later than the call's last event (e.g. a switch reconnect long after this
+  controller started), it ends at that last event. The record says it is reconstructed
+  (``hangup_reason`` and ``webhook_error`` = ``connection_lost``);
 - **channel still on the switch** but driven by no session here: the controller cannot pick a
   call up where a dead session left it (mid-verb, mid-gather, its webhook state gone), so the
   channel is hung up (``uuid_kill`` with ``NORMAL_TEMPORARY_FAILURE``) and recorded from its
@@ -29,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Container, Iterable, Optional
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from app import limits
 from app.calls.records import CallContext, WrittenRecord, write_in
@@ -96,16 +101,36 @@ def unrecorded_calls(exclude: Container[str] = frozenset(), *,
     return sorted(calls.values(), key=lambda c: c.started_at)
 
 
+def lost_controller_ended_by(own_instance: str, own_started_at: datetime,
+                             heartbeat_seconds: float) -> datetime:
+    """The latest moment a lost controller can have been alive: this controller's start, or
+    the last heartbeat of another controller instance plus one interval when that is earlier."""
+    with platform_session() as session:
+        last_beat = session.scalar(select(func.max(EventOutbox.created_at)).where(
+            EventOutbox.routing_key.in_(("system.service.up", "system.service.heartbeat")),
+            EventOutbox.body["payload"]["service"].astext == "controller",
+            EventOutbox.body["payload"]["instanceId"].astext != own_instance))
+    if last_beat is None:
+        return own_started_at
+    return min(own_started_at, last_beat + timedelta(seconds=heartbeat_seconds))
+
+
 def record_lost_call(call: StartedCall, *, channel: Optional[dict[str, Any]] = None,
-                     now: Optional[datetime] = None) -> Optional[WrittenRecord]:
+                     now: Optional[datetime] = None,
+                     ended_by: Optional[datetime] = None) -> Optional[WrittenRecord]:
     """Write the record, usage, ``call.failed`` and ``call.ended`` of one lost call in one
     tenant transaction; None when the call was recorded meanwhile (nothing written then).
     ``channel``: its ``show channels`` row when FreeSWITCH still had it (just hung up)."""
     now = now or datetime.now(timezone.utc)
     started_at = call.started_at
-    # a channel still up when recovery hung it up lasted until now; otherwise the last event
-    # is the last moment anyone saw the call alive
-    ended_at = now if channel is not None else call.last_event_at
+    # a channel still up when recovery hung it up lasted until now; otherwise it ended with its
+    # controller (``ended_by``), and never before its own last event
+    if channel is not None:
+        ended_at = now
+    elif ended_by is not None and ended_by > call.last_event_at:
+        ended_at = min(ended_by, now)
+    else:
+        ended_at = call.last_event_at
     hangup = LostCallHangup(call, started_at=started_at, ended_at=max(ended_at, started_at))
     payload = call.started
     ctx = CallContext(
@@ -133,13 +158,14 @@ def record_lost_call(call: StartedCall, *, channel: Optional[dict[str, Any]] = N
 
 
 def recover_lost_calls(live: Container[str], channels: Iterable[tuple[dict[str, Any], Callable[[str], None]]],
-                       *, our_socket: str, release: Callable[..., Any] | None = None
-                       ) -> list[WrittenRecord]:
+                       *, our_socket: str, release: Callable[..., Any] | None = None,
+                       ended_by: Optional[datetime] = None) -> list[WrittenRecord]:
     """Record every unrecorded call that is not live here.
 
     ``channels``: every channel of every switch, each with a function that hangs it up on its
     switch; ``our_socket``: ``host:port`` this controller's socket application targets.
-    ``release``: the limiter's release, to free the lost calls' slots now."""
+    ``release``: the limiter's release, to free the lost calls' slots now. ``ended_by``: when
+    the lost controller was last possibly alive (``lost_controller_ended_by``)."""
     on_switch = {row.get("uuid"): (row, hang_up) for row, hang_up in channels}
     written: list[WrittenRecord] = []
     for call in unrecorded_calls(exclude=live):
@@ -156,7 +182,7 @@ def recover_lost_calls(live: Container[str], channels: Iterable[tuple[dict[str, 
             except Exception as exc:  # the link dropped again: the next reconnect retries
                 log.warning("call %s: hang-up failed (%s); will retry", call.call_id, exc)
                 continue
-        record = record_lost_call(call, channel=row)
+        record = record_lost_call(call, channel=row, ended_by=ended_by)
         if record is None:
             continue
         written.append(record)

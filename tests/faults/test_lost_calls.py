@@ -6,17 +6,18 @@ from __future__ import annotations
 import signal
 import time
 import uuid
+from datetime import datetime, timedelta, timezone
 
 import gevent
 import pytest
 from sqlalchemy import text
 
 from app.calls.limiter import ConcurrencyLimiter
-from app.calls.recovery import recover_lost_calls
+from app.calls.recovery import lost_controller_ended_by, recover_lost_calls
 from app.config import RuntimeConfig
 from app.controller import Controller
 from app.events import payloads
-from app.events.exchanges import CALL_EVENTS
+from app.events.exchanges import CALL_EVENTS, SYSTEM_EVENTS
 from app.events.outbox import publish
 from tests.faults.processes import cluster_config, free_port, listening, start_sbc, stop, wait_for
 from tests.session.conftest import call_record
@@ -73,19 +74,20 @@ def next_controller(inbound_sim, amqp_vhost, tmp_path, monkeypatch):
         ctl.stop()
 
 
-def _kill_when_answered_and_resumed(proc, call, owner_conn) -> None:
+def _kill_when_answered_and_resumed(proc, call, owner_conn) -> datetime:
     wait_for(lambda: {"call.answered", "call.resumed"} <= set(_events(owner_conn, call.uuid)),
              20, "call answered, held and resumed")
     time.sleep(0.5)  # some talk time after the last event
     proc.send_signal(signal.SIGKILL)
     proc.wait(10)
+    return datetime.now(timezone.utc)
 
 
 def test_given_a_controller_killed_mid_call_when_the_next_one_starts_then_the_call_is_recorded_and_billed(
         crashed_controller, next_controller, number_with_app, owner_conn, redis_client):
     account, number, app_id = number_with_app(app_json=SAY_THEN_WAIT)
     proc, call = crashed_controller(number)
-    _kill_when_answered_and_resumed(proc, call, owner_conn)
+    killed = _kill_when_answered_and_resumed(proc, call, owner_conn)
     assert call_record(owner_conn, call.uuid) is None
     limiter = ConcurrencyLimiter(redis_client)
     assert limiter.counts(account.id)[0] == 1, "the dead controller's slot is still held"
@@ -98,7 +100,11 @@ def test_given_a_controller_killed_mid_call_when_the_next_one_starts_then_the_ca
     assert record["status"] == "completed"
     assert record["hangup_reason"] == "connection_lost" and record["webhook_error"] == "connection_lost"
     assert record["application_id"] == app_id and record["to_number"] == number
-    assert record["answered_at"] is not None and record["talk_ms"] >= 300  # answered .. resumed
+    # the simulator, like FreeSWITCH, ended the call when its socket dropped: billed until the
+    # next controller started (an upper bound off by the restart time), not just the last event
+    assert record["answered_at"] is not None
+    assert killed - timedelta(seconds=0.2) <= record["ended_at"] <= killed + timedelta(seconds=5)
+    assert record["talk_ms"] >= (killed - record["answered_at"]).total_seconds() * 1000 - 200
     assert _events(owner_conn, call.uuid)[-2:] == ["call.failed", "call.ended"]
     summary = owner_conn.execute(text("SELECT hold_count FROM interaction_summary WHERE trace_id = :t"),
                                  {"t": record["trace_id"]}).scalar()
@@ -147,3 +153,20 @@ def test_given_an_unrecorded_call_live_here_or_on_another_controller_when_recove
     assert call_record(owner_conn, ours)["webhook_error"] == "connection_lost"
     assert recover_lost_calls({live}, rows, our_socket="127.0.0.1:8084") == [], "recorded once"
     assert len(written) == 1
+
+
+def test_given_a_controller_dead_long_before_this_one_started_then_its_calls_end_one_heartbeat_after_its_last(
+        owner_conn):
+    # this run's other controllers (earlier tests) are gone too: only the one below is left
+    owner_conn.execute(text("DELETE FROM event_outbox WHERE routing_key LIKE 'system.service.%' "
+                            "AND body->'payload'->>'service' = 'controller'"))
+    owner_conn.commit()
+    beat = datetime.now(timezone.utc) - timedelta(hours=1)
+    gone = f"controller-test-{uuid.uuid4().hex[:8]}"
+    row = publish(SYSTEM_EVENTS, "system.service.heartbeat", payloads.service_state(
+        "controller", gone, host="h", pid=1, version="0", started_at=beat))
+    owner_conn.execute(text("UPDATE event_outbox SET created_at = :t WHERE id = :i"), {"t": beat, "i": row})
+    owner_conn.commit()
+    now = datetime.now(timezone.utc)
+    assert lost_controller_ended_by("controller-me", now, 30) == beat + timedelta(seconds=30)
+    assert lost_controller_ended_by(gone, now, 30) <= now, "its own heartbeats do not count"
