@@ -77,7 +77,7 @@ class Tenant:
         with self.owner_engine.connect() as conn:
             rows = conn.execute(text(
                 "SELECT routing_key, body FROM event_outbox WHERE routing_key LIKE :k "
-                "AND body->>'account_sid' = :a ORDER BY created_at"),
+                "AND body->>'account' = :a ORDER BY created_at"),
                 {"k": routing_key_prefix + "%", "a": str(self.account_id)}).all()
         return [{"key": r[0], **r[1]} for r in rows]
 
