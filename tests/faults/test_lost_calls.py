@@ -170,3 +170,16 @@ def test_given_a_controller_dead_long_before_this_one_started_then_its_calls_end
     now = datetime.now(timezone.utc)
     assert lost_controller_ended_by("controller-me", now, 30) == beat + timedelta(seconds=30)
     assert lost_controller_ended_by(gone, now, 30) <= now, "its own heartbeats do not count"
+
+
+def test_given_a_call_lost_by_another_controller_when_the_switch_link_comes_back_then_it_is_recorded(
+        next_controller, inbound_sim, make_account, owner_conn):
+    ctl = next_controller()
+    wait_for(lambda: ctl.nodes[0].connected, 10, "switch connected")
+    time.sleep(0.5)  # the first recovery ran and found nothing
+    call_id = _started(make_account(), "4930222")
+    assert call_record(owner_conn, call_id) is None
+    inbound_sim.drop_connections()
+    wait_for(lambda: call_record(owner_conn, call_id), 20, "recorded after the reconnect")
+    assert ctl.nodes[0].reconnects >= 1
+    assert call_record(owner_conn, call_id)["webhook_error"] == "connection_lost"
