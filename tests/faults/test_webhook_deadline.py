@@ -63,3 +63,16 @@ def test_given_no_stored_deadline_then_the_default_is_well_under_thirty_seconds_
     assert RuntimeConfig({}).webhook_first_reply_deadline_seconds == 8
     assert RuntimeConfig({"webhook.first_reply_deadline_seconds": 5}).webhook_first_reply_deadline_seconds == 5
     assert RuntimeConfig({"webhook.first_reply_deadline_seconds": 600}).webhook_first_reply_deadline_seconds == 8
+
+
+def test_given_a_websocket_app_that_never_acks_when_a_call_arrives_then_the_apology_plays_within_the_deadline(
+        controller, simulate_call, ws_server, number_with_app, owner_conn, services):
+    services.first_reply_deadline = 1.0
+    ws_server.on_message = lambda peer, message: None  # session:new is never acknowledged
+    account, number, _ = number_with_app(call_hook_url=ws_server.url())
+
+    call = simulate_call(Call(callee=number), controller)
+    assert call.wait(15)
+    speak = next(c for c in call.commands if c.app == "speak")
+    assert APOLOGY in speak.app_arg and speak.at - call.connected_at < 2.0
+    assert call_record(owner_conn, call.uuid)["webhook_error"] == "webhook_failed:timeout"
