@@ -77,10 +77,13 @@ def call_originate(*, phone_number: str, call_id=None, caller_id: str | None = N
 
 
 # media.events ----------------------------------------------------------------------------
-def recording_completed(call_id, *, recording_url: str, duration_ms: int, fmt: str,
-                        channels: int, at: datetime | None = None) -> dict[str, Any]:
-    return {"callId": _s(call_id), "recordingUrl": recording_url, "durationMs": int(duration_ms),
-            "format": fmt, "channels": channels, "at": _t(at)}
+def recording_completed(call_id, *, trace_id, account_id, path: str, fmt: str, stereo: bool,
+                        seconds: float | None, completion_cause: str | None,
+                        status_hook: str | None) -> dict[str, Any]:
+    """One shape for every recording verb (esl/verbs/recording.py); app/media/jobs.py reads it."""
+    return {"callId": _s(call_id), "traceId": _s(trace_id), "accountSid": _s(account_id),
+            "path": path, "format": fmt, "stereo": stereo, "seconds": seconds,
+            "completionCause": completion_cause, "statusHook": status_hook}
 
 
 def transcription_complete(call_id, *, recording_id, transcript_url: str, engine: str,

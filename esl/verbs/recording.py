@@ -12,6 +12,7 @@ import posixpath
 import uuid
 from typing import TYPE_CHECKING, Any, Optional
 
+from app.events.payloads import recording_completed
 from esl.verbs.context import VerbContext
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,11 +39,10 @@ def recorded_seconds(event: "Event") -> Optional[float]:
 
 def completed_payload(ctx: VerbContext, event: "Event", *, path: str, fmt: str, stereo: bool,
                       status_hook: Optional[str]) -> dict[str, Any]:
-    return {
-        "callId": ctx.call_id, "traceId": ctx.trace_id, "accountSid": ctx.account_id,
-        "path": path, "format": fmt, "stereo": stereo, "seconds": recorded_seconds(event),
-        "completionCause": event.get("Record-Completion-Cause"), "statusHook": status_hook,
-    }
+    return recording_completed(ctx.call_id, trace_id=ctx.trace_id, account_id=ctx.account_id,
+                               path=path, fmt=fmt, stereo=stereo, seconds=recorded_seconds(event),
+                               completion_cause=event.get("Record-Completion-Cause"),
+                               status_hook=status_hook)
 
 
 def report_when_stopped(ctx: VerbContext, path: str, *, fmt: str, stereo: bool,

@@ -110,6 +110,16 @@ def test_given_a_module_removed_when_validated_then_the_missing_module_is_report
     assert any("mod_conference is needed" in p for p in problems)
 
 
+def test_given_tone_stream_removed_when_validated_then_silence_stream_users_are_reported(conf_copy):
+    """The hold of record/listen and gather's silent prompt are silence_stream:// (issue 9)."""
+    conf, dialplan = conf_copy
+    modules = conf / "autoload_configs" / "modules.conf.xml"
+    modules.write_text(modules.read_text().replace('<load module="mod_tone_stream"/>', ""))
+    problems = validate(conf, dialplan, CODE).problems
+    (problem,) = [p for p in problems if p.startswith("mod_tone_stream is needed")]
+    assert "hold.py" in problem and "gather.py" in problem
+
+
 def test_given_an_unused_module_when_validated_then_it_is_reported(conf_copy):
     conf, dialplan = conf_copy
     modules = conf / "autoload_configs" / "modules.conf.xml"
