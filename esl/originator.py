@@ -51,6 +51,7 @@ NO_ROUTE_CAUSE = "NO_ROUTE_DESTINATION"
 NO_SWITCH_CAUSE = "NORMAL_TEMPORARY_FAILURE"
 NO_APPLICATION_CAUSE = "SERVICE_UNAVAILABLE"
 CALLER_ID_CAUSE = "CALL_REJECTED"
+INVALID_DIAL_STRING_CAUSE = "INVALID_NUMBER_FORMAT"
 # Dials in flight per controller. A full pool stops the consumer taking more messages (they
 # wait on the durable queue, for this or another controller) instead of growing memory.
 MAX_DIALS_IN_FLIGHT = 2000
@@ -161,7 +162,12 @@ class Originator:
         for number, leg in enumerate(legs.split("|")):
             if number:
                 self._wait_released(node, str(request.call_id))
-            body = self._originate(node, request, originate_command(f"{{{variables}}}{leg}", application))
+            try:
+                command = originate_command(f"{{{variables}}}{leg}", application)
+            except ValueError:  # a stored row FreeSWITCH would misread: refuse, don't crash
+                log.error("call %s: unusable dial string for leg %d: %r", request.call_id, number + 1, leg)
+                raise _Failed("invalid_dial_string", INVALID_DIAL_STRING_CAUSE) from None
+            body = self._originate(node, request, command)
             if body.startswith("+OK"):
                 return
             cause = body[len("-ERR"):].strip() if body.startswith("-ERR") else ""

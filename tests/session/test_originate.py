@@ -259,3 +259,19 @@ def test_given_account_at_its_limit_when_originated_then_refused_without_diallin
 
     assert inbound_sim.originates == []
     assert call_record(owner_conn, str(request.call_id))["status"] == "refused"
+
+
+def test_given_a_dial_string_freeswitch_would_split_when_originated_then_the_attempt_is_refused_not_crashed(
+        dialling, inbound_sim, number_with_app, owner_conn, monkeypatch):
+    originator, _ = dialling
+    account, caller_id, app_id = _routed_app(originator, number_with_app)
+    real = originator.services.lcr_bridge
+    monkeypatch.setattr(originator.services, "lcr_bridge",
+                        lambda account_id, number: real(account_id, number).replace("sofia/", "sofia /", 1))
+
+    request = _request(account, caller_id=caller_id, application_id=app_id)
+    assert originator.originate(request) is False
+
+    assert inbound_sim.originates == []
+    record = call_record(owner_conn, str(request.call_id))
+    assert (record["status"], record["hangup_cause"]) == ("failed", "INVALID_NUMBER_FORMAT")
