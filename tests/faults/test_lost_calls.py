@@ -49,7 +49,8 @@ def crashed_controller(inbound_sim, amqp_vhost, tmp_path):
         return proc, call
 
     with cluster_config({"freeswitch.nodes": [{"host": host, "port": esl_port, "password": "ClueCon"}],
-                         "controller.listen": {"host": "127.0.0.1", "port": port}}):
+                         "controller.listen": {"host": "127.0.0.1", "port": port},
+                         "health.controller_port": 0}):  # no ops listener: 8085 may be taken
         yield crash
         for proc in procs:
             stop(proc)
@@ -64,7 +65,7 @@ def next_controller(inbound_sim, amqp_vhost, tmp_path, monkeypatch):
     def start() -> Controller:
         ctl = Controller(RuntimeConfig({
             "freeswitch.nodes": [{"host": host, "port": port, "password": "ClueCon"}],
-            "controller.listen": {"host": "127.0.0.1", "port": 0}}))
+            "controller.listen": {"host": "127.0.0.1", "port": 0}, "health.controller_port": 0}))
         ctl.start()
         started.append(ctl)
         return ctl

@@ -19,7 +19,7 @@ from app.db.engine import platform_session
 from app.models import ClusterConfig
 
 ROOT = Path(__file__).resolve().parents[2]
-KEYS = ("controller.listen", "freeswitch.nodes")
+KEYS = ("controller.listen", "freeswitch.nodes", "health.controller_port", "health.workers_port")
 
 
 def _free_port() -> int:
@@ -70,7 +70,10 @@ def sbc_run(database, amqp_vhost, tmp_path):
         for key, value in (("controller.listen", {"host": "127.0.0.1", "port": controller_port}),
                            # a switch that is not there: the controller keeps retrying it
                            ("freeswitch.nodes", [{"host": "127.0.0.1", "port": _free_port(),
-                                                  "password": "x"}])):
+                                                  "password": "x"}]),
+                           # ops listeners on free ports (the defaults 8085/8086 may be taken)
+                           ("health.controller_port", _free_port()),
+                           ("health.workers_port", _free_port())):
             s.execute(pg_insert(ClusterConfig).values(key=key, value=value)
                       .on_conflict_do_update(index_elements=[ClusterConfig.key], set_={"value": value}))
     log_path = tmp_path / "run.log"
