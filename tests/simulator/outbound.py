@@ -71,10 +71,16 @@ class SimOutboundCall:
         self.scenario = scenario
         self.address = address
         self.timing = scenario.timing
-        self.channel = SimChannel(scenario.caller, scenario.callee, scenario.uuid, scenario.variables)
+        variables = dict(scenario.variables)
+        if scenario.setup_guard is not None:
+            variables.setdefault("sbc_setup_guard", "true")
+        self.channel = SimChannel(scenario.caller, scenario.callee, scenario.uuid, variables)
+        self.setup_guard_armed = scenario.setup_guard is not None
+        self.setup_guard_fired = False
         self.uuid = self.channel.uuid
         self.commands: list[ReceivedCommand] = []
         self.emitted: list[Event] = []  # every event actually written, parsed back
+        self.happened: list[str] = []   # every event of the channel, subscribed to or not
         self.frames_out: list[bytes] = []
         self.done = gevent.event.Event()
         self.hangup_done = gevent.event.Event()
@@ -90,6 +96,7 @@ class SimOutboundCall:
         self._break = gevent.event.Event()
         self._myevents = False
         self._subscribed: set[str] = set()
+        self._nixed: set[str] = set()  # nixevent: these never reach the controller
         self._linger: Optional[int] = None  # None: no linger; -1: until exit; N seconds
         self._lingering_requested = False
         self._stalled = False
@@ -138,7 +145,20 @@ class SimOutboundCall:
     def thaw(self) -> None:
         self._thawed.set()
 
+    def _setup_guard(self, seconds: float) -> None:
+        """The dialplan's ``sched_hangup``: fires unless the controller cancelled it."""
+        gevent.sleep(seconds)
+        if not self.setup_guard_armed or self._hung.is_set():
+            return
+        self.setup_guard_fired = True
+        if self.connected_at is not None:
+            self._spawn_hangup("NORMAL_CIRCUIT_CONGESTION", "send_refuse")
+        else:  # never connected: the socket app just ends with the channel
+            self._close()
+
     def _run(self) -> None:
+        if self.scenario.setup_guard is not None:
+            self._greenlets.append(gevent.spawn(self._setup_guard, self.scenario.setup_guard))
         try:
             self._sock = _socket.create_connection(self.address, timeout=5)
             self._sock.settimeout(None)
@@ -189,6 +209,8 @@ class SimOutboundCall:
         self._write(f"Content-Type: api/response\nContent-Length: {len(raw)}\n\n".encode() + raw)
 
     def _passes(self, name: str, subclass: Optional[str]) -> bool:
+        if name in self._nixed:
+            return False
         if "ALL" in self._subscribed:
             return True
         if subclass:
@@ -199,6 +221,7 @@ class SimOutboundCall:
 
     def emit(self, event_name: str, body: str = "", **kw) -> None:
         subclass = kw.get("subclass")
+        self.happened.append(subclass or event_name)
         if not self._passes(event_name, subclass):
             return
         if self.timing.event_gap:
@@ -261,7 +284,11 @@ class SimOutboundCall:
         elif name == "event":
             for word in line.split()[2:]:
                 self._subscribed.add(word)
+                self._nixed.discard(word)
             self._reply("+OK event listener enabled plain")
+        elif name == "nixevent":
+            self._nixed.update(line.split()[1:])
+            self._reply("+OK events nixed")
         elif name == "filter":
             parts = line.split(None, 2)
             self._reply(f"+OK filter added. [{parts[1]}]=[{parts[2] if len(parts) > 2 else ''}]")
@@ -289,6 +316,12 @@ class SimOutboundCall:
         if not parts:
             return "-ERR no command\n"
         verb, args = parts[0], parts[1:]
+        if verb == "sched_del":  # group = the channel uuid for the dialplan's sched_hangup
+            deleted = int(bool(args) and args[0] == self.uuid and self.setup_guard_armed
+                          and not self.setup_guard_fired)
+            if deleted:
+                self.setup_guard_armed = False
+            return f"+OK Deleted: {deleted}\n"
         if verb == "uuid_kill":
             target = args[0] if args else ""
             if target == self.uuid and not self._hung.is_set():
