@@ -29,6 +29,7 @@ CAPTURE_ORDER = (
     BASE_CAPTURE, "outbound_caller_hangs_up", "outbound_gather_dtmf", "outbound_record_session",
     "outbound_bridge", "outbound_bridge_fail_continue", "outbound_conference", "outbound_speak_flite",
     "inbound_hold_unhold", "inbound_originate_bgapi", "gateway_state", "reloadacl",
+    "realswitch_hold_and_listen_failure",
 )
 
 
