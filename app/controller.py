@@ -42,7 +42,9 @@ from app.webhooks.client import get_client
 from esl.errors import EslError
 from esl.inbound import InboundConnection
 from esl.originator import Originator, start_originate_consumer
-from esl.outbound import OutboundServer
+from esl.outbound import OutboundConnection, OutboundServer
+from esl.orphans import OrphanSweeper
+from esl.overload import LoopLagProbe, SetupGate, refuse_unanswered
 from esl.reconcile import close_calls_from, close_vanished_calls
 from esl.services import CallServices
 from esl.session import CallSession
@@ -77,8 +79,14 @@ class Controller:
         self.config.on_reload(lambda config: setattr(
             self.services, "first_reply_deadline", config.webhook_first_reply_deadline_seconds))
         host, port = self.config.controller_listen
-        self.server = OutboundServer(lambda conn: CallSession(conn, self.services).run(), host, port)
+        self.server = OutboundServer(self._serve_call, host, port)
+        self.lag = LoopLagProbe()
+        self.gate = SetupGate(
+            lambda: len(self.server.connections) - len(self.services.live_calls), self.lag,
+            max_in_flight=lambda: self.config.get("controller.max_setups_in_flight"),
+            max_lag_ms=lambda: self.config.get("controller.max_loop_lag_ms"))
         self.nodes: list[InboundConnection] = []
+        self.sweepers: list[OrphanSweeper] = []
         self.watchdogs: list[NodeWatchdog] = []
         self.reloader = RoutingReloader(self.routing, generated_dir(),
                                         lambda: [n for n in self.nodes if n.connected],
@@ -108,6 +116,7 @@ class Controller:
     def start(self) -> None:
         start_publisher(retention_seconds=lambda: self.config.outbox_retention_seconds)
         self.routing.table()  # compile before the first call, not during it
+        self.lag.start()
         self.server.start()
         for node in self.config.freeswitch_nodes:
             self._connect_node(node.host, node.port, node.password)
@@ -128,6 +137,22 @@ class Controller:
                                            self.config.health_controller_port)
         log.info("controller up: outbound ESL on %s:%s, %d FreeSWITCH node(s) configured "
                  "(connected in the background: see /readyz)", *self.server.address, len(self.nodes))
+
+    def _sessions_here(self) -> set[str]:
+        """Calls this controller has a socket for (in setup, live or finishing)."""
+        known = set(self.services.live_calls) | set(self.services.finishing)
+        for conn in list(self.server.connections):
+            with contextlib.suppress(EslError):  # before connect(): no channel data yet
+                known.add(conn.uuid)
+        return known
+
+    def _serve_call(self, conn: OutboundConnection) -> None:
+        """One socket from FreeSWITCH: a call session, unless the controller is overloaded."""
+        reason = self.gate.refusal()
+        if reason is not None:
+            self.gate.turn_away(lambda: refuse_unanswered(conn), reason)
+            return
+        CallSession(conn, self.services).run()
 
     def _connect_node(self, host: str, port: int, password: str) -> None:
         """Connect in the background: the controller serves calls while a switch is away."""
@@ -150,6 +175,8 @@ class Controller:
         node = InboundConnection(host, port, password, events=NODE_EVENTS, on_reconcile=reconcile)
         self.health.attach(node)
         self.nodes.append(node)
+        self.sweepers.append(OrphanSweeper(node, self._sessions_here,
+                                           self.services.limiter.holding).start())
         # a switch that hangs with its sockets open: end its calls, drop the link, reconnect
         self.watchdogs.append(NodeWatchdog(
             node, on_frozen=lambda: close_calls_from(self.services.live_calls, ips)).start())
@@ -196,6 +223,9 @@ class Controller:
         self.server.serve_forever()
 
     def stop(self) -> None:
+        self.lag.stop()
+        for sweeper in self.sweepers:
+            sweeper.stop()
         if self.ops_server is not None:
             self.ops_server.stop(timeout=1)
         for collector in self.collectors:

@@ -101,8 +101,10 @@ class CallSession:
         self.call = call = IncomingCall.from_channel(channel)
         # The lookup (PostgreSQL) overlaps the two ESL round trips instead of following them.
         lookup = gevent.spawn(_route_or_unavailable, self.services, call)
-        self.conn.myevents()
-        self.conn.linger()
+        guard = self.conn.begin_session()
+        if guard is not None and not guard.startswith("+OK Deleted: 1"):
+            log.warning("call %s: setup guard not cancelled (%s); the switch may refuse it",
+                        call.call_id, guard)
         self.route = route = lookup.get()
         if isinstance(route, RouteUnavailable):
             self.route = None
