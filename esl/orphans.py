@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Callable, Collection, Iterable, Optional
+from typing import Callable, Collection, Iterable
 
 import gevent
 
 from app import limits
 from esl.errors import EslError
+from esl.greenlet_task import GreenletTask
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ def orphan_candidates(rows: Iterable[dict], known: Collection[str], *, now: floa
     return found
 
 
-class OrphanSweeper:
+class OrphanSweeper(GreenletTask):
     """One per switch; ``sweep()`` once, or ``start()`` to sweep every ``interval`` seconds."""
 
     def __init__(self, node, known: Callable[[], Collection[str]],
@@ -60,7 +61,6 @@ class OrphanSweeper:
         self.interval = interval
         self.grace = grace
         self.hung_up = 0
-        self._greenlet: Optional[gevent.Greenlet] = None
 
     def sweep(self) -> list[str]:
         if not self.node.connected:
@@ -76,14 +76,6 @@ class OrphanSweeper:
             log.warning("channel %s waited in the socket application over %ss with no "
                         "session: hung up (%s)", uuid, self.grace, reply.strip())
         return candidates
-
-    def start(self) -> "OrphanSweeper":
-        self._greenlet = gevent.spawn(self._run)
-        return self
-
-    def stop(self) -> None:
-        if self._greenlet is not None:
-            self._greenlet.kill(block=False)
 
     def _run(self) -> None:
         while True:

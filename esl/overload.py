@@ -25,6 +25,7 @@ from typing import Callable, Optional
 import gevent
 
 from app import limits
+from esl.greenlet_task import GreenletTask
 
 log = logging.getLogger(__name__)
 
@@ -45,26 +46,17 @@ def refuse_unanswered(conn) -> None:
         conn.close()
 
 
-class LoopLagProbe:
+class LoopLagProbe(GreenletTask):
     """Samples how late the gevent hub runs a timer; ``lag_ms`` is the worst of the last second."""
 
     def __init__(self, interval: float = limits.CONTROLLER_LAG_PROBE_SECONDS) -> None:
         self.interval = interval
         self._window: list[tuple[float, float]] = []
-        self._greenlet: Optional[gevent.Greenlet] = None
 
     @property
     def lag_ms(self) -> float:
         cutoff = time.monotonic() - 1.0
         return max((lag for at, lag in self._window if at >= cutoff), default=0.0)
-
-    def start(self) -> "LoopLagProbe":
-        self._greenlet = gevent.spawn(self._run)
-        return self
-
-    def stop(self) -> None:
-        if self._greenlet is not None:
-            self._greenlet.kill(block=False)
 
     def _run(self) -> None:
         while True:

@@ -33,6 +33,7 @@ import gevent
 
 from esl.errors import CommandTimeout, ConnectionLost
 from esl.inbound import InboundConnection
+from esl.greenlet_task import GreenletTask
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ PROBE_COMMAND = "status"
 FrozenCallback = Callable[[], None]
 
 
-class NodeWatchdog:
+class NodeWatchdog(GreenletTask):
     """Liveness probe of one FreeSWITCH node's inbound link. ``start()``, then ``stop()``."""
 
     def __init__(self, node: InboundConnection, on_frozen: Optional[FrozenCallback] = None, *,
@@ -57,17 +58,6 @@ class NodeWatchdog:
         self.strikes = strikes
         self.frozen_count = 0  # times this node was declared frozen
         self.probes = 0
-        self._greenlet: Optional[gevent.Greenlet] = None
-
-    def start(self) -> "NodeWatchdog":
-        if self._greenlet is None:
-            self._greenlet = gevent.spawn(self._run)
-        return self
-
-    def stop(self) -> None:
-        greenlet, self._greenlet = self._greenlet, None
-        if greenlet is not None:
-            greenlet.kill(block=True, timeout=1.0)
 
     # -- internals -----------------------------------------------------------------------------
     def _run(self) -> None:

@@ -12,9 +12,11 @@ import socket
 import subprocess
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Iterator
 
 from tests.realswitch.freeswitch import RealSwitch, free_port
 
@@ -142,6 +144,21 @@ class Sipp:
         proc.port = port
         time.sleep(0.3)  # sipp binds before reading the scenario's first recv
         return proc
+
+
+@contextmanager
+def answered_leg_in_socket(switch: RealSwitch, sipp: Sipp, socket_port: int,
+                           user: str = "leg") -> Iterator[str]:
+    """Originate a leg to a sipp callee that answers, hand it to ``socket(127.0.0.1:<port>
+    async full)`` as FreeSWITCH's dialplan would, and yield its uuid (the callee stops after)."""
+    callee = sipp.carrier()
+    try:
+        reply = switch.api(f"originate sofia/external/{user}@127.0.0.1:{callee.port} "
+                           f"&socket('127.0.0.1:{socket_port} async full')", timeout=30)
+        assert reply.startswith("+OK"), reply
+        yield reply.split()[1]
+    finally:
+        callee.stop()
 
 
 class SippProcess:

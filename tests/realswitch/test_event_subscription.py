@@ -5,6 +5,7 @@ from __future__ import annotations
 import gevent
 
 from esl.outbound import UNUSED_CHANNEL_EVENTS, OutboundConnection, OutboundServer
+from tests.realswitch.sipp import answered_leg_in_socket
 
 
 class _Recording(OutboundConnection):
@@ -33,15 +34,10 @@ def test_nixed_channel_events_never_reach_the_socket(real_switch, sipp):
 
     server = OutboundServer(app, "127.0.0.1", 0, connection_factory=_Recording)
     server.start()
-    callee = sipp.carrier()
     try:
-        reply = real_switch.api(
-            f"originate sofia/external/nix@127.0.0.1:{callee.port} "
-            f"&socket('127.0.0.1:{server.address[1]} async full')", timeout=30)
-        assert reply.startswith("+OK"), reply
-        assert done.wait(20)
+        with answered_leg_in_socket(real_switch, sipp, server.address[1], "nix"):
+            assert done.wait(20)
     finally:
-        callee.stop()
         server.stop(timeout=1)
     seen = connections[0].seen
     assert "CHANNEL_EXECUTE_COMPLETE" in seen and "CHANNEL_HANGUP_COMPLETE" in seen, seen

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from tests.realswitch.provision import poll
+from tests.realswitch.sipp import answered_leg_in_socket
 
 SETUP_DEADLINE_SECONDS = 5  # fs-conf/vars.xml controller_setup_deadline (default)
 
@@ -94,22 +95,11 @@ def silent_listener():
 
 def test_a_channel_left_in_the_socket_application_without_a_session_is_hung_up(
         real_switch, sipp, silent_listener, product):
-    from esl.orphans import ORPHAN_CAUSE
     from app import limits
 
-    callee = sipp.carrier()
-    try:
-        reply = real_switch.api(
-            f"originate {{ignore_early_media=true}}sofia/external/orphan@127.0.0.1:{callee.port} "
-            f"&socket('127.0.0.1:{silent_listener} async full')", timeout=30)
-        assert reply.startswith("+OK"), reply
-        uuid = reply.split()[1]
+    with answered_leg_in_socket(real_switch, sipp, silent_listener, "orphan") as uuid:
         assert real_switch.channel_count() >= 1
         gone = poll(lambda: real_switch.channel_count() == 0,
                     limits.ORPHAN_GRACE_SECONDS + limits.ORPHAN_SWEEP_SECONDS + 10, 0.5)
         assert gone, real_switch.api("show channels")
-        log = product.controller.log_text()
-        assert f"channel {uuid} waited in the socket application" in log
-        assert ORPHAN_CAUSE
-    finally:
-        callee.stop()
+    assert f"channel {uuid} waited in the socket application" in product.controller.log_text()
