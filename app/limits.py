@@ -50,6 +50,8 @@ LISTEN_DEFAULT_SAMPLE_RATE = 16000
 API_KEY_PREFIX = "sk_"
 API_KEY_RANDOM_BYTES = 32
 API_KEY_DISPLAY_PREFIX_LENGTH = 10
+# last_used_at of an API key is rewritten at most this often (one UPDATE a minute per busy key)
+API_KEY_LAST_USED_RESOLUTION_SECONDS = 60
 
 # Concurrency limiter (Redis): a call's slot expires unless its controller refreshes it, so a
 # crashed controller's calls free their slots after at most the TTL.
@@ -98,6 +100,11 @@ DIAL_MAX_TARGETS = 10
 DIAL_MAX_RING_TIMEOUT_SECONDS = 600
 QUEUE_MAX_WAIT_SECONDS = 86_400
 QUEUE_MIN_ANNOUNCE_INTERVAL_SECONDS = 5
+QUEUE_MAX_OFFER_TIMEOUT_SECONDS = 300
+QUEUE_MAX_WRAP_UP_SECONDS = 3600
+# How often a waiting caller tries to claim an agent (the hold music is cut into rounds this
+# long: playback_timeout_sec takes whole seconds and is ignored below 2)
+QUEUE_CLAIM_INTERVAL_SECONDS = 2
 CONFERENCE_MAX_PARTICIPANTS = 1000
 PAUSE_DEFAULT_SECONDS = 1
 PAUSE_MAX_SECONDS = 3600

@@ -129,7 +129,7 @@ def create_app(config: Mapping[str, Any] | None = None, *, bind_host: str | None
         # and the JWT library exempts it from verification, so there is no identity to load
         if (request.path.startswith(API_PREFIX) and request.path != OPENAPI_PATH
                 and request.method != "OPTIONS"):
-            authenticate_request()
+            authenticate_request(allow_api_keys=True)
         refuse_unusable_input()  # after authentication: an anonymous caller learns nothing more
 
     return app

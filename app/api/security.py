@@ -27,12 +27,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, TypeVar
 
-from flask import g
+from flask import g, request
 from flask_jwt_extended import get_jwt, verify_jwt_in_request
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
+from app.api import api_key_auth
 from app.api.openapi import document_forbidden
 from app.api.tenancy import request_tenant
 from app.db.engine import TENANT_SETTING, app_engine
@@ -57,6 +58,7 @@ class Identity:
     subdomain: str
     permissions: frozenset[str]
     licenses: frozenset[str]
+    api_key_id: uuid.UUID | None = None  # set when the caller presented an API key, not a JWT
 
 
 _RequestSession = sessionmaker(expire_on_commit=False)
@@ -102,8 +104,15 @@ def _claim_uuid(claims: dict[str, Any], name: str) -> uuid.UUID:
         raise Unauthorized("The token is not valid.", code="invalid_token") from exc
 
 
-def authenticate_request() -> Identity:
-    """Verify the bearer token against the host and the database; cache the identity on ``g``."""
+def authenticate_request(*, allow_api_keys: bool = False) -> Identity:
+    """Verify the bearer token (or, on ``/api/*``, an API key) against the host and the
+    database; cache the identity on ``g``."""
+    if allow_api_keys:
+        key = api_key_auth.presented_key()
+        if key is not None:
+            identity = authenticate_api_key(key)
+            g.sbc_identity = identity
+            return identity
     verify_jwt_in_request()
     claims = get_jwt()
     host_tenant = request_tenant()
@@ -117,6 +126,37 @@ def authenticate_request() -> Identity:
     identity = load_identity(account_id, user_id, session_kind, host_tenant)
     g.sbc_identity = identity
     return identity
+
+
+def authenticate_api_key(key: str) -> Identity:
+    """The identity an API key stands for (docs/api.md "API keys as credentials"): the key's
+    account on this host only, its creator's admin-session rights narrowed to the key's scopes."""
+    from app.accounts.admin import ensure_enabled
+    from app.api.auth import service  # local: auth.service imports this module
+
+    host_tenant = request_tenant()
+    with app_engine().connect() as conn:
+        account_id = conn.scalar(text("SELECT account_id_for_subdomain(:s)"), {"s": host_tenant})
+    if account_id is None:
+        raise Unauthorized("The API key is not valid for this tenant.", code="invalid_api_key")
+    db = _request_session(account_id)
+    row = api_key_auth.find_key(db, account_id, key)
+    found = service.load_user_and_account(db, account_id, row.created_by) if row.created_by else None
+    if found is None:
+        raise Unauthorized("The user who created this API key is gone or deactivated.",
+                           code="api_key_owner_inactive")
+    user, account = found
+    ensure_enabled(account)
+    api_key_auth.check_scope(list(row.scopes or []), api_key_auth.required_scope(), request.method)
+    api_key_auth.touch_last_used(db, row)
+    permissions = effective_permissions(user.role, "admin", user.permissions)
+    return Identity(
+        account_id=account.id, user_id=user.id, username=user.username, role=user.role,
+        session="admin", subdomain=account.subdomain,
+        permissions=frozenset(p for p in permissions if not p.startswith("api_keys.")),
+        licenses=frozenset(l for l in (account.licenses or []) if l in LICENSES),
+        api_key_id=row.id,
+    )
 
 
 def load_identity(account_id: uuid.UUID, user_id: uuid.UUID, session_kind: str, subdomain: str) -> Identity:
