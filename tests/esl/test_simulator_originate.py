@@ -97,3 +97,15 @@ def test_given_callee_refusal_listed_in_fail_on_single_reject_when_first_leg_fai
     body = node.api("originate {fail_on_single_reject=USER_BUSY\\,CALL_REJECTED}"
                     "sofia/gateway/gw_a/1|sofia/gateway/gw_b/1 &park()")
     assert body.startswith("+OK")
+
+
+@pytest.mark.parametrize("second_uuid, expected", [
+    (CALL_ID, "-ERR DESTINATION_OUT_OF_ORDER"),               # per-leg [] collides just the same
+    ("11111111-2222-3333-4444-555555555556", "+OK 11111111-2222-3333-4444-555555555556"),
+])
+def test_given_per_leg_origination_uuids_when_first_leg_fails_then_only_distinct_ids_fail_over(
+        inbound_sim, node, second_uuid, expected):
+    inbound_sim.fail_legs["gw_a"] = "NORMAL_TEMPORARY_FAILURE"
+    body = node.api(f"originate [origination_uuid={CALL_ID}]sofia/gateway/gw_a/1|"
+                    f"[origination_uuid={second_uuid}]sofia/gateway/gw_b/1 &park()")
+    assert body.strip() == expected
