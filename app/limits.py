@@ -52,6 +52,11 @@ API_KEY_RANDOM_BYTES = 32
 API_KEY_DISPLAY_PREFIX_LENGTH = 10
 # last_used_at of an API key is rewritten at most this often (one UPDATE a minute per busy key)
 API_KEY_LAST_USED_RESOLUTION_SECONDS = 60
+# POST /api/calls: a request no controller (with a connected FreeSWITCH) takes within this time
+# is failed with no_freeswitch and never dialled later (app/calls/call_state.py)
+ORIGINATE_DISPATCH_DEADLINE_SECONDS = 30
+# how long GET /api/calls/:callId can see a call's live state (the record stays forever)
+CALL_STATE_TTL_SECONDS = 24 * 3600
 
 # Concurrency limiter (Redis): a call's slot expires unless its controller refreshes it, so a
 # crashed controller's calls free their slots after at most the TTL.

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import datetime
 
 import gevent
 import gevent.pool
 from typing import Callable
 
+from app.calls import call_state
 from app.calls.hangup import ObservedHangup
 from app.calls.limiter import REFUSAL_HANGUP_CAUSE
 from app.calls.originate import (InvalidOriginate, OriginatedLeg, OriginateRequest,
@@ -41,6 +43,7 @@ from esl.inbound import InboundConnection
 from esl.services import CallServices
 from esl.verbs.dial import split_global_vars
 from esl.verbs.fsargs import quote_arg
+from app.settings import get_settings
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +55,10 @@ NO_SWITCH_CAUSE = "NORMAL_TEMPORARY_FAILURE"
 NO_APPLICATION_CAUSE = "SERVICE_UNAVAILABLE"
 CALLER_ID_CAUSE = "CALL_REJECTED"
 INVALID_DIAL_STRING_CAUSE = "INVALID_NUMBER_FORMAT"
+# FreeSWITCH cause of a failed originate -> the reason GET /api/calls/:callId and the record's
+# hangup_reason give (anything else: originate_failed)
+CAUSE_REASONS = {"USER_BUSY": "busy", "NO_ANSWER": "no_answer", "NO_USER_RESPONSE": "no_answer",
+                 "ALLOTTED_TIMEOUT": "no_answer", "CALL_REJECTED": "rejected"}
 # Dials in flight per controller. A full pool stops the consumer taking more messages (they
 # wait on the durable queue, for this or another controller) instead of growing memory.
 MAX_DIALS_IN_FLIGHT = 2000
@@ -84,10 +91,12 @@ class Originator:
         except InvalidOriginate as exc:
             log.warning("call.originate %s ignored: %s %s", envelope.id, exc.message, exc.details)
             return
-        self.originate(request)
+        self.originate(request, stale=_stale_api_request(request, envelope))
 
-    def originate(self, request: OriginateRequest) -> bool:
-        """Dial one leg; True when the customer answered (the session owns the call from there)."""
+    def originate(self, request: OriginateRequest, *, stale: bool = False) -> bool:
+        """Dial one leg; True when the customer answered (the session owns the call from there).
+        ``stale``: a ``POST /api/calls`` request that waited past the dispatch deadline; the API
+        already reports it failed (no_freeswitch), so it is recorded so and never dialled."""
         leg = OriginatedLeg(request.account_id, request.application_id, request.agent_id,
                             request.queue_id)
         route = self.services.find_originated(leg, request.phone_number)
@@ -103,6 +112,8 @@ class Originator:
             agent_id=request.agent_id, queue_id=request.queue_id)
         started_us = _now_us()
         try:
+            if stale:
+                raise _Failed(call_state.NO_FREESWITCH, NO_SWITCH_CAUSE)
             if route.application is None:
                 raise _Failed("no_application", NO_APPLICATION_CAUSE)
             if request.caller_id and not self.services.account_owns(request.account_id, request.caller_id):
@@ -128,14 +139,24 @@ class Originator:
                                                             reason=failed.reason))
             events.close()
             ctx.webhook_error = failed.reason
+            ctx.hangup_reason = failed.reason
             write_call_record(ObservedHangup(
                 call_id=call_id, caller=request.caller_id, callee=request.phone_number,
                 direction="outbound", hangup_cause=failed.cause, started_us=started_us,
                 ended_us=_now_us()), ctx)
             record_callback_attempt(request, reached=False)
             return False
+        self._mark(request, call_state.IN_PROGRESS)
         record_callback_attempt(request, reached=True)
         return True
+
+    def _mark(self, request: OriginateRequest, state: str) -> None:
+        """The live state GET /api/calls/:callId shows; a Redis fault never stops a dial."""
+        try:
+            call_state.mark(self.services.redis, get_settings().redis_key_prefix, request.call_id,
+                            request.account_id, state)
+        except Exception as exc:  # redis.RedisError, or a broken client: the call goes on
+            log.warning("call %s: live state %s not written: %s", request.call_id, state, exc)
 
     def _dial(self, request: OriginateRequest) -> None:
         """Raises _Failed with FreeSWITCH's cause unless a leg was answered.
@@ -148,11 +169,12 @@ class Originator:
         callee refusal (``fail_on_single_reject`` causes, app.routing.causes) ends the walk,
         anything else tries the next carrier once the failed leg's uuid is released.
         """
+        node = self._node()  # no switch is the first thing to say: nothing could be dialled
         try:
             lcr = self.services.lcr_bridge(request.account_id, request.phone_number)
         except NoRoute:
             raise _Failed("no_route", NO_ROUTE_CAUSE) from None
-        node = self._node()
+        self._mark(request, call_state.RINGING)
         lcr_globals, legs = split_global_vars(lcr)
         variables = ",".join(f"{k}={v}" for k, v in request.channel_variables().items())
         if lcr_globals:
@@ -175,7 +197,7 @@ class Originator:
                 break
             log.info("call %s: leg %d failed (%s); trying the next carrier", request.call_id,
                      number + 1, cause)
-        raise _Failed("originate_failed", cause or NO_SWITCH_CAUSE)
+        raise _Failed(CAUSE_REASONS.get(cause, "originate_failed"), cause or NO_SWITCH_CAUSE)
 
     def _originate(self, node: InboundConnection, request: OriginateRequest, command: str) -> str:
         try:
@@ -223,6 +245,17 @@ def originate_command(dial_string: str, application: str) -> str:
     if any(ch.isspace() or ch == "'" for ch in dial_string):
         raise ValueError(f"dial string would split: {dial_string!r}")
     return f"originate {dial_string} {application}"
+
+
+def _stale_api_request(request: OriginateRequest, envelope: Envelope) -> bool:
+    """A ``POST /api/calls`` request (not a callback) queued longer than the dispatch deadline."""
+    if request.application_id is None or request.callback_id is not None:
+        return False
+    try:
+        queued_at = datetime.fromisoformat(envelope.occurred_at.replace("Z", "+00:00")).timestamp()
+    except (AttributeError, ValueError):
+        return False
+    return call_state.is_stale(queued_at)
 
 
 def _now_us() -> int:

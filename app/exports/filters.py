@@ -20,6 +20,7 @@ class CallRecordFilters:
     agent_id: uuid.UUID | None = None
     queue_id: uuid.UUID | None = None
     status: str | None = None
+    call_id: uuid.UUID | None = None       # one leg: the id POST /api/calls and webhooks give
 
     @classmethod
     def from_query(cls, query: dict[str, Any]) -> "CallRecordFilters":
@@ -30,6 +31,7 @@ class CallRecordFilters:
             agent_id=query.get("agent_id"),
             queue_id=query.get("queue_id"),
             status=query.get("status"),
+            call_id=query.get("call_id"),
         )
 
     def apply(self, stmt: Select[Any]) -> Select[Any]:
@@ -45,6 +47,8 @@ class CallRecordFilters:
             stmt = stmt.where(CallRecord.queue_id == self.queue_id)
         if self.status is not None:
             stmt = stmt.where(CallRecord.status == self.status)
+        if self.call_id is not None:
+            stmt = stmt.where(CallRecord.call_id == self.call_id)
         return stmt
 
     def to_log(self) -> dict[str, Any]:

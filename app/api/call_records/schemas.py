@@ -22,6 +22,7 @@ class CallRecordFilterSchema(ma.Schema):
     agent_id = ma.fields.UUID()
     queue_id = ma.fields.UUID()
     status = ma.fields.String(validate=validate.OneOf(CALL_STATUSES))
+    call_id = ma.fields.UUID(metadata={"description": "the leg's call id (POST /api/calls callId, webhook callId)"})
 
     @ma.validates_schema
     def _range(self, data: dict[str, Any], **_: Any) -> None:

@@ -1,15 +1,34 @@
 """/api/calls — license ``programmable-voice``, admin session."""
 from __future__ import annotations
 
-from typing import Any
+import logging
+import time
+import uuid
+from typing import Any, Optional
 
+import redis
+from flask import current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from app.accounts.login_throttle import throttle_client
 from app.api.calls import service
-from app.api.calls.schemas import CallCreateSchema, CallQueuedSchema
+from app.api.calls.schemas import CallCreateSchema, CallQueuedSchema, CallStateSchema
 from app.api.common import require_admin
 from app.api.security import current_identity, require_license, tenant_db
+from app.calls import call_state
+from app.errors import NotFound, ServiceUnavailable
+from app.settings import get_settings
+
+log = logging.getLogger(__name__)
+REDIS_EXTENSION = "sbc_call_state_redis"  # one fast-failing Redis client per app
+
+
+def _redis() -> redis.Redis:
+    client = current_app.extensions.get(REDIS_EXTENSION)
+    if client is None:
+        client = current_app.extensions[REDIS_EXTENSION] = throttle_client(get_settings().redis_url)
+    return client
 
 blp = Blueprint("calls", __name__, url_prefix="/api/calls", description="Outbound calls")
 
@@ -24,5 +43,39 @@ class Calls(MethodView):
         """Dial ``to`` through least-cost routing as ``from``; when answered, ``applicationSid``
         drives the call like an inbound one (webhook ``direction: outbound``). The outcome
         arrives as events (``call.started``/``call.failed``/``call.ended``) and a call record."""
+        me = current_identity()
         with tenant_db() as db:
-            return service.place_call(db, current_identity().account_id, data)
+            queued = service.place_call(db, me.account_id, data)
+        try:  # after the commit: the state exists only for a request that will be dialled
+            call_state.mark(_redis(), get_settings().redis_key_prefix, queued["callId"],
+                            me.account_id, call_state.QUEUED, queued_at=time.time())
+        except redis.RedisError as exc:
+            log.warning("call %s: live state not written (%s); GET shows it once recorded",
+                        queued["callId"], exc)
+        return queued
+
+
+@blp.route("/<uuid:call_id>")
+class CallById(MethodView):
+    @require_admin
+    @require_license("programmable-voice")
+    @blp.response(200, CallStateSchema)
+    def get(self, call_id: uuid.UUID):
+        """The state of a call placed here: queued, ringing, in-progress, then completed or
+        failed with the reason (also the call record's ``hangup_reason``)."""
+        live: Optional[call_state.LiveState]
+        try:
+            live = call_state.read(_redis(), get_settings().redis_key_prefix, call_id)
+        except redis.RedisError:
+            live = None
+            unavailable = True
+        else:
+            unavailable = False
+        with tenant_db() as db:
+            try:
+                return service.call_view(db, current_identity().account_id, call_id, live)
+            except NotFound:
+                if unavailable:
+                    raise ServiceUnavailable("The call's live state cannot be read right now.",
+                                             code="call_state_unavailable") from None
+                raise

@@ -8,15 +8,16 @@ be dialled even if RabbitMQ is briefly away.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, Optional
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.calls import call_state
 from app.calls.originate import OriginateRequest, originate_payload
 from app.errors import NotFound, ValidationFailed
 from app.events.payloads import emit
-from app.models import Application, PhoneNumber
+from app.models import Application, CallRecord, PhoneNumber
 
 
 def place_call(db: Session, account_id: uuid.UUID, data: dict[str, Any]) -> dict[str, Any]:
@@ -32,4 +33,32 @@ def place_call(db: Session, account_id: uuid.UUID, data: dict[str, Any]) -> dict
         timeout_seconds=data["timeout"])
     emit("call.originate", originate_payload(request), account_id=account_id,
          trace_id=request.trace_id, session=db)
-    return {"callId": request.call_id, "traceId": request.trace_id, "status": "queued"}
+    return {"callId": request.call_id, "traceId": request.trace_id, "status": call_state.QUEUED}
+
+
+def call_view(db: Session, account_id: uuid.UUID, call_id: uuid.UUID,
+              live: Optional[call_state.LiveState], now: Optional[float] = None) -> dict[str, Any]:
+    """``GET /api/calls/:callId``: the call record decides once it exists; before that the live
+    state (``app.calls.call_state``), where a request left queued past the dispatch deadline is
+    ``failed``/``no_freeswitch``. Another tenant's call id is 404 like an unknown one."""
+    record = db.scalar(select(CallRecord).where(CallRecord.call_id == call_id,
+                                                CallRecord.account_id == account_id))
+    if record is not None:
+        completed = record.status == call_state.COMPLETED
+        return {
+            "call_id": call_id, "trace_id": record.trace_id,
+            "state": call_state.COMPLETED if completed else call_state.FAILED,
+            "reason": call_state.reason_from_record(record.status, record.hangup_reason, record.webhook_error),
+            "call_record_id": record.public_id, "record_status": record.status,
+            "hangup_cause": record.hangup_cause, "direction": record.direction,
+            "started_at": record.started_at, "answered_at": record.answered_at,
+            "ended_at": record.ended_at,
+        }
+    if live is None or live.account_id != str(account_id):
+        raise NotFound("No such call.", code="call_not_found")
+    state, reason = live.state, None
+    if state == call_state.QUEUED and live.queued_at is not None and call_state.is_stale(live.queued_at, now):
+        state, reason = call_state.FAILED, call_state.NO_FREESWITCH
+    return {"call_id": call_id, "trace_id": None, "state": state, "reason": reason,
+            "call_record_id": None, "record_status": None, "hangup_cause": None,
+            "direction": "outbound", "started_at": None, "answered_at": None, "ended_at": None}
