@@ -27,6 +27,10 @@ from app.calls.recovery import LOST_CALL_CAUSE, lost_controller_ended_by, recove
 from app.calls.route_snapshot import RouteSnapshot, start_snapshot_refresher
 from app.config import RuntimeConfig, start_config_listener
 from app.events.consumer import RedisSeenIds
+from app.contact.directory import DirectoryWriter
+from app.contact.distribution import ContactCentre
+from app.contact.presence import Presence
+from app.contact.registrations import REGISTRATION_EVENTS, RegistrationTracker
 from app.events.payloads import emit
 from app.events.publisher import start_publisher, stop_publisher
 from app.ops.collectors import QueueCollector, SwitchCollector
@@ -75,6 +79,9 @@ class Controller:
             dialer=LcrDialer(self.routing, self.health),
             find_route=self.numbers.find,
         )
+        self.presence = Presence(self.redis, settings.redis_key_prefix)
+        self.registrations = RegistrationTracker(self.presence)
+        self.services.contact = ContactCentre(self.presence)
         self.services.first_reply_deadline = self.config.webhook_first_reply_deadline_seconds
         self.config.on_reload(lambda config: setattr(
             self.services, "first_reply_deadline", config.webhook_first_reply_deadline_seconds))
@@ -90,7 +97,8 @@ class Controller:
         self.watchdogs: list[NodeWatchdog] = []
         self.reloader = RoutingReloader(self.routing, generated_dir(),
                                         lambda: [n for n in self.nodes if n.connected],
-                                        health=self.health)
+                                        health=self.health,
+                                        directory=DirectoryWriter(generated_dir()).write)
         self.originator = Originator(
             self.services, lambda: self.nodes,
             lambda: (self.config.controller_advertise_host, self.server.address[1]))
@@ -172,8 +180,10 @@ class Controller:
             self.reloader.on_freeswitch_connected(node)
             check_modules()
 
-        node = InboundConnection(host, port, password, events=NODE_EVENTS, on_reconcile=reconcile)
+        node = InboundConnection(host, port, password, events=NODE_EVENTS + REGISTRATION_EVENTS,
+                                 on_reconcile=reconcile)
         self.health.attach(node)
+        self.registrations.attach(node)
         self.nodes.append(node)
         self.sweepers.append(OrphanSweeper(node, self._sessions_here,
                                            self.services.limiter.holding).start())

@@ -52,6 +52,8 @@ LOST_SOCKET_CAUSE = "NORMAL_TEMPORARY_FAILURE"      # recorded when FreeSWITCH n
 # The sofia profile carriers reach (fs-conf/sip_profiles/external.xml): calls on it must come
 # from a gateway of a platform carrier or of the dialled number's own account.
 TRUNK_PROFILE = "external"
+# verb-list endings that are call failures (webhook_error on the record and call.failed)
+FAILED_OUTCOMES = frozenset({"queue_not_found"})
 
 
 @dataclass(frozen=True)
@@ -201,6 +203,10 @@ class CallSession:
             record.has_recording = "has_recording" in ctx.features or record.has_recording
             if ctx.dial_carrier is not None:
                 record.dial_carrier_id, record.dial_gateway_id = ctx.dial_carrier
+            if ctx.queue_id is not None:
+                record.queue_id = ctx.queue_id
+            if ctx.agent_id is not None:
+                record.agent_id = uuid.UUID(ctx.agent_id)
 
     def _finish(self) -> None:
         """Record the call from FreeSWITCH's own variables, then let the socket go."""
@@ -304,6 +310,7 @@ class CallSession:
             number_owner=lambda number: services.account_owns(route.account_id, number),
             sip_policy=lambda uri: sip_targets.refusal(route.account_id, uri),
             publisher=self._events.emit, answered=call.answer_state == "answered",
+            contact=services.contact,
         )
         self.conn.on("CHANNEL_ANSWER", ctx.mark_answered)
         self.conn.on("CHANNEL_ANSWER", self._on_answer)
@@ -383,6 +390,9 @@ class CallSession:
         if result.error:  # the caller heard the apology or the fallback: a clean hang-up
             self.record.webhook_error = result.error
             self._report_failure(result.error, "NORMAL_CLEARING")
+        elif result.outcome is not None and result.outcome.reason in FAILED_OUTCOMES:
+            self.record.webhook_error = result.outcome.reason
+            self._report_failure(result.outcome.reason, "NORMAL_CLEARING")
 
     def _fail(self, reason: str) -> None:
         self.record.webhook_error = reason

@@ -37,10 +37,18 @@ class Queue(TenantOwned, Base):
         Integer, nullable=False, server_default=text("30")
     )
     timeout_hook_url: Mapped[str | None] = mapped_column(Text)
+    # delivery to agents (docs/agents.md): ring an agent this long, make an agent not_ready
+    # after this many offers missed in a row, after-call work before the agent is offered again
+    offer_timeout_seconds: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("20"))
+    max_missed_offers: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("3"))
+    wrap_up_seconds: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("10"))
     created_at: Mapped[datetime] = created_at()
 
     __table_args__ = (
         UniqueConstraint("account_id", "name"),
+        CheckConstraint("offer_timeout_seconds > 0", name="offer_timeout_positive"),
+        CheckConstraint("max_missed_offers > 0", name="max_missed_positive"),
+        CheckConstraint("wrap_up_seconds >= 0", name="wrap_up_not_negative"),
         UniqueConstraint("id", "account_id", name="uq_queues_id_account"),
         CheckConstraint("max_wait_seconds > 0", name="max_wait_positive"),
         CheckConstraint("announce_interval_seconds > 0", name="announce_interval_positive"),
@@ -61,6 +69,10 @@ class Agent(TenantOwned, Base):
     )
     # where to ring the agent, e.g. "sip:1001@example.com" or "user/1001"
     contact: Mapped[str | None] = mapped_column(String(255))
+    # SIP credentials on the internal profile (generated; the password Fernet-encrypted,
+    # app/crypto.py; shown once by POST /api/agents/:id/sip-credentials)
+    sip_username: Mapped[str | None] = mapped_column(String(64), unique=True)
+    sip_password_encrypted: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = created_at()
 
     __table_args__ = (

@@ -123,8 +123,11 @@ class RoutingReloader:
 
     def __init__(self, cache: RoutingCache, generated_dir: Path | str,
                  esl_connections: Callable[[], Iterable[EslApi]],
-                 *, sleep: Callable[[float], None] = gevent.sleep, health: Any = None) -> None:
+                 *, sleep: Callable[[float], None] = gevent.sleep, health: Any = None,
+                 directory: Callable[[], bool] | None = None) -> None:
         self.cache = cache
+        # rewrites the agents' directory include, True when it changed (app/contact/directory)
+        self.directory = directory
         self.health = health  # GatewayHealth: reconciled after a FreeSWITCH (re)connect
         self.generated_dir = Path(generated_dir)
         self.esl_connections = esl_connections
@@ -141,9 +144,11 @@ class RoutingReloader:
         with self._lock:
             table = self.cache.reload()
             acl_changed, diff = write_generated(self.generated_dir, table.acl_entries, table.outbound_gateways)
+            directory_changed = self.directory() if self.directory is not None else False
             for esl in list(self.esl_connections()):
                 try:
-                    apply_to_freeswitch(esl, acl_changed, diff, sleep=self.sleep, force=force)
+                    apply_to_freeswitch(esl, acl_changed, diff, sleep=self.sleep, force=force,
+                                        xml_changed=directory_changed)
                 except Exception:  # one unreachable switch must not stop the others
                     log.exception("routing: applying config to a FreeSWITCH failed")
             log.info("routing: configuration applied (reload %d: %d ACL entries, %d outbound "
@@ -156,6 +161,8 @@ class RoutingReloader:
         with self._lock:
             table = self.cache.table()
             acl_changed, diff = write_generated(self.generated_dir, table.acl_entries, table.outbound_gateways)
+            if self.directory is not None:
+                self.directory()
             apply_to_freeswitch(esl, acl_changed, diff, sleep=self.sleep, force=True)
             if self.health is not None:
                 self.health.reconcile(esl, (gateway_name(g.id) for g in table.outbound_gateways))

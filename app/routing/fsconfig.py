@@ -167,9 +167,12 @@ def apply_to_freeswitch(
     sleep: Callable[[float], None] = time.sleep,
     settle_seconds: float = KILLGW_SETTLE_SECONDS,
     force: bool = False,
+    xml_changed: bool = False,
 ) -> tuple[str, ...]:
     """Send the api commands that make the running switch match the files. ``force`` (after
-    a FreeSWITCH reconnect) reloads even if nothing changed since this process last wrote."""
+    a FreeSWITCH reconnect) reloads even if nothing changed since this process last wrote.
+    ``xml_changed``: another generated include (the agents' directory) changed; ``reloadacl``
+    re-reads the XML too, so ``reloadxml`` is sent only when the ACL did not change."""
     sent: list[str] = []
 
     def api(command: str) -> None:
@@ -180,6 +183,8 @@ def apply_to_freeswitch(
 
     if acl_changed or force:
         api("reloadacl")
+    elif xml_changed:
+        api("reloadxml")
     for name in diff.to_kill:
         api(f"sofia profile {SOFIA_PROFILE} killgw {name}")
     if diff.any or force:

@@ -69,6 +69,11 @@ class ChannelVerbContext:
     journey: list[str] = field(default_factory=list)       # steps in the order they ran
     hangup_reason: Optional[str] = None
     dial_carrier: Optional[tuple[uuid.UUID, uuid.UUID]] = None  # answered the last routed dial
+    # the contact centre (app.contact.distribution.ContactCentre): configured queues and
+    # agent delivery; None = the queue verb only holds (no agents are offered the caller)
+    contact: Optional[Any] = None
+    queue_id: Optional[uuid.UUID] = None   # the configured queue the caller joined (call record)
+    agent_id: Optional[str] = None         # the agent who answered (call record)
     _subscribed: set[str] = field(default_factory=set, repr=False)
 
     @property

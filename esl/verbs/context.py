@@ -35,6 +35,9 @@ class VerbContext(Protocol):
     tags: dict[str, Any]      # merged by `tag`, posted with later hook requests
     recordings_dir: str       # where FreeSWITCH writes record_session files
     redis: "redis.Redis"      # queue positions (keys under settings.redis_key_prefix)
+    contact: Any              # app.contact.distribution.ContactCentre, or None (queue holds only)
+    queue_id: Optional[uuid.UUID]  # set by the queue verb: the configured queue (call record)
+    agent_id: Optional[str]        # set by the queue verb: the agent who answered (call record)
 
     def execute(self, app: str, arg: str = "", timeout: Optional[float] = None) -> "Event":
         """sendmsg execute and wait for the matching CHANNEL_EXECUTE_COMPLETE.

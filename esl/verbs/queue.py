@@ -9,24 +9,37 @@ switch), no announcement starts within ANNOUNCEMENT_ALLOWANCE_SECONDS of the dea
 each hold is cut to what remains. When the deadline is reached: POST ``timeoutHook`` and run
 its reply, or end the list. Position comes from a Redis list per queue.
 
-Agents are not offered these callers yet (the contact-centre issue adds distribution): the
-caller leaves the queue on timeout or hangup. Events: queue.caller.enqueued, then
-queue.caller.dequeued (timeout) or queue.caller.abandoned (hangup).
+With the contact centre wired (``ctx.contact``, the controller always wires it) the name is
+the account's configured queue (docs/agents.md): its moh, max wait, announcements and timeout
+hook apply unless the verb sets them, an unknown name ends the call with ``queue_not_found``,
+and between hold rounds of QUEUE_CLAIM_INTERVAL_SECONDS the caller claims the longest-idle
+registered agent (atomic across controllers, app/contact/presence.py). The agent's
+``user/<sip user>@<account subdomain>`` is bridged from the caller's leg with the queue's offer
+timeout (the caller hears the hold music meanwhile); no answer → ``agent.missed`` and the
+caller rejoins the line at its place. Events: queue.caller.enqueued, queue.assignment,
+agent.offer, agent.accept / agent.missed, then queue.caller.dequeued (timeout, or answered) or
+queue.caller.abandoned (hangup).
 """
 from __future__ import annotations
 
 import time
 
-from marshmallow import validate
+from typing import TYPE_CHECKING, Any, Optional
+
+from marshmallow import post_load, validate
 
 from app import limits
+from app.contact.presence import Presence
 from app.ops.metrics import QUEUE_WAITERS
 from app.settings import get_settings
 from esl.verbs import tts
 from esl.verbs.base import Verb, VerbOutcome, VerbSchema
 from esl.verbs.context import VerbContext
 from esl.verbs.fields import HookUrl, StrictBoolean, StrictInteger, Text
-from esl.verbs.queue_positions import QueuePositions
+
+if TYPE_CHECKING:  # pragma: no cover
+    from app.contact.distribution import QueueConfig
+    from app.contact.presence import Candidate
 
 QUEUE_NAME_PATTERN = r"^[A-Za-z0-9 _.\-]{1,64}$"
 MOH_PATTERN = r"^[A-Za-z0-9_.\-/]{1,64}$"
@@ -53,6 +66,18 @@ class QueueSchema(VerbSchema):
                                          min=limits.QUEUE_MIN_ANNOUNCE_INTERVAL_SECONDS,
                                          max=limits.QUEUE_MAX_WAIT_SECONDS))
 
+    @post_load(pass_original=True)
+    def _note_given(self, data: dict, original: Any, **_: object) -> dict:
+        """Which settings the verb names itself (they win over the configured queue's)."""
+        given = original.keys() if isinstance(original, dict) else ()
+        data["given"] = frozenset(k for k in given if k in _CONFIGURABLE)
+        return data
+
+
+# verb attribute -> QueueConfig attribute (docs/agents.md "Queue settings")
+_CONFIGURABLE = {"moh": "moh", "timeout": "max_wait_seconds", "timeoutHook": "timeout_hook_url",
+                 "announcePosition": "announce_position", "announceInterval": "announce_interval_seconds"}
+
 
 def position_text(position: int) -> str:
     return f"You are caller number {position}"
@@ -67,41 +92,123 @@ class Queue(Verb):
         return {"callId": ctx.call_id, "traceId": ctx.trace_id, "accountSid": ctx.account_id,
                 "queue": self.params["name"], **extra}
 
+    def _settings(self, config: "Optional[QueueConfig]") -> dict:
+        p = dict(self.params)
+        if config is not None:
+            for attr, column in _CONFIGURABLE.items():
+                if attr not in p.get("given", ()):
+                    p[attr] = getattr(config, column)
+        return p
+
     def execute(self, ctx: VerbContext) -> VerbOutcome:
-        p = self.params
-        positions = QueuePositions(ctx.redis, get_settings().redis_key_prefix, ctx.account_id, p["name"])
-        positions.join(ctx.call_id)
+        contact = getattr(ctx, "contact", None)
+        config = None
+        if contact is not None:
+            config = contact.queue(ctx.account_id, self.params["name"])
+            if config is None:
+                ctx.publish("queue.caller.rejected", self._event(ctx, reason="queue_not_found"))
+                return VerbOutcome.end("queue_not_found", queue=self.params["name"])
+            ctx.queue_id = config.id
+        p = self._settings(config)
+        presence = contact.presence if contact is not None else Presence(ctx.redis, get_settings().redis_key_prefix)
+        score = presence.join(ctx.account_id, p["name"], ctx.call_id)
         QUEUE_WAITERS.join(ctx.call_id)
-        ctx.publish("queue.caller.enqueued", self._event(ctx, position=positions.position(ctx.call_id)))
+        ctx.publish("queue.caller.enqueued", self._event(
+            ctx, position=presence.position(ctx.account_id, p["name"], ctx.call_id)))
         voice = tts.resolve_voice(ctx, None)
         timeout_set = False
         joined = time.monotonic()
         deadline = joined + p["timeout"]
-        finished = False
+        next_announcement = joined
+        outcome: Optional[VerbOutcome] = None
+        reason = "hangup"
         try:
             while (remaining := deadline - time.monotonic()) > _DEADLINE_SLACK_SECONDS:
-                if p["announcePosition"] and remaining > ANNOUNCEMENT_ALLOWANCE_SECONDS:
-                    position = positions.position(ctx.call_id)
+                if config is not None:
+                    agent = contact.claim(ctx.account_id, config, ctx.call_id)
+                    if agent is not None:
+                        outcome = self._offer(ctx, contact, config, agent, p, joined)
+                        if outcome is not None:
+                            reason = "answered"
+                            break
+                        presence.rejoin(ctx.account_id, p["name"], ctx.call_id, score)
+                        continue
+                now = time.monotonic()
+                if p["announcePosition"] and now >= next_announcement and deadline - now > ANNOUNCEMENT_ALLOWANCE_SECONDS:
+                    position = presence.position(ctx.account_id, p["name"], ctx.call_id)
                     if position is not None:
                         ctx.execute("speak", tts.speak_arg(voice, position_text(position)))
-                    remaining = deadline - time.monotonic()
+                    next_announcement = time.monotonic() + p["announceInterval"]
+                remaining = deadline - time.monotonic()
                 if remaining <= _DEADLINE_SLACK_SECONDS:
                     break
-                chunk = min(p["announceInterval"], remaining) if p["announcePosition"] else remaining
+                chunk = remaining
+                until_announcement = next_announcement - time.monotonic()
+                if p["announcePosition"] and until_announcement > 0:
+                    chunk = min(chunk, until_announcement)
+                if config is not None:
+                    chunk = min(chunk, limits.QUEUE_CLAIM_INTERVAL_SECONDS)
                 timeout_set = self._hold(ctx, chunk) or timeout_set
-            finished = True
+            if outcome is None:  # the loop ended at the deadline
+                reason = "timeout"
         finally:
             waited = round(time.monotonic() - joined)
-            positions.leave(ctx.call_id)
+            presence.leave(ctx.account_id, p["name"], ctx.call_id)
             QUEUE_WAITERS.leave(ctx.call_id)
-            key = "queue.caller.dequeued" if finished else "queue.caller.abandoned"
-            ctx.publish(key, self._event(ctx, waitedSeconds=waited, reason="timeout" if finished else "hangup"))
+            key = "queue.caller.abandoned" if reason == "hangup" else "queue.caller.dequeued"
+            ctx.publish(key, self._event(ctx, waitedSeconds=waited, reason=reason))
+        if outcome is not None:
+            return outcome
         if timeout_set:  # left set, it would cut every later playback of this call short
             ctx.set_var("playback_timeout_sec", "")
         hook = p.get("timeoutHook")
         if hook:
             return VerbOutcome.replace(ctx.fetch_instructions(hook, {"queue": p["name"], "queueResult": "timeout"}))
         return VerbOutcome.end("queue_timeout")
+
+    def _offer(self, ctx: VerbContext, contact: Any, config: "QueueConfig", agent: "Candidate",
+               p: dict, joined: float) -> Optional[VerbOutcome]:
+        """Ring the claimed agent from the caller's leg. Returns the verb's outcome when the
+        agent answered (the call is over when the bridge returns), None when the offer was
+        missed (the caller goes back in line)."""
+        offer = {"agentId": agent.agent_id, "queueId": str(config.id),
+                 "waitedSeconds": round(time.monotonic() - joined)}
+        ctx.publish("queue.assignment", self._event(ctx, **offer))
+        ctx.publish("agent.offer", self._event(ctx, **offer, timeoutSeconds=config.offer_timeout_seconds))
+        answered = {"at": None}
+
+        def on_bridge(_event: Any) -> None:
+            if answered["at"] is None:
+                answered["at"] = time.monotonic()
+                contact.accepted(ctx.account_id, agent.agent_id)
+                ctx.agent_id = agent.agent_id
+                ctx.publish("agent.accept", self._event(ctx, **offer))
+
+        ctx.on_event("CHANNEL_BRIDGE", on_bridge)
+        ctx.set_var("continue_on_fail", "true")
+        ctx.set_var("hangup_after_bridge", "true")
+        ctx.set_var("transfer_ringback", f"local_stream://{p['moh']}")
+        ctx.set_var("playback_timeout_sec", "")
+        dial = (f"{{leg_timeout={config.offer_timeout_seconds},sbc_trace_id={ctx.trace_id},"
+                f"sbc_agent_id={agent.agent_id},sbc_queue_id={config.id}}}"
+                f"user/{agent.sip_username}@{agent.domain}")
+        try:
+            done = ctx.execute("bridge", dial)
+        except BaseException:  # the caller hung up: during the ring, or during the talk
+            if answered["at"] is None:
+                contact.abandoned_offer(ctx.account_id, agent.agent_id)
+            else:
+                contact.call_over(ctx.account_id, config, agent.agent_id)
+            raise
+        if answered["at"] is None and (done.variable("DIALSTATUS") or "") == "SUCCESS":
+            on_bridge(done)
+        if answered["at"] is None:
+            cause = done.variable("originate_failed_cause") or done.variable("last_bridge_hangup_cause") or ""
+            ctx.publish("agent.missed", self._event(ctx, **offer, cause=cause))
+            contact.missed(ctx.account_id, config, agent.agent_id)
+            return None
+        contact.call_over(ctx.account_id, config, agent.agent_id)
+        return VerbOutcome.end("queue_answered", agentId=agent.agent_id)
 
     def _hold(self, ctx: VerbContext, seconds: float) -> bool:
         """Hold music for ``seconds``. ``playback_timeout_sec`` takes whole seconds and

@@ -87,12 +87,14 @@ class SwitchPorts:
     controller: int
     rtp_start: int
     rtp_end: int
+    agent_sip: int = 0   # the internal (agent) profile: UDP/TCP, and WSS for browsers
+    agent_wss: int = 0
 
     @classmethod
     def pick(cls) -> "SwitchPorts":
         start, end = free_rtp_range()
         return cls(sip=free_port(), esl=free_port(), controller=free_port(),
-                   rtp_start=start, rtp_end=end)
+                   rtp_start=start, rtp_end=end, agent_sip=free_port(), agent_wss=free_port())
 
 
 class RealSwitch:
@@ -122,6 +124,8 @@ class RealSwitch:
             "SBC_CONTROLLER_PORT": str(self.ports.controller),
             "FS_RTP_START_PORT": str(self.ports.rtp_start),
             "FS_RTP_END_PORT": str(self.ports.rtp_end),
+            "FS_AGENT_SIP_PORT": str(self.ports.agent_sip),
+            "FS_AGENT_WSS_PORT": str(self.ports.agent_wss),
         }
 
     def install_config(self) -> None:

@@ -262,6 +262,8 @@ def test_gateway_down_and_up_are_published_when_the_carrier_stops_and_comes_back
 # -- queue -------------------------------------------------------------------------------------
 
 def test_queue_maximum_wait_includes_the_position_announcements(routing_tenant, sipp):
+    # a configured queue with no agents (the verb's own timeout/interval win over its settings)
+    routing_tenant.admin.post("/api/queues", {"name": "rs-maxwait"})
     number = routing_tenant.number_for([
         {"verb": "queue", "name": "rs-maxwait", "timeout": 12, "announceInterval": 5},
         {"verb": "hangup"}])

@@ -73,8 +73,9 @@ def run_on_call(outbound_server, simulate_call, redis_client, hook_server, media
     """
     client = WebhookClient(allow_loopback=True, retry_delays=(0.01, 0.01))
 
-    def run(scenario, verbs, *, timeout: float = 15.0, application=None, **ctx_kw) -> VerbRun:
-        result = VerbRun(account_id=str(uuid.uuid4()), trace_id=str(uuid.uuid4()))
+    def run(scenario, verbs, *, timeout: float = 15.0, application=None, account_id: Optional[str] = None,
+            **ctx_kw) -> VerbRun:
+        result = VerbRun(account_id=account_id or str(uuid.uuid4()), trace_id=str(uuid.uuid4()))
         finished = gevent.event.Event()
 
         def app(conn: OutboundConnection) -> None:

@@ -166,7 +166,7 @@ def test_given_queue_with_announcements_when_wait_runs_out_then_position_moh_and
     assert json.loads(hook_server.requests[0].body)["queueResult"] == "timeout"
     assert run.outcome.reason == "hangup" and run.ctx.hangup_reason == "queue-timeout"
     assert [k for k, _ in run.events(owner_conn, 2)] == ["queue.caller.enqueued", "queue.caller.dequeued"]
-    assert not list(redis_client.scan_iter(match=f"*queue:{run.account_id}:*"))
+    assert not list(redis_client.scan_iter(match=f"*cc:{run.account_id}:q:*"))
 
 
 def test_given_queue_when_moh_stream_returns_early_then_the_rest_is_slept_not_spun(run_on_call):
@@ -185,7 +185,7 @@ def test_given_caller_in_queue_when_caller_hangs_up_then_abandoned_and_position_
                       [{"verb": "queue", "name": "sales", "timeout": 60}])
     assert isinstance(run.error, ChannelHungUp)
     assert [k for k, _ in run.events(owner_conn, 2)] == ["queue.caller.enqueued", "queue.caller.abandoned"]
-    assert not list(redis_client.scan_iter(match=f"*queue:{run.account_id}:*"))
+    assert not list(redis_client.scan_iter(match=f"*cc:{run.account_id}:q:*"))
 
 
 def test_given_conference_with_flags_and_record_when_caller_leaves_then_room_prefixed_and_leg_recorded(

@@ -9,7 +9,13 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from app.api.agents import service
-from app.api.agents.schemas import AgentPatchSchema, AgentSchema, AgentWriteSchema
+from app.api.agents.schemas import (
+    AgentPatchSchema,
+    AgentSchema,
+    AgentStateSchema,
+    AgentWriteSchema,
+    SipCredentialsSchema,
+)
 from app.api.common import ListQuerySchema, page_schema, require_admin
 from app.api.security import current_identity, require_license, tenant_db
 
@@ -65,3 +71,39 @@ class AgentById(MethodView):
         with tenant_db() as db:
             service.delete(db, current_identity().account_id, agent_id)
         return None
+
+
+@blp.route("/me/state")
+class MyState(MethodView):
+    @require_license("queue-mgmt")
+    @blp.arguments(AgentStateSchema)
+    @blp.response(200, AgentSchema)
+    def put(self, data: dict[str, Any]):
+        """The signed-in user's own agent state (agent.state.changed on every change)."""
+        identity = current_identity()
+        with tenant_db() as db:
+            return service.set_my_state(db, identity.account_id, identity.user_id, data)
+
+
+@blp.route("/<uuid:agent_id>/state")
+class AgentState(MethodView):
+    @require_license("queue-mgmt")
+    @require_admin
+    @blp.arguments(AgentStateSchema)
+    @blp.response(200, AgentSchema)
+    def put(self, data: dict[str, Any], agent_id: uuid.UUID):
+        """Set any agent's state (admin)."""
+        with tenant_db() as db:
+            return service.set_state(db, current_identity().account_id, agent_id, data)
+
+
+@blp.route("/<uuid:agent_id>/sip-credentials")
+class AgentSipCredentials(MethodView):
+    @require_license("queue-mgmt")
+    @require_admin
+    @blp.response(201, SipCredentialsSchema)
+    def post(self, agent_id: uuid.UUID):
+        """Generate new SIP credentials for the internal profile; the password is shown in
+        this reply only (stored encrypted). Replaces the previous password."""
+        with tenant_db() as db:
+            return service.new_sip_credentials(db, current_identity().account_id, agent_id)

@@ -5,6 +5,8 @@ import re
 import marshmallow as ma
 from marshmallow import validate
 
+from app.models.enums import AGENT_STATES
+
 MAX_QUEUES = 100
 # The contact will be dialled as a FreeSWITCH endpoint: no whitespace and none of the dial-string
 # syntax ({vars}, [vars], <vars>, "," "|" ":_:" separators) that could add channel variables such
@@ -31,6 +33,20 @@ class AgentPatchSchema(ma.Schema):
                                metadata={"description": "Replaces the memberships"})
 
 
+class AgentStateSchema(ma.Schema):
+    state = ma.fields.String(required=True, validate=validate.OneOf(AGENT_STATES),
+                             metadata={"description": "available | not_ready | wrap_up | offline"})
+    reason = ma.fields.String(allow_none=True, validate=validate.Length(min=1, max=255))
+
+
+class SipCredentialsSchema(ma.Schema):
+    """Shown once: the password is stored encrypted and never returned again."""
+
+    sip_username = ma.fields.String()
+    sip_password = ma.fields.String()
+    sip_domain = ma.fields.String(metadata={"description": "Realm and registration domain: the account's subdomain"})
+
+
 class AgentSchema(ma.Schema):
     id = ma.fields.UUID()
     user_id = ma.fields.UUID()
@@ -40,4 +56,5 @@ class AgentSchema(ma.Schema):
     state_reason = ma.fields.String(allow_none=True)
     state_changed_at = ma.fields.AwareDateTime()
     queue_ids = ma.fields.List(ma.fields.UUID())
+    sip_username = ma.fields.String(allow_none=True)
     created_at = ma.fields.AwareDateTime()

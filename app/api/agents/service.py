@@ -9,8 +9,11 @@ from sqlalchemy.orm import Session
 
 from app.api.common import flush_or_raise, get_owned
 from app.api.pagination import Page, keyset_page
-from app.errors import ValidationFailed
-from app.models import Agent, AgentQueue, Queue, User
+from app.contact import credentials, states
+from app.crypto import encrypt_secret
+from app.errors import NotFound, ValidationFailed
+from app.events.payloads import emit, routing_changed
+from app.models import Account, Agent, AgentQueue, Queue, User
 
 
 def _check_user(db: Session, account_id: uuid.UUID, user_id: uuid.UUID) -> User:
@@ -43,7 +46,8 @@ def view(db: Session, account_id: uuid.UUID, agent: Agent) -> dict[str, Any]:
     queue_ids = list(db.scalars(select(AgentQueue.queue_id).where(
         AgentQueue.agent_id == agent.id, AgentQueue.account_id == account_id).order_by(AgentQueue.created_at)))
     body = {name: getattr(agent, name) for name in
-            ("id", "user_id", "contact", "state", "state_reason", "state_changed_at", "created_at")}
+            ("id", "user_id", "contact", "state", "state_reason", "state_changed_at", "sip_username",
+             "created_at")}
     return {**body, "username": username, "queue_ids": queue_ids}
 
 
@@ -86,3 +90,29 @@ def list_page(db: Session, account_id: uuid.UUID, *, cursor: str | None, limit: 
             AgentQueue.queue_id == queue_id, AgentQueue.account_id == account_id)))
     page: Page[Agent] = keyset_page(db, stmt, [Agent.created_at, Agent.id], cursor=cursor, limit=limit)
     return page.to_dict([view(db, account_id, a) for a in page.items])
+
+
+def set_state(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID, data: dict[str, Any]) -> dict[str, Any]:
+    agent = states.set_state(db, account_id, agent_id, data["state"], data.get("reason"))
+    assert agent is not None  # no only_from: always applies
+    return view(db, account_id, agent)
+
+
+def set_my_state(db: Session, account_id: uuid.UUID, user_id: uuid.UUID, data: dict[str, Any]) -> dict[str, Any]:
+    agent_id = db.scalar(select(Agent.id).where(Agent.user_id == user_id, Agent.account_id == account_id))
+    if agent_id is None:
+        raise NotFound("You are not an agent of this account.", code="not_an_agent")
+    return set_state(db, account_id, agent_id, data)
+
+
+def new_sip_credentials(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID) -> dict[str, Any]:
+    """Generate (or replace) the agent's SIP user and password; the controller rewrites the
+    directory on the ``routing.config.changed`` this announces (what = agents)."""
+    row = get_owned(db, Agent, agent_id, account_id, what="agent", for_update=True)
+    password = credentials.new_password()
+    row.sip_username = row.sip_username or credentials.new_username()
+    row.sip_password_encrypted = encrypt_secret(password)
+    flush_or_raise(db, conflict="SIP user name collision; try again.", conflict_code="sip_username_taken")
+    emit("routing.config.changed", routing_changed(what="agents", ids=[row.id]), account_id=account_id, session=db)
+    domain = db.scalar(select(Account.subdomain).where(Account.id == account_id))
+    return {"sip_username": row.sip_username, "sip_password": password, "sip_domain": domain}

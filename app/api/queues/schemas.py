@@ -18,6 +18,13 @@ class QueueWriteSchema(ma.Schema):
     timeout_hook_url = ma.fields.String(allow_none=True, validate=validate.Length(min=1, max=2048),
                                         metadata={"description": "https://, public; called when the wait runs out"})
 
+    offer_timeout_seconds = ma.fields.Integer(validate=validate.Range(min=1, max=limits.QUEUE_MAX_OFFER_TIMEOUT_SECONDS), metadata={
+        "description": "Seconds an agent's phone rings before the offer counts as missed (default 20)"})
+    max_missed_offers = ma.fields.Integer(validate=validate.Range(min=1, max=100), metadata={
+        "description": "Offers missed in a row that make the agent not_ready, reason missed (default 3)"})
+    wrap_up_seconds = ma.fields.Integer(validate=validate.Range(min=0, max=limits.QUEUE_MAX_WRAP_UP_SECONDS), metadata={
+        "description": "After-call work: the agent stays wrap_up this long after a call (default 10)"})
+
 
 class QueuePatchSchema(QueueWriteSchema):
     """PATCH body (partial=True)."""
@@ -31,4 +38,7 @@ class QueueSchema(ma.Schema):
     announce_position = ma.fields.Boolean()
     announce_interval_seconds = ma.fields.Integer()
     timeout_hook_url = ma.fields.String(allow_none=True)
+    offer_timeout_seconds = ma.fields.Integer()
+    max_missed_offers = ma.fields.Integer()
+    wrap_up_seconds = ma.fields.Integer()
     created_at = ma.fields.AwareDateTime()

@@ -12,7 +12,8 @@ from app.api.pagination import Page, keyset_page
 from app.models import Queue
 from app.webhooks.url_guard import check_url_on_save
 
-FIELDS = ("name", "moh", "max_wait_seconds", "announce_position", "announce_interval_seconds", "timeout_hook_url")
+FIELDS = ("name", "moh", "max_wait_seconds", "announce_position", "announce_interval_seconds", "timeout_hook_url",
+          "offer_timeout_seconds", "max_missed_offers", "wrap_up_seconds")
 NAME_TAKEN = "A queue with this name already exists."
 
 

@@ -1,0 +1,129 @@
+"""What the queue verb asks of the contact centre: the configured queue by name, and the
+agent side of an offer (accepted, missed, call over). The verb owns the caller's leg; this
+module owns agent state (database + Redis) so the verb stays a translation into FreeSWITCH
+applications.
+
+An offer's life (docs/agents.md): the caller's session claims the longest-idle registered
+member atomically (app/contact/presence.py), bridges the agent's ``user/`` endpoint with the
+queue's offer timeout; answered → ``agent.accept``, misses reset; no answer → ``agent.missed``
+and the agent goes to the back of the idle line, or ``not_ready`` (reason ``missed``) after
+``max_missed_offers`` in a row; after the call the agent is ``wrap_up`` for the queue's
+after-call-work seconds, then ``available`` again (unless it changed state meanwhile).
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import gevent
+from sqlalchemy import select
+
+from app.contact import states
+from app.contact.presence import Candidate, Presence
+from app.db import tenant_session
+from app.models import Account, Agent, AgentQueue, Queue
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class QueueConfig:
+    id: uuid.UUID
+    name: str
+    moh: str
+    max_wait_seconds: int
+    announce_position: bool
+    announce_interval_seconds: int
+    timeout_hook_url: Optional[str]
+    offer_timeout_seconds: int
+    max_missed_offers: int
+    wrap_up_seconds: int
+    members: tuple[Candidate, ...]
+
+
+def load_queue(account_id: str, name: str) -> Optional[QueueConfig]:
+    """The account's queue called ``name`` with its members that have SIP credentials (only
+    those can register, so only those can be offered calls); None when there is none."""
+    with tenant_session(account_id) as db:
+        queue = db.scalar(select(Queue).where(Queue.account_id == account_id, Queue.name == name))
+        if queue is None:
+            return None
+        domain = db.scalar(select(Account.subdomain).where(Account.id == account_id))
+        members = db.execute(
+            select(Agent.id, Agent.sip_username)
+            .join(AgentQueue, (AgentQueue.agent_id == Agent.id) & (AgentQueue.account_id == Agent.account_id))
+            .where(AgentQueue.queue_id == queue.id, Agent.account_id == account_id,
+                   Agent.sip_username.is_not(None), Agent.sip_password_encrypted.is_not(None))
+        ).all()
+        return QueueConfig(
+            queue.id, queue.name, queue.moh, queue.max_wait_seconds, queue.announce_position,
+            queue.announce_interval_seconds, queue.timeout_hook_url, queue.offer_timeout_seconds,
+            queue.max_missed_offers, queue.wrap_up_seconds,
+            tuple(Candidate(str(agent_id), domain, sip_username) for agent_id, sip_username in members))
+
+
+class ContactCentre:
+    """The collaborator the queue verb gets through its context (``ctx.contact``)."""
+
+    def __init__(self, presence: Presence, *,
+                 loader: Callable[[str, str], Optional[QueueConfig]] = load_queue,
+                 later: Callable[..., object] = gevent.spawn_later) -> None:
+        self.presence = presence
+        self.loader = loader
+        self.later = later
+
+    def queue(self, account_id: str, name: str) -> Optional[QueueConfig]:
+        return self.loader(account_id, name)
+
+    def claim(self, account_id: str, queue: QueueConfig, call_id: str) -> Optional[Candidate]:
+        chosen = self.presence.claim(account_id, queue.name, call_id, queue.members)
+        return next((c for c in queue.members if c.agent_id == chosen), None) if chosen else None
+
+    def accepted(self, account_id: str, agent_id: str) -> None:
+        self.presence.reset_misses(account_id, agent_id)
+
+    def missed(self, account_id: str, queue: QueueConfig, agent_id: str) -> bool:
+        """The offer rang out. Returns True when the agent was made ``not_ready``."""
+        misses = self.presence.count_miss(account_id, agent_id)
+        self.presence.release(account_id, agent_id)
+        if misses >= queue.max_missed_offers:
+            self.presence.reset_misses(account_id, agent_id)
+            with tenant_session(account_id) as db:
+                states.set_state(db, uuid.UUID(account_id), uuid.UUID(agent_id), states.NOT_READY,
+                                 states.REASON_MISSED, presence=self.presence)
+            return True
+        self._idle_if_available(account_id, agent_id)
+        return False
+
+    def abandoned_offer(self, account_id: str, agent_id: str) -> None:
+        """The caller left while the agent's phone rang: not the agent's miss."""
+        self.presence.release(account_id, agent_id)
+        self._idle_if_available(account_id, agent_id)
+
+    def call_over(self, account_id: str, queue: QueueConfig, agent_id: str) -> None:
+        """After a connected call: wrap_up for the queue's after-call work, then available."""
+        self.presence.release(account_id, agent_id)
+        if queue.wrap_up_seconds <= 0:
+            self._idle_if_available(account_id, agent_id)
+            return
+        with tenant_session(account_id) as db:
+            moved = states.set_state(db, uuid.UUID(account_id), uuid.UUID(agent_id), states.WRAP_UP,
+                                     "after_call_work", presence=self.presence, only_from=states.AVAILABLE)
+        if moved is not None:
+            self.later(queue.wrap_up_seconds, self._wrap_up_over, account_id, agent_id)
+
+    def _wrap_up_over(self, account_id: str, agent_id: str) -> None:
+        try:
+            with tenant_session(account_id) as db:
+                states.set_state(db, uuid.UUID(account_id), uuid.UUID(agent_id), states.AVAILABLE,
+                                 presence=self.presence, only_from=states.WRAP_UP)
+        except Exception:  # the agent stays wrap_up: it can set itself available
+            log.exception("agent %s: end of after-call work not applied", agent_id)
+
+    def _idle_if_available(self, account_id: str, agent_id: str) -> None:
+        with tenant_session(account_id) as db:
+            state = db.scalar(select(Agent.state).where(Agent.id == agent_id, Agent.account_id == account_id))
+        if state == states.AVAILABLE:
+            self.presence.agent_idle(account_id, agent_id)

@@ -1,0 +1,186 @@
+"""The queue verb reaching agents (docs/agents.md): a configured queue by name, the atomic
+claim of the longest-idle registered agent, the agent's leg bridged from the caller's leg,
+offer → accept / missed → next agent, N misses → not_ready, wrap_up → available. Real
+PostgreSQL (agents, queues, outbox) and Redis, the simulator as FreeSWITCH."""
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+
+import gevent
+import pytest
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from app.contact.distribution import ContactCentre
+from app.contact.presence import Presence
+from app.crypto import encrypt_secret
+from app.models import Agent, AgentQueue, Queue, User
+from app.settings import get_settings
+from tests.simulator import Call
+
+
+@dataclass
+class Centre:
+    account_id: str
+    subdomain: str
+    queue_id: uuid.UUID
+    agents: list[Agent]
+    contact: ContactCentre
+    presence: Presence
+
+    def agent_row(self, owner_engine, agent: Agent) -> tuple[str, str | None]:
+        with owner_engine.connect() as conn:
+            return tuple(conn.execute(text("SELECT state, state_reason FROM agents WHERE id = :i"),
+                                      {"i": agent.id}).one())
+
+
+@pytest.fixture
+def centre(seed, owner_engine, redis_client):
+    """A tenant with queue ``support`` (offer 5 s, 2 misses, wrap-up 0.5 s → 1 s) and two
+    available agents with SIP credentials: agent 0 idle longer than agent 1, both registered."""
+    tenant = seed.tenant()
+    account = tenant.account_id
+    queue = Queue(id=uuid.uuid4(), account_id=account, name="support", offer_timeout_seconds=5,
+                  max_missed_offers=2, wrap_up_seconds=1, announce_position=False)
+    agents = []
+    with Session(owner_engine, expire_on_commit=False) as db, db.begin():
+        db.add(queue)
+        for n in range(2):
+            user = User(id=uuid.uuid4(), account_id=account, username=f"agent{n}", password_hash="x", role="agent")
+            db.add(user)
+            db.flush()
+            agent = Agent(id=uuid.uuid4(), account_id=account, user_id=user.id, state="available",
+                          sip_username=f"ag{uuid.uuid4().hex[:10]}", sip_password_encrypted=encrypt_secret("pw"))
+            db.add(agent)
+            db.flush()
+            db.add(AgentQueue(account_id=account, agent_id=agent.id, queue_id=queue.id))
+            agents.append(agent)
+    presence = Presence(redis_client, get_settings().redis_key_prefix)
+    now_ms = int(time.time() * 1000)
+    for n, agent in enumerate(agents):
+        presence.registered(tenant.subdomain, agent.sip_username, 60)
+        presence.agent_idle(str(account), str(agent.id), since_ms=now_ms - 10_000 + n)
+    return Centre(str(account), tenant.subdomain, queue.id, agents, ContactCentre(presence), presence)
+
+
+def _bridges(run) -> list[str]:
+    return [arg for app, arg in run.apps() if app == "bridge"]
+
+
+def _keys(run, owner_conn, expect: int) -> list[str]:
+    return [k for k, _ in run.events(owner_conn, expect)]
+
+
+def test_given_two_idle_agents_when_a_caller_queues_then_the_longest_idle_is_bridged_and_goes_wrap_up_then_available(
+        run_on_call, centre, owner_conn, owner_engine):
+    first = centre.agents[0]
+    run = run_on_call(Call().bridge_answers(talk=0.3), [{"verb": "queue", "name": "support"}],
+                      account_id=centre.account_id, contact=centre.contact)
+    assert run.error is None, run.error
+    assert run.outcome.reason == "queue_answered" and run.outcome.data["agentId"] == str(first.id)
+    (bridge,) = _bridges(run)
+    assert bridge.endswith(f"user/{first.sip_username}@{centre.subdomain}") and "leg_timeout=5" in bridge
+    keys = _keys(run, owner_conn, 5)
+    assert [k for k in keys if not k.startswith("interaction.")] == [
+        "queue.caller.enqueued", "queue.assignment", "agent.offer", "agent.accept", "queue.caller.dequeued"]
+    assert run.ctx.queue_id == centre.queue_id and run.ctx.agent_id == str(first.id)
+    assert centre.agent_row(owner_engine, first) == ("wrap_up", "after_call_work")
+    assert str(first.id) not in centre.presence.idle_agents(centre.account_id)
+    deadline = time.monotonic() + 5
+    while centre.agent_row(owner_engine, first)[0] != "available" and time.monotonic() < deadline:
+        gevent.sleep(0.1)
+    assert centre.agent_row(owner_engine, first) == ("available", None)
+    assert str(first.id) in centre.presence.idle_agents(centre.account_id)
+
+
+def test_given_the_first_agent_does_not_answer_when_the_offer_times_out_then_agent_missed_and_the_next_agent_is_bridged(
+        run_on_call, centre, owner_conn, owner_engine):
+    first, second = centre.agents
+    run = run_on_call(Call().bridge_fails("NO_ANSWER", "480").bridge_answers(talk=0.1),
+                      [{"verb": "queue", "name": "support"}], account_id=centre.account_id, contact=centre.contact)
+    assert run.outcome.reason == "queue_answered" and run.outcome.data["agentId"] == str(second.id)
+    bridges = _bridges(run)
+    assert [b.rsplit("user/", 1)[1].split("@")[0] for b in bridges] == [first.sip_username, second.sip_username]
+    events = [(k, p) for k, p in run.events(owner_conn, 8) if not k.startswith("interaction.")]
+    keys = [k for k, _ in events]
+    assert keys[:6] == ["queue.caller.enqueued", "queue.assignment", "agent.offer", "agent.missed",
+                        "queue.assignment", "agent.offer"]
+    missed = next(p for k, p in events if k == "agent.missed")
+    assert missed["payload"]["agentId"] == str(first.id) and missed["payload"]["cause"] == "NO_ANSWER"
+    assert centre.agent_row(owner_engine, first) == ("available", None)  # one miss of 2 allowed
+
+
+def test_given_an_agent_that_misses_the_queue_limit_in_a_row_then_it_goes_not_ready_reason_missed(
+        run_on_call, centre, owner_engine):
+    first, second = centre.agents
+    centre.presence.agent_busy(centre.account_id, str(second.id))
+    run = run_on_call(Call().bridge_fails("NO_ANSWER", "480").bridge_fails("NO_ANSWER", "480"),
+                      [{"verb": "queue", "name": "support", "timeout": 3}],
+                      account_id=centre.account_id, contact=centre.contact)
+    assert run.outcome.reason == "queue_timeout"
+    assert len(_bridges(run)) == 2
+    assert centre.agent_row(owner_engine, first) == ("not_ready", "missed")
+    assert str(first.id) not in centre.presence.idle_agents(centre.account_id)
+
+
+def test_given_available_agents_that_are_not_registered_when_a_caller_queues_then_no_one_is_offered(
+        run_on_call, centre):
+    for agent in centre.agents:
+        centre.presence.unregistered(centre.subdomain, agent.sip_username)
+    run = run_on_call(Call(), [{"verb": "queue", "name": "support", "timeout": 2}],
+                      account_id=centre.account_id, contact=centre.contact)
+    assert run.outcome.reason == "queue_timeout" and _bridges(run) == []
+
+
+def test_given_an_unknown_queue_name_when_queued_then_the_call_ends_queue_not_found(run_on_call, centre):
+    run = run_on_call(Call(), [{"verb": "queue", "name": "nope"}],
+                      account_id=centre.account_id, contact=centre.contact)
+    assert run.outcome.reason == "queue_not_found" and _bridges(run) == []
+
+
+def test_given_a_caller_who_hangs_up_mid_talk_then_the_agent_is_released_into_wrap_up(
+        run_on_call, centre, owner_engine):
+    first = centre.agents[0]
+    run = run_on_call(Call().bridge_answers(talk=5).hangup_after(0.5), [{"verb": "queue", "name": "support"}],
+                      account_id=centre.account_id, contact=centre.contact)
+    assert run.error is not None  # ChannelHungUp: the caller left
+    # answered, then the caller hung up mid-talk: the agent is in after-call work, engaged no more
+    assert centre.presence.engaged_by(centre.account_id, str(first.id)) is None
+    assert centre.agent_row(owner_engine, first)[0] == "wrap_up"
+
+
+def test_given_two_controllers_racing_for_the_same_callers_and_agents_then_each_is_assigned_exactly_once(
+        redis_client):
+    """50 callers and 20 agents, every caller claiming from two Presence instances (two
+    connections, as two controllers would) at once: no agent twice, no caller twice."""
+    import redis as redis_lib
+
+    prefix = get_settings().redis_key_prefix
+    account = str(uuid.uuid4())
+    controllers = [Presence(redis_lib.Redis.from_url(get_settings().redis_url), prefix) for _ in range(2)]
+    from app.contact.presence import Candidate
+
+    members = [Candidate(str(uuid.uuid4()), "race", f"ag{n}") for n in range(20)]
+    for n, member in enumerate(members):
+        controllers[0].registered("race", member.sip_username, 60)
+        controllers[0].agent_idle(account, member.agent_id, since_ms=1000 + n)
+    callers = [f"call-{n}" for n in range(50)]
+    for n, call in enumerate(callers):
+        controllers[0].join(account, "q", call, enqueued_ms=5000 + n)
+    won: list[tuple[str, str]] = []
+
+    def contend(presence: Presence) -> None:
+        for _ in range(200):
+            for call in callers:
+                agent = presence.claim(account, "q", call, members)
+                if agent:
+                    won.append((call, agent))
+            gevent.sleep(0)
+
+    gevent.joinall([gevent.spawn(contend, p) for p in controllers])
+    assert len(won) == 20
+    assert len({a for _, a in won}) == 20 and len({c for c, _ in won}) == 20
+    # first in line first, longest idle first
+    assert [c for c, _ in won] == callers[:20] and [a for _, a in won] == [m.agent_id for m in members]
