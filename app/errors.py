@@ -52,6 +52,12 @@ class UnsafeUrl(ValidationFailed):
     code = "unsafe_url"
 
 
+class UnsupportedMediaType(SbcError):
+    """A request body that is not declared as JSON: refused as such, never parsed as "no body"
+    (which would answer "Missing data for required field" for every field)."""
+    status, code = 415, "unsupported_media_type"
+
+
 class TooManyLoginAttempts(SbcError):
     """Login refused before any password check: too many recent failures for this user or
     address (``app.accounts.login_throttle``). The same answer whether or not the user exists."""

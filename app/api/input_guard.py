@@ -2,14 +2,17 @@
 the API's error shape instead of a 500 from whichever layer would trip first: query parameters
 with NUL characters (PostgreSQL text refuses them) and JSON bodies that the strict decoder
 (``app.api.json_body``) refuses — lone surrogates, NUL, nesting too deep, numbers out of range,
-NaN/Infinity, bad UTF-8. Runs for every path (anonymous ``/auth/login`` included), after
+NaN/Infinity, bad UTF-8 — and a body sent without ``Content-Type: application/json`` (415). Runs for every path (anonymous ``/auth/login`` included), after
 authentication on ``/api/`` paths so an anonymous caller learns nothing more."""
 from __future__ import annotations
 
 from flask import request
 
 from app.api import json_body
-from app.errors import ValidationFailed
+from app.errors import UnsupportedMediaType, ValidationFailed
+
+# Methods whose body the API reads; every body it reads is JSON (nothing is uploaded otherwise)
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
 def refuse_unusable_input() -> None:
@@ -22,3 +25,8 @@ def refuse_unusable_input() -> None:
         raw = request.get_data(cache=True)  # over MAX_CONTENT_LENGTH: 413, chunked or not
         if raw:
             json_body.loads(raw)
+    elif request.method in _BODY_METHODS and request.get_data(cache=True):
+        sent = request.mimetype or "none"
+        raise UnsupportedMediaType(
+            f"Send the body as JSON with 'Content-Type: application/json' (got: {sent}).",
+            details={"content_type": sent[:100]})
