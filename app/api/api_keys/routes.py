@@ -4,6 +4,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from flask import jsonify
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
@@ -23,12 +24,19 @@ blp = Blueprint("api_keys", __name__, url_prefix="/api/api-keys", description="A
 class ApiKeys(MethodView):
     @require_license("api-access")
     @blp.arguments(ApiKeyListQuerySchema, location="query")
-    @blp.response(200, ApiKeySchema(many=True))
+    @blp.response(200, description=(
+        "envelope=true: {items: [ApiKey], next_cursor}; default (v1): a bare array of ApiKey"))
     def get(self, query: dict[str, Any]):
-        """List the account's API keys (never the keys themselves)."""
+        """List the account's API keys (never the keys themselves), newest first."""
         me = current_identity()
+        item = ApiKeySchema()
         with tenant_db() as db:
-            return service.list_keys(db, me.account_id, include_revoked=query["include_revoked"])
+            if query["envelope"]:
+                page = service.key_page(db, me.account_id, include_revoked=query["include_revoked"],
+                                        cursor=query["cursor"], limit=query["limit"])
+                return jsonify(page.to_dict(item.dump(page.items, many=True)))
+            rows = service.list_keys(db, me.account_id, include_revoked=query["include_revoked"])
+            return jsonify(item.dump(rows, many=True))
 
     @require_license("api-access")
     @require_permission("api_keys.create")

@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 import marshmallow as ma
 from marshmallow import validate
 from app.api.fields import UtcDateTime
+from app.api.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 
 SCOPE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}\Z"
 MAX_SCOPES = 32
@@ -32,6 +33,11 @@ class ApiKeyCreateSchema(ma.Schema):
 
 class ApiKeyListQuerySchema(ma.Schema):
     include_revoked = ma.fields.Boolean(load_default=False)
+    envelope = ma.fields.Boolean(load_default=False, metadata={
+        "description": "true: the API's list shape {items, next_cursor} with limit/cursor; "
+                       "false (v1 default, kept for existing clients): a bare array of every key"})
+    limit = ma.fields.Integer(load_default=DEFAULT_PAGE_SIZE, validate=validate.Range(min=1, max=MAX_PAGE_SIZE))
+    cursor = ma.fields.String(load_default=None, validate=validate.Length(max=512))
 
 
 class ApiKeySchema(ma.Schema):

@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import limits
+from app.api.pagination import Page, keyset_page
 from app.errors import NotFound
 from app.models.users import ApiKey
 
@@ -59,6 +60,16 @@ def list_keys(db: Session, account_id: uuid.UUID, *, include_revoked: bool) -> l
     if not include_revoked:
         query = query.where(ApiKey.revoked_at.is_(None))
     return list(db.scalars(query.order_by(ApiKey.created_at.desc(), ApiKey.id)))
+
+
+def key_page(db: Session, account_id: uuid.UUID, *, include_revoked: bool,
+             cursor: str | None, limit: int) -> Page[ApiKey]:
+    """Newest first, in cursor pages (the ``envelope=true`` form of the list)."""
+    query = select(ApiKey).where(ApiKey.account_id == account_id)
+    if not include_revoked:
+        query = query.where(ApiKey.revoked_at.is_(None))
+    return keyset_page(db, query, [ApiKey.created_at, ApiKey.id], cursor=cursor, limit=limit,
+                       descending=True)
 
 
 def revoke_key(db: Session, account_id: uuid.UUID, key_id: uuid.UUID) -> ApiKey:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from flask import jsonify
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
@@ -26,15 +27,22 @@ blp = Blueprint(
 class Callbacks(MethodView):
     @require_license("queue-mgmt")
     @blp.arguments(CallbackListQuerySchema, location="query")
-    @blp.response(200, CallbackSchema(many=True))
+    @blp.response(200, description=(
+        "envelope=true: {items: [Callback], next_cursor}; default (v1): a bare array of Callback"))
     def get(self, query: dict[str, Any], queue_id: uuid.UUID):
         """List the queue's callbacks in dispatch order (priority desc, requested_at asc)."""
         me = current_identity()
+        item = CallbackSchema()
         with tenant_db() as db:
-            return service.list_callbacks(
+            if query["envelope"]:
+                page = service.callback_page(db, me.account_id, queue_id, status=query.get("status"),
+                                             cursor=query["cursor"], limit=query["limit"])
+                return jsonify(page.to_dict(item.dump(page.items, many=True)))
+            rows = service.list_callbacks(
                 db, me.account_id, queue_id,
                 status=query.get("status"), limit=query["limit"], offset=query["offset"],
             )
+            return jsonify(item.dump(rows, many=True))
 
     @require_license("queue-mgmt")
     @blp.arguments(CallbackCreateSchema)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import marshmallow as ma
+from app.api.pagination import MAX_PAGE_SIZE
 from marshmallow import validate
 
 from app import limits
@@ -42,6 +43,21 @@ class CallbackListQuerySchema(ma.Schema):
     status = ma.fields.String(validate=validate.OneOf(CALLBACK_STATUSES))
     limit = ma.fields.Integer(load_default=100, validate=validate.Range(min=1, max=MAX_PAGE))
     offset = ma.fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_OFFSET))
+    envelope = ma.fields.Boolean(load_default=False, metadata={
+        "description": "true: the API's list shape {items, next_cursor} with limit (1-200) and "
+                       "cursor, offset refused; false (v1 default, kept for existing clients): a bare "
+                       "array with limit/offset"})
+    cursor = ma.fields.String(load_default=None, validate=validate.Length(max=512))
+
+    @ma.validates_schema
+    def _one_paging_style(self, data: dict, **_: object) -> None:
+        if data.get("envelope"):
+            if data.get("offset"):
+                raise ma.ValidationError({"offset": ["Use cursor with envelope=true."]})
+            if data.get("limit", 0) > MAX_PAGE_SIZE:
+                raise ma.ValidationError({"limit": [f"At most {MAX_PAGE_SIZE} with envelope=true."]})
+        elif data.get("cursor"):
+            raise ma.ValidationError({"cursor": ["cursor needs envelope=true."]})
 
 
 class CallbackSchema(ma.Schema):

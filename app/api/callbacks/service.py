@@ -10,9 +10,10 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import and_, literal, or_, select, tuple_, update
 from sqlalchemy.orm import Session
 
+from app.api.pagination import Page, clamp_limit, decode_cursor, encode_cursor
 from app.errors import Conflict, NotFound
 from app.models.contact_center import Callback, Queue
 
@@ -54,6 +55,35 @@ def list_callbacks(
     if status is not None:
         query = query.where(Callback.status == status)
     return list(db.scalars(query.order_by(*DISPATCH_ORDER).limit(limit).offset(offset)))
+
+
+_CURSOR_COLUMNS = (Callback.priority, Callback.requested_at, Callback.id)
+
+
+def callback_page(db: Session, account_id: uuid.UUID, queue_id: uuid.UUID, *,
+                  status: str | None, cursor: str | None, limit: int) -> Page[Callback]:
+    """The ``envelope=true`` form: dispatch order in keyset pages. The order mixes directions
+    (priority descending, then requested_at and id ascending), so the position test is spelled
+    out instead of one row comparison."""
+    require_queue(db, account_id, queue_id)
+    query = select(Callback).where(Callback.account_id == account_id, Callback.queue_id == queue_id)
+    if status is not None:
+        query = query.where(Callback.status == status)
+    if cursor:
+        priority, requested_at, last_id = decode_cursor(cursor, _CURSOR_COLUMNS)
+        query = query.where(or_(
+            Callback.priority < priority,
+            and_(Callback.priority == priority,
+                 tuple_(Callback.requested_at, Callback.id) > tuple_(literal(requested_at, Callback.requested_at.type),
+                                                                     literal(last_id, Callback.id.type)))))
+    size = clamp_limit(limit)
+    rows = list(db.scalars(query.order_by(*DISPATCH_ORDER).limit(size + 1)))
+    next_cursor = None
+    if len(rows) > size:
+        rows = rows[:size]
+        last = rows[-1]
+        next_cursor = encode_cursor([last.priority, last.requested_at, last.id])
+    return Page(items=rows, next_cursor=next_cursor)
 
 
 def get_callback(db: Session, account_id: uuid.UUID, queue_id: uuid.UUID, callback_id: uuid.UUID,

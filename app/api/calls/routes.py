@@ -47,11 +47,11 @@ class Calls(MethodView):
         with tenant_db() as db:
             queued = service.place_call(db, me.account_id, data)
         try:  # after the commit: the state exists only for a request that will be dialled
-            call_state.mark(_redis(), get_settings().redis_key_prefix, queued["callId"],
+            call_state.mark(_redis(), get_settings().redis_key_prefix, queued["call_id"],
                             me.account_id, call_state.QUEUED, queued_at=time.time())
         except redis.RedisError as exc:
             log.warning("call %s: live state not written (%s); GET shows it once recorded",
-                        queued["callId"], exc)
+                        queued["call_id"], exc)
         return queued
 
 

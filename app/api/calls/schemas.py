@@ -12,18 +12,36 @@ class CallCreateSchema(ma.Schema):
     to = PhoneNumberField(required=True, metadata={"description": "Number to dial (LCR applies)"})
     from_ = PhoneNumberField(required=True, data_key="from",
                              metadata={"description": "Caller id; a number the account owns"})
-    applicationSid = ma.fields.UUID(required=True, metadata={
-        "description": "The application that drives the call once answered"})
+    application_sid = ma.fields.UUID(metadata={
+        "description": "The application that drives the call once answered (required; "
+                       "`applicationSid` is accepted too, the v1 spelling)"})
+    applicationSid = ma.fields.UUID(metadata={"description": "Deprecated spelling of application_sid"})
     timeout = ma.fields.Integer(
         load_default=limits.DIAL_DEFAULT_RING_TIMEOUT_SECONDS, strict=True,
         validate=validate.Range(min=1, max=limits.DIAL_MAX_RING_TIMEOUT_SECONDS),
         metadata={"description": "Ring timeout in seconds"})
 
 
+    @ma.validates_schema
+    def _one_application(self, data: dict, **_: object) -> None:
+        given = [k for k in ("application_sid", "applicationSid") if k in data]
+        if not given:
+            raise ma.ValidationError({"application_sid": ["Missing data for required field."]})
+        if len(given) == 2 and data["application_sid"] != data["applicationSid"]:
+            raise ma.ValidationError({"applicationSid": ["Send application_sid only."]})
+
+    @ma.post_load
+    def _fold(self, data: dict, **_: object) -> dict:
+        data["application_sid"] = data.pop("applicationSid", None) or data.get("application_sid")
+        return data
+
+
 class CallQueuedSchema(ma.Schema):
-    callId = ma.fields.UUID(metadata={"description": "The new leg's id (webhook callId)"})
-    traceId = ma.fields.UUID(metadata={"description": "The conversation id (call record trace_id)"})
+    call_id = ma.fields.UUID(metadata={"description": "The new leg's id (webhook callId; GET /api/calls/:callId)"})
+    trace_id = ma.fields.UUID(metadata={"description": "The conversation id (call record trace_id)"})
     status = ma.fields.String(metadata={"description": "queued"})
+    callId = ma.fields.UUID(metadata={"description": "Deprecated v1 spelling of call_id"})
+    traceId = ma.fields.UUID(metadata={"description": "Deprecated v1 spelling of trace_id"})
 
 
 class CallStateSchema(ma.Schema):

@@ -21,19 +21,20 @@ from app.models import Application, CallRecord, PhoneNumber
 
 
 def place_call(db: Session, account_id: uuid.UUID, data: dict[str, Any]) -> dict[str, Any]:
-    if db.scalar(select(Application.id).where(Application.id == data["applicationSid"])) is None:
+    if db.scalar(select(Application.id).where(Application.id == data["application_sid"])) is None:
         raise NotFound("No such application.", code="application_not_found",
-                       details={"applicationSid": str(data["applicationSid"])})
+                       details={"application_sid": str(data["application_sid"])})
     if db.scalar(select(PhoneNumber.id).where(PhoneNumber.number == data["from_"])) is None:
         raise ValidationFailed("'from' must be a number this account owns.",
                                code="caller_id_not_owned", details={"from": data["from_"]})
     request = OriginateRequest(
         call_id=uuid.uuid4(), account_id=account_id, trace_id=uuid.uuid4(),
-        phone_number=data["to"], caller_id=data["from_"], application_id=data["applicationSid"],
+        phone_number=data["to"], caller_id=data["from_"], application_id=data["application_sid"],
         timeout_seconds=data["timeout"])
     emit("call.originate", originate_payload(request), account_id=account_id,
          trace_id=request.trace_id, session=db)
-    return {"callId": request.call_id, "traceId": request.trace_id, "status": call_state.QUEUED}
+    return {"call_id": request.call_id, "trace_id": request.trace_id, "status": call_state.QUEUED,
+            "callId": request.call_id, "traceId": request.trace_id}
 
 
 def call_view(db: Session, account_id: uuid.UUID, call_id: uuid.UUID,
