@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover - older interpreters
 from app import limits
 from app.errors import ValidationFailed
 from app.routing.causes import fail_on_single_reject_value
-from app.routing.rows import CarrierEntryRow, GatewayRow, RouteRow, RoutingRows
+from app.routing.rows import CarrierEntryRow, CarrierRow, GatewayRow, RouteRow, RoutingRows
 
 GATEWAY_NAME_PREFIX = "gw_"
 SOFIA_PROFILE = "external"
@@ -129,11 +129,17 @@ class GatewayTarget:
     host: str  # ip:port, for explain output
 
 
+def dial_prefix(carrier: CarrierRow) -> str:
+    """What goes before the dialled digits on this carrier: its ``tech_prefix`` ("" or None:
+    none), then ``+`` when it wants E.164 with the leading plus (``sofia/gateway/gw/99#+4930…``)."""
+    return (carrier.tech_prefix or "") + ("+" if carrier.e164_leading_plus else "")
+
+
 @dataclass(frozen=True)
 class CompiledCarrier:
     carrier_id: uuid.UUID
     name: str
-    tech_prefix: str
+    tech_prefix: str  # the whole dial prefix: tech_prefix then "+" (dial_prefix)
     priority: int
     workload: int
     gateways: tuple[GatewayTarget, ...]
@@ -422,7 +428,7 @@ def compile_table(rows: RoutingRows, *, cooperate: Callable[[], None] | None = N
                 unusable = "carrier is inactive"
             elif not targets:
                 unusable = "carrier has no active outbound gateway"
-            result = (carrier.name, carrier.tech_prefix or "", tuple(targets), unusable)
+            result = (carrier.name, dial_prefix(carrier), tuple(targets), unusable)
         compiled_carriers[carrier_id] = result
         return result
 

@@ -27,7 +27,7 @@ def _scoped(model, account_id: uuid.UUID | None):
 
 def read_rows(session: Session, account_id: uuid.UUID | None = None) -> RoutingRows:
     carriers = tuple(
-        CarrierRow(c.id, c.name, c.account_id, c.tech_prefix or "", c.is_active)
+        CarrierRow(c.id, c.name, c.account_id, c.tech_prefix or "", c.is_active, c.e164_leading_plus)
         for c in session.scalars(_scoped(Carrier, account_id))
     )
     gateways = tuple(

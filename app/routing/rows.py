@@ -16,6 +16,7 @@ class CarrierRow:
     account_id: uuid.UUID | None = None  # None: platform carrier shared with every tenant
     tech_prefix: str = ""                 # prepended to the dialled number on this carrier
     is_active: bool = True
+    e164_leading_plus: bool = False       # the carrier wants "+" before the E.164 number
 
 
 @dataclass(frozen=True)

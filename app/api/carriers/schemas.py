@@ -17,8 +17,16 @@ class CarrierWriteSchema(ma.Schema):
     description = ma.fields.String(allow_none=True, validate=validate.Length(max=2000))
     is_active = ma.fields.Boolean()
     tech_prefix = ma.fields.String(allow_none=True, validate=validate.Regexp(
-        r"^[0-9#*]{1,32}\Z", error="Digits, # and * only (1-32)."))
-    e164_leading_plus = ma.fields.Boolean()
+        r"^[0-9#*]{0,32}\Z", error="Digits, # and * only (0-32)."),
+        metadata={"description": "Dialled before the number; \"\" or null: none"})
+    e164_leading_plus = ma.fields.Boolean(metadata={
+        "description": "Dial the number with a leading + (after tech_prefix)"})
+
+    @ma.post_load
+    def _no_prefix_is_null(self, data: dict, **_: object) -> dict:
+        if data.get("tech_prefix") == "":
+            data["tech_prefix"] = None  # one spelling of "none" in the database
+        return data
 
 
 class CarrierPatchSchema(CarrierWriteSchema):
