@@ -175,10 +175,12 @@ class Queue(Verb):
                  "waitedSeconds": round(time.monotonic() - joined)}
         ctx.publish("queue.assignment", self._event(ctx, **offer))
         ctx.publish("agent.offer", self._event(ctx, **offer, timeoutSeconds=config.offer_timeout_seconds))
-        answered = {"at": None}
+        # handlers stay registered for the rest of the call: this offer's answers only while
+        # its bridge runs (a later offer's CHANNEL_BRIDGE is not this agent's accept)
+        answered: dict[str, Any] = {"at": None, "live": True}
 
         def on_bridge(_event: Any) -> None:
-            if answered["at"] is None:
+            if answered["live"] and answered["at"] is None:
                 answered["at"] = time.monotonic()
                 contact.accepted(ctx.account_id, agent.agent_id)
                 ctx.agent_id = agent.agent_id
@@ -195,6 +197,7 @@ class Queue(Verb):
         try:
             done = ctx.execute("bridge", dial)
         except BaseException:  # the caller hung up: during the ring, or during the talk
+            answered["live"] = False
             if answered["at"] is None:
                 contact.abandoned_offer(ctx.account_id, agent.agent_id)
             else:
@@ -202,6 +205,7 @@ class Queue(Verb):
             raise
         if answered["at"] is None and (done.variable("DIALSTATUS") or "") == "SUCCESS":
             on_bridge(done)
+        answered["live"] = False
         if answered["at"] is None:
             cause = done.variable("originate_failed_cause") or done.variable("last_bridge_hangup_cause") or ""
             ctx.publish("agent.missed", self._event(ctx, **offer, cause=cause))

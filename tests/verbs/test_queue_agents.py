@@ -107,6 +107,8 @@ def test_given_the_first_agent_does_not_answer_when_the_offer_times_out_then_age
     keys = [k for k, _ in events]
     assert keys[:6] == ["queue.caller.enqueued", "queue.assignment", "agent.offer", "agent.missed",
                         "queue.assignment", "agent.offer"]
+    accepts = [p["payload"]["agentId"] for k, p in events if k == "agent.accept"]
+    assert accepts == [str(second.id)]  # the first offer's bridge handler is over
     missed = next(p for k, p in events if k == "agent.missed")
     assert missed["payload"]["agentId"] == str(first.id) and missed["payload"]["cause"] == "NO_ANSWER"
     assert centre.agent_row(owner_engine, first) == ("available", None)  # one miss of 2 allowed
