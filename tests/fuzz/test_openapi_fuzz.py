@@ -14,6 +14,7 @@ missing fields, out-of-range values), so the 4xx paths are exercised too.
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 
 import pytest
@@ -66,7 +67,7 @@ def tenant_headers(api_app, owner_engine):
 
 @pytest.mark.parametrize("label", OPERATIONS)
 def test_given_generated_requests_when_sent_then_no_server_error_and_schema_kept(
-        label, fuzz_schema, tenant_headers):
+        label, fuzz_schema, tenant_headers, caplog):
     method, path = label.split(" ", 1)
     operation = fuzz_schema[path][method]
     strategy = st.one_of(operation.as_strategy(GenerationMode.POSITIVE),
@@ -84,7 +85,11 @@ def test_given_generated_requests_when_sent_then_no_server_error_and_schema_kept
         response = case.call(headers=next(tenant_headers))
         case.validate_response(response, checks=CHECKS)
 
+    caplog.set_level(logging.WARNING)
     run()
+    tracebacks = [r.getMessage() for r in caplog.records if r.name.startswith(("app", "esl"))
+                  and (r.exc_info or r.levelno >= logging.ERROR)]
+    assert not tracebacks, tracebacks  # bad input is answered, never logged as a crash
     if STATS_FILE:
         with open(STATS_FILE, "a", encoding="utf-8") as stats:
             stats.write(f"{label}\t{sent}\n")
