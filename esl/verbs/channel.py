@@ -143,3 +143,6 @@ class ChannelVerbContext:
 
     def journey_step(self, step: str, details: Optional[dict[str, Any]] = None) -> None:
         self.journey.append(step)
+
+    def journey_note(self, note: str) -> None:
+        self.journey.append(note)

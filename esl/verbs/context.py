@@ -86,5 +86,9 @@ class VerbContext(Protocol):
     def journey_step(self, step: str, details: Optional[dict[str, Any]] = None) -> None:
         """A verb (or flow node) starts: the call journey and the interaction.* timeline."""
 
+    def journey_note(self, note: str) -> None:
+        """A warning or note in the call's journey (call record), e.g. a voice substituted;
+        not a timeline step (no event)."""
+
     def on_event(self, event_name: str, handler: Callable[["Event"], None]) -> None:
         """Call ``handler`` for each later event of this channel with that Event-Name."""

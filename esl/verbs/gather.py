@@ -85,7 +85,7 @@ class Gather(Verb):
     def prompt_file(self, ctx: VerbContext) -> str:
         say, play = self.params.get("say"), self.params.get("play")
         if say:
-            return tts.say_prompt(ctx, tts.resolve_voice(ctx, say.get("voice")), say["text"])
+            return tts.say_prompt(ctx, tts.resolve_voice(ctx, say.get("voice"), say.get("language")), say["text"])
         if play:
             return play_file(play["url"])
         return SILENT_PROMPT
@@ -104,8 +104,14 @@ class Gather(Verb):
                          DIGITS_VAR, DIGITS_REGEX])
 
     def speech_arg(self, prompt: str) -> str:
+        """``<prompt> detect:pocketsphinx {no-input-timeout=<timeout ms>}gather``: the grammar's
+        ``{...}`` parameters go to the recogniser; play_and_detect_speech starts its input timers
+        when the prompt has played, so a caller who says nothing gets ``<noinput/>`` after the
+        gather's own timeout, not pocketsphinx's default 4 s."""
         unsplittable = prompt.replace(DETECT_MARK, "detect :")
-        return f"{unsplittable} {DETECT_MARK}{SPEECH_ENGINE} {SPEECH_GRAMMAR}"
+        timeout_ms = int(round(self.params["timeout"] * 1000))
+        return (f"{unsplittable} {DETECT_MARK}{SPEECH_ENGINE} "
+                f"{{no-input-timeout={timeout_ms}}}{SPEECH_GRAMMAR}")
 
     def collect(self, ctx: VerbContext) -> GatherResult:
         inputs = self.params["input"]
@@ -138,6 +144,9 @@ class Gather(Verb):
 
 
 def parse_speech(nlsml: str) -> str:
-    """Text of the first ``<input>`` of an NLSML result; empty when nothing was recognised."""
+    """Text of the first ``<input>`` of an NLSML result; empty when nothing was recognised,
+    including pocketsphinx's ``<input mode="speech"><noinput/></input>`` (timeout, no speech)
+    and ``<nomatch/>``."""
     match = _NLSML_INPUT.search(nlsml)
-    return match.group(1).strip() if match else ""
+    text = match.group(1).strip() if match else ""
+    return "" if text.startswith("<") else text

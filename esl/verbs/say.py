@@ -13,7 +13,7 @@ from esl.verbs.fields import StrictInteger, Text
 class SayFields(PartSchema):
     text = Text(required=True, min_length=1, max_length=limits.SAY_TEXT_MAX_CHARS)
     language = Text(pattern=tts.LANGUAGE_PATTERN, pattern_message="Must be a language tag like en-US.")
-    voice = Text(validate=validate.OneOf(tts.FLITE_VOICES))
+    voice = Text(min_length=1, max_length=64)  # resolved, never refused (esl/verbs/tts.py)
     loop = StrictInteger(load_default=1, validate=validate.Range(min=1, max=limits.VERB_LOOP_MAX))
 
 
@@ -26,7 +26,8 @@ class Say(Verb):
     schema_class = SaySchema
 
     def execute(self, ctx: VerbContext) -> VerbOutcome:
-        arg = tts.speak_arg(tts.resolve_voice(ctx, self.params.get("voice")), self.params["text"])
+        voice = tts.resolve_voice(ctx, self.params.get("voice"), self.params.get("language"))
+        arg = tts.speak_arg(voice, self.params["text"])
         for _ in range(self.params["loop"]):
             ctx.execute("speak", arg)
         return VerbOutcome.cont()
