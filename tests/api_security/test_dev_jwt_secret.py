@@ -83,3 +83,16 @@ def test_given_builtin_jwt_secret_when_sbc_api_has_no_host_then_it_listens_on_lo
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_given_compose_when_read_then_the_api_needs_its_own_secret_and_the_guard_covers_its_bind():
+    """Compose serves the API on 0.0.0.0, so it must never run with the built-in secret: the
+    file refuses to start without SBC_JWT_SECRET, and set to the built-in value the guard
+    refuses the bind."""
+    import yaml
+
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    api = compose["services"]["api"]
+    host = api["command"][api["command"].index("--host") + 1]
+    assert api["environment"]["SBC_JWT_SECRET"].startswith("${SBC_JWT_SECRET:?")
+    assert not bind_guard.is_loopback_only(host)
