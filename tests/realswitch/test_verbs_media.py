@@ -235,6 +235,20 @@ def test_speech_gather_reaches_pocketsphinx_with_the_prompt(tenant, sipp, real_s
     assert "mod_pocketsphinx" in log
 
 
+def test_speech_gather_with_a_silent_caller_ends_after_its_timeout(tenant, sipp, hook_server):
+    hook_server.reply(Reply.json([{"verb": "hangup"}]))
+    number = tenant.number_for([{"verb": "gather", "input": ["speech"], "timeout": 6,
+                                 "say": {"text": "Say yes or no."},
+                                 "actionHook": hook_server.url("/silent")}])
+    result = sipp.call(number)  # sends no audio at all
+    assert result.ok, result.errors or result.stdout[-2000:]  # the hook's hangup ended the call
+    (request,) = hook_server.requests
+    assert json.loads(request.body)["speech"] == ""  # pocketsphinx said <noinput/>
+    record = tenant.wait_record(number)[0]
+    # the gather's 6 s, not pocketsphinx's default 4 s no-input timeout, nor the caller's 60 s
+    assert 6000 <= record["talk_ms"] < 15000, record["talk_ms"]
+
+
 # -- recordings of dial and conference -----------------------------------------------------------
 def test_dial_with_record_reports_the_recording_and_does_not_pre_answer_the_caller(
         tenant, sipp, real_switch):

@@ -842,10 +842,13 @@ def _app_play_and_detect_speech(call: SimOutboundCall, arg: str) -> tuple[str, d
     if call._interrupt.is_set():
         return "_none_", {}
     speech = call.scenario.speech
-    result = ("" if not speech else
-              '<?xml version="1.0"?>\n<result grammar="gather">\n'
-              '  <interpretation grammar="gather" confidence="92">\n'
-              f'    <input mode="speech">{speech}</input>\n  </interpretation>\n</result>\n')
+    if speech:
+        result = ('<?xml version="1.0"?>\n<result grammar="gather">\n'
+                  '  <interpretation grammar="gather" confidence="92">\n'
+                  f'    <input mode="speech">{speech}</input>\n  </interpretation>\n</result>\n')
+    else:  # the no-input timeout (mod_pocketsphinx's NLSML, checked on the real switch)
+        result = ('<?xml version="1.0"?>\n<result grammar="gather">\n  <interpretation>\n'
+                  '    <input mode="speech"><noinput/></input>\n  </interpretation>\n</result>\n')
     call.channel.vars["detect_speech_result"] = result
     return "DONE", {"detect_speech_result": result}
 

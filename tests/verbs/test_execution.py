@@ -311,7 +311,7 @@ def test_given_speech_gather_when_executed_then_play_and_detect_speech_with_pock
     run = run_on_call(Call(), [{"verb": "gather", "input": ["speech"], "say": {"text": "Say sales or support"},
                                 "actionHook": hook_server.url("/speech")}])
     assert _after_answer(run) == [
-        ("play_and_detect_speech", "say:Say sales or support detect:pocketsphinx gather")]
+        ("play_and_detect_speech", "say:Say sales or support detect:pocketsphinx {no-input-timeout=5000}gather")]
     assert json.loads(hook_server.requests[0].body)["speech"] == ""
     assert run.setvars() == [("tts_engine", "flite"), ("tts_voice", "kal")]
     assert run.outcome.reason == "no_instructions"
@@ -324,7 +324,7 @@ def test_given_speech_gather_when_recognised_then_hook_gets_the_text_and_detect_
                                               "say": {"text": "Say detect: sales", "voice": "slt"},
                                               "actionHook": hook_server.url("/speech")}])
     assert _after_answer(run) == [
-        ("play_and_detect_speech", "say:Say detect : sales detect:pocketsphinx gather")]
+        ("play_and_detect_speech", "say:Say detect : sales detect:pocketsphinx {no-input-timeout=5000}gather")]
     assert json.loads(hook_server.requests[0].body)["speech"] == "sales"
     assert run.call.refused_prompts == []
 
@@ -371,3 +371,6 @@ def test_given_pocketsphinx_nlsml_when_parsed_then_first_input_text():
              'confidence="91"><input mode="speech">sales</input></interpretation></result>')
     assert parse_speech(nlsml) == "sales"
     assert parse_speech("") == ""
+    no_input = ('<?xml version="1.0"?>\n<result grammar="gather">\n  <interpretation>\n'
+                '    <input mode="speech"><noinput/></input>\n  </interpretation>\n</result>\n')
+    assert parse_speech(no_input) == ""
