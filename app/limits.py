@@ -87,6 +87,10 @@ JSON_MAX_DEPTH = 32
 # Integers must fit PostgreSQL's bigint (and jsonb round-trips them exactly within it).
 JSON_MIN_INTEGER = -(2**63)
 JSON_MAX_INTEGER = 2**63 - 1
+# PostgreSQL ``integer`` columns (and SQL functions taking one): larger values reach the database
+# as bigint and fail there (out of range, or no such function signature), so fields bound for
+# them are capped here.
+PG_INTEGER_MAX = 2**31 - 1
 # LCR route regexes (RE2): memory one compiled route may use (program + DFA cache). Real routes
 # use a few KiB; a pattern whose program does not fit is refused on save (invalid_route_regex).
 ROUTE_REGEX_MAX_MEMORY_BYTES = 1024 * 1024

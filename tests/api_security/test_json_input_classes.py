@@ -172,3 +172,14 @@ def test_given_an_export_whose_query_postgresql_refuses_then_json_error_and_fail
 
 def test_given_limits_when_read_then_json_bounds_match_postgresql_bigint():
     assert limits.JSON_MAX_INTEGER == 9223372036854775807 and limits.JSON_MIN_INTEGER == -9223372036854775808
+
+
+@pytest.mark.parametrize("value", [2**31, 2**40, limits.JSON_MAX_INTEGER])
+def test_given_integer_beyond_postgresql_integer_when_patching_the_account_limit_then_422(api, seed, no_tracebacks, value):
+    """Found by hand after the fuzzing run: 2**40 reached lower_own_account_limit(integer) as a
+    bigint (no such function: a 500)."""
+    _tenant, client = admin_client(api, seed)
+
+    response = client.patch("/api/account", json={"max_concurrent_calls": value})
+
+    assert _assert_4xx_shape(response, 422)["code"] == "validation_failed"

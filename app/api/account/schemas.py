@@ -3,6 +3,8 @@ from __future__ import annotations
 import marshmallow as ma
 from marshmallow import validate
 
+from app import limits
+
 
 class AccountSchema(ma.Schema):
     id = ma.fields.UUID()
@@ -15,6 +17,6 @@ class AccountSchema(ma.Schema):
 
 class AccountPatchSchema(ma.Schema):
     max_concurrent_calls = ma.fields.Integer(
-        required=True, strict=True, validate=validate.Range(min=0),
+        required=True, strict=True, validate=validate.Range(min=0, max=limits.PG_INTEGER_MAX),
         metadata={"description": "Lower than the current limit (or any value when unlimited); "
                                  "raising it is the operator's `sbc tenant update`"})
