@@ -186,3 +186,22 @@ def test_given_two_controllers_racing_for_the_same_callers_and_agents_then_each_
     assert len({a for _, a in won}) == 20 and len({c for c, _ in won}) == 20
     # first in line first, longest idle first
     assert [c for c, _ in won] == callers[:20] and [a for _, a in won] == [m.agent_id for m in members]
+
+
+def test_given_a_dial_with_a_queue_target_then_the_configured_queue_offers_the_caller_to_an_agent(
+        run_on_call, centre):
+    run = run_on_call(Call().bridge_answers(talk=0.1),
+                      [{"verb": "dial", "target": [{"type": "queue", "name": "support"}]}],
+                      account_id=centre.account_id, contact=centre.contact)
+    assert run.outcome.reason == "queue_answered" and run.outcome.data["agentId"] == str(centre.agents[0].id)
+
+
+def test_given_a_configured_queue_then_its_settings_apply_unless_the_verb_names_them(run_on_call, centre):
+    """The queue row says moh 'default' and no announcements; the verb's own moh wins."""
+    for agent in centre.agents:
+        centre.presence.agent_busy(centre.account_id, str(agent.id))
+    run = run_on_call(Call(), [{"verb": "queue", "name": "support", "moh": "jazz", "timeout": 4}],
+                      account_id=centre.account_id, contact=centre.contact)
+    apps = run.apps()
+    assert ("playback", "local_stream://jazz") in apps
+    assert not [a for a in apps if a[0] == "speak"]  # announce_position false on the queue

@@ -1,0 +1,160 @@
+"""The contact centre on the real switch: agents register on the ``internal`` profile with the
+SIP credentials the API generated (digest against the generated directory), a trunk caller
+sent to a configured queue is offered to the longest-idle registered agent, the agent answers
+and is bridged; an agent who lets the offer ring out is ``agent.missed`` and the next agent
+gets the caller. sipp plays the agents (agent-register.xml + an out-of-call offer scenario)."""
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+
+import pytest
+
+from app.contact.presence import Presence
+from app.settings import get_settings
+from tests.realswitch.product import wait_for_port
+from tests.realswitch.provision import poll
+from tests.realswitch.sip_over_ws import register_over_wss
+from tests.realswitch.sipp import SippProcess, free_port
+
+PASSWORD = "agent-pass-123456"
+
+
+@dataclass
+class SipAgent:
+    id: str
+    sip_username: str
+    sip_password: str
+    domain: str
+
+
+def _presence() -> Presence:
+    import redis
+
+    return Presence(redis.Redis.from_url(get_settings().redis_url), get_settings().redis_key_prefix)
+
+
+def _agent(tenant, queue_id: str) -> SipAgent:
+    name = f"ag-{uuid.uuid4().hex[:6]}"
+    user = tenant.admin.post("/api/users", {"username": name, "password": PASSWORD})
+    agent = tenant.admin.post("/api/agents", {"user_id": user["id"], "queue_ids": [queue_id]})
+    creds = tenant.admin.post(f"/api/agents/{agent['id']}/sip-credentials", None)
+    return SipAgent(agent["id"], creds["sip_username"], creds["sip_password"], creds["sip_domain"])
+
+
+def _in_directory(real_switch, agent: SipAgent) -> bool:
+    return real_switch.api(f"user_exists id {agent.sip_username} {agent.domain}", check=False).strip() == "true"
+
+
+def _register(sipp, real_switch, agent: SipAgent, offer_scenario: str, seconds: int) -> SippProcess:
+    """A sipp phone registered as ``agent`` for ``seconds``, handling offers with ``offer_scenario``."""
+    port = free_port()
+    tag = f"agent-{agent.sip_username}"
+    cmd = sipp._base("agent-register.xml", port, tag) + [
+        "-oocsf", str(sipp._base(offer_scenario, port, tag)[2]),
+        "-s", agent.sip_username, "-au", agent.sip_username, "-ap", agent.sip_password,
+        "-key", "domain", agent.domain, "-d", str(seconds * 1000), "-m", "1",
+        "-trace_msg", f"127.0.0.1:{real_switch.ports.agent_sip}"]
+    proc = SippProcess(cmd, sipp.workdir, tag).start()
+    proc.port = port
+    presence = _presence()
+    registered = poll(lambda: presence.is_registered(agent.domain, agent.sip_username), 10)
+    assert registered, f"{agent.sip_username} never registered:\n{real_switch.log_tail(40)}"
+    return proc
+
+
+@pytest.fixture
+def contact_queue(tenant, real_switch):
+    """A queue with a 4 s offer timeout and 1 s after-call work, and two agents with SIP
+    credentials whose directory entries have reached the switch."""
+    queue = tenant.admin.post("/api/queues", {"name": f"cc-{uuid.uuid4().hex[:6]}", "offer_timeout_seconds": 4,
+                                              "wrap_up_seconds": 1, "announce_position": False})
+    agents = [_agent(tenant, queue["id"]) for _ in range(2)]
+    for agent in agents:
+        assert poll(lambda a=agent: _in_directory(real_switch, a), 15), "directory not applied"
+    return queue, agents
+
+
+def _available(tenant, agent: SipAgent) -> None:
+    tenant.admin.put(f"/api/agents/{agent.id}/state", {"state": "available"})
+    time.sleep(0.05)  # distinct idle-since times: the first made available is the longest idle
+
+
+def test_a_trunk_caller_sent_to_a_queue_is_offered_to_the_registered_agent_who_answers_and_is_bridged(
+        tenant, contact_queue, sipp, real_switch):
+    queue, (agent, _unregistered) = contact_queue
+    phone = _register(sipp, real_switch, agent, "agent-answer-ooc.xml", seconds=25)
+    try:
+        _available(tenant, agent)
+        _available(tenant, _unregistered)  # available but not registered: never offered
+        number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
+        result = sipp.call(number, scenario="uac-bye-after.xml", extra=("-d", "6000"))
+        assert result.ok, result.errors or result.stdout[-1500:]
+        record = tenant.wait_record(number)[0]
+        assert str(record["queue_id"]) == queue["id"] and str(record["agent_id"]) == agent.id
+        events = [e for e in tenant.events("agent.") + tenant.events("queue.") if e["payload"].get("callId") == str(record["call_id"])]
+        keys = [e["key"] for e in events]
+        for key in ("queue.caller.enqueued", "queue.assignment", "agent.offer", "agent.accept"):
+            assert key in keys, keys
+        assert "agent.missed" not in keys
+        offered = {e["payload"]["agentId"] for e in events if e["key"] == "agent.offer"}
+        assert offered == {agent.id}
+        assert poll(lambda: tenant.admin.get(f"/api/agents/{agent.id}")["state"] == "available", 10)
+    finally:
+        phone_result = phone.wait(40)
+    assert "INVITE" in phone_result.messages and "ACK" in phone_result.messages, phone_result.errors
+    # the phone unregistered at the end (Expires: 0): sofia::unregister cleared its registration
+    assert poll(lambda: not _presence().is_registered(agent.domain, agent.sip_username), 5)
+
+
+def test_an_agent_who_lets_the_offer_ring_out_is_missed_and_the_next_agent_gets_the_caller(
+        tenant, contact_queue, sipp, real_switch):
+    queue, (ringer, answerer) = contact_queue
+    phones = [_register(sipp, real_switch, ringer, "agent-ring-ooc.xml", seconds=30),
+              _register(sipp, real_switch, answerer, "agent-answer-ooc.xml", seconds=30)]
+    try:
+        _available(tenant, ringer)    # longest idle: offered first
+        _available(tenant, answerer)
+        number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
+        result = sipp.call(number, scenario="uac-bye-after.xml", extra=("-d", "12000"))
+        assert result.ok, result.errors or result.stdout[-1500:]
+        record = tenant.wait_record(number)[0]
+        assert str(record["agent_id"]) == answerer.id
+        events = [e for e in tenant.events("agent.") if e["payload"].get("callId") == str(record["call_id"])]
+        sequence = [(e["key"], e["payload"]["agentId"]) for e in events]
+        assert sequence == [("agent.offer", ringer.id), ("agent.missed", ringer.id),
+                            ("agent.offer", answerer.id), ("agent.accept", answerer.id)], sequence
+        assert tenant.admin.get(f"/api/agents/{ringer.id}")["state"] == "available"  # 1 miss of 3
+    finally:
+        results = [p.wait(45) for p in phones]
+    assert "CANCEL" in results[0].messages, results[0].errors
+
+
+def test_the_agent_profile_listens_for_browsers_on_wss_with_the_configured_port(real_switch):
+    status = real_switch.api("sofia status profile internal")
+    assert f":{real_switch.ports.agent_wss};transport=wss" in status, status
+    assert f":{real_switch.ports.agent_sip};maddr=" in status, status
+
+
+def test_agents_still_register_while_the_api_is_down(tenant, contact_queue, sipp, real_switch, product):
+    """The directory is a file on the switch (docs/agents.md): no API round trip per REGISTER."""
+    _queue, (agent, _other) = contact_queue
+    product.api.stop()
+    try:
+        phone = _register(sipp, real_switch, agent, "agent-answer-ooc.xml", seconds=1)
+        assert phone.wait(20).ok
+    finally:
+        product.api.start()
+        assert wait_for_port(product.api_port)
+
+
+def test_a_browser_agent_registers_over_wss_with_its_generated_credentials(tenant, contact_queue, real_switch):
+    """SIP over WebSocket (what the SDK's SIP stack sends): digest against the directory,
+    and a wrong password is refused."""
+    _queue, (agent, _other) = contact_queue
+    assert register_over_wss("127.0.0.1", real_switch.ports.agent_wss, agent.sip_username,
+                             "wrong-password", agent.domain)[-1] in (401, 403)
+    assert register_over_wss("127.0.0.1", real_switch.ports.agent_wss, agent.sip_username,
+                             agent.sip_password, agent.domain, expires=30) == [401, 200]
+    assert poll(lambda: _presence().is_registered(agent.domain, agent.sip_username), 5)
