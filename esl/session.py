@@ -26,6 +26,7 @@ from app.calls.limiter import REFUSAL_HANGUP_CAUSE
 from app.calls.records import CallContext, WrittenRecord
 from app.calls.route_snapshot import RouteUnavailable
 from app.calls.status_hook import base_body, final_body, send_status
+from app.webhooks.first_request import first_request_body
 from app.events import payloads
 from app.ops.metrics import CALLS_IN_PROGRESS, observe_call_setup
 from app.webhooks.errors import Reason, WebhookFailed
@@ -279,12 +280,10 @@ class CallSession:
         """SPEC "Outbound webhook": the first request of a call. A leg the platform dialled is
         already answered when it reaches us: ``direction: outbound``, ``callStatus: in-progress``."""
         call, route = self.call, self.route
-        return {
-            "callId": call.call_id, "traceId": str(call.trace_id),
-            "accountSid": str(route.account_id), "applicationSid": _s(route.application.id),
-            "from": call.from_number, "to": call.to_number, "direction": route.direction,
-            "callStatus": "ringing" if route.direction == "inbound" else "in-progress",
-        }
+        return first_request_body(
+            call_id=call.call_id, trace_id=str(call.trace_id), account_id=str(route.account_id),
+            application_id=_s(route.application.id), from_number=call.from_number,
+            to_number=call.to_number, direction=route.direction)
 
     def _verb_context(self, app, kind: str) -> SessionVerbContext:
         call, route, services = self.call, self.route, self.services

@@ -16,6 +16,7 @@ from app.cli import run as run_cli  # noqa: E402
 from app.cli import status as status_cli  # noqa: E402
 from app.cli import tenant as tenant_cli  # noqa: E402
 from app.cli import verbs as verbs_cli  # noqa: E402
+from app.cli import webhook as webhook_cli  # noqa: E402
 from app.cli import workers as workers_cli  # noqa: E402
 
 
@@ -28,6 +29,7 @@ main.add_command(db_cli.db)
 main.add_command(api_cli.api)
 main.add_command(tenant_cli.tenant)
 main.add_command(verbs_cli.verbs)
+main.add_command(webhook_cli.webhook)
 main.add_command(lcr_cli.lcr)
 main.add_command(controller_cli.controller)
 main.add_command(workers_cli.workers)
