@@ -101,12 +101,13 @@ def call_record(make_account) -> Callable[..., CallRecord]:
 
 def recording_event(record: CallRecord, path: Path, *, fmt: str = "wav", stereo: bool = True,
                     status_hook: str | None = None, seconds: float | None = None):
-    """What the record/dial/conference verbs publish (docs/events.md)."""
-    return make_envelope("media.recording.completed", {
-        "callId": str(record.call_id), "traceId": str(record.trace_id),
-        "accountSid": str(record.account_id), "path": str(path), "format": fmt, "stereo": stereo,
-        "seconds": seconds, "completionCause": "success-silence", "statusHook": status_hook,
-    }, account_id=record.account_id, trace_id=record.trace_id)
+    """What the record/dial/conference verbs publish (their one payload builder)."""
+    from app.events.payloads import recording_completed
+
+    return make_envelope("media.recording.completed", recording_completed(
+        record.call_id, trace_id=record.trace_id, account_id=record.account_id, path=str(path),
+        fmt=fmt, stereo=stereo, seconds=seconds, completion_cause="success-silence",
+        status_hook=status_hook), account_id=record.account_id, trace_id=record.trace_id)
 
 
 @pytest.fixture(scope="session")

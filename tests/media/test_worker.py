@@ -53,7 +53,7 @@ def publish(channel, envelope_or_body) -> None:
                           pika.BasicProperties(delivery_mode=2, content_type="application/json"))
 
 
-def wait_for(predicate, timeout: float = 30.0, what: str = "condition"):
+def wait_for(predicate, timeout: float = 90.0, what: str = "condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
