@@ -1,0 +1,66 @@
+"""GET /api/calls/:callId on the real switch: a call placed with POST /api/calls reports the
+state and reason FreeSWITCH's answer leads to — busy carrier -> failed/busy (USER_BUSY), an
+answering one -> completed — and the record carries the same hangup_reason."""
+from __future__ import annotations
+
+import time
+
+from tests.realswitch.provision import poll
+from tests.realswitch.test_routing import (CALL_WAIT_SECONDS, _carrier, _originate_app, _prefix,  # noqa: F401
+                                           _record, _route, _wait_gateways, carriers, routing_tenant)
+
+
+def _state(tenant, call_id: str) -> dict:
+    return tenant.admin.get(f"/api/calls/{call_id}")
+
+
+def _final(tenant, call_id: str, seen: list[str]) -> dict | None:
+    deadline = time.monotonic() + CALL_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        state = _state(tenant, call_id)
+        if not seen or seen[-1] != state["state"]:
+            seen.append(state["state"])
+        if state["state"] in ("completed", "failed"):
+            return state
+        time.sleep(0.05)
+    return None
+
+
+def test_a_call_to_a_busy_callee_is_failed_busy_with_the_same_reason_on_the_record(
+        product, routing_tenant, carriers, owner_engine):
+    prefix = _prefix()
+    busy = carriers._start("carrier-busy-486.xml", None)
+    carrier_id, gateway_id = _carrier(routing_tenant, "busy", busy.port)
+    _route(product, routing_tenant, prefix, [carrier_id])
+    _wait_gateways(product.switch, gateway_id)
+    caller_id, app = _originate_app(routing_tenant)
+
+    placed = routing_tenant.admin.post("/api/calls", {"to": f"+{prefix}5550104", "from": caller_id,
+                                                      "application_sid": app, "timeout": 20})
+    seen: list[str] = []
+    final = _final(routing_tenant, placed["call_id"], seen)
+
+    assert final, f"no final state for {placed['call_id']} (seen {seen})\n{product.controller.log_tail()}"
+    assert (final["state"], final["reason"], final["hangup_cause"]) == ("failed", "busy", "USER_BUSY"), final
+    assert seen[0] in ("queued", "ringing"), seen
+    assert _record(owner_engine, placed["call_id"])["hangup_reason"] == "busy"
+
+
+def test_an_answered_call_goes_to_completed_through_the_live_states(product, routing_tenant, carriers):
+    prefix = _prefix()
+    answering = carriers.answering("PCMU")
+    carrier_id, gateway_id = _carrier(routing_tenant, "answers", answering.port)
+    _route(product, routing_tenant, prefix, [carrier_id])
+    _wait_gateways(product.switch, gateway_id)
+    caller_id, app = _originate_app(routing_tenant)
+
+    placed = routing_tenant.admin.post("/api/calls", {"to": f"+{prefix}5550105", "from": caller_id,
+                                                      "application_sid": app, "timeout": 20})
+    seen: list[str] = []
+    final = _final(routing_tenant, placed["call_id"], seen)
+
+    assert final, f"no final state (seen {seen})\n{product.controller.log_tail()}"
+    assert (final["state"], final["reason"], final["record_status"]) == ("completed", None, "completed"), final
+    assert final["answered_at"] is not None
+    order = ["queued", "ringing", "in-progress", "completed"]
+    assert [order.index(s) for s in seen] == sorted(order.index(s) for s in seen), seen  # never backwards
