@@ -9,6 +9,7 @@ import base64
 import hashlib
 import json
 import socket
+import ssl
 import struct
 import threading
 import wave
@@ -74,17 +75,20 @@ class AudioSink:
     """A WebSocket server for mod_audio_fork (subprotocol audio.drachtio.org): records the
     metadata text frame and counts the binary audio bytes of each connection."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(8)
+        self.tls = tls
+        self.tls_errors: list[str] = []
         self.connections: list[dict] = []
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
     @property
     def url(self) -> str:
-        return f"ws://127.0.0.1:{self.sock.getsockname()[1]}/listen"
+        scheme = "wss" if self.tls else "ws"
+        return f"{scheme}://127.0.0.1:{self.sock.getsockname()[1]}/listen"
 
     def close(self) -> None:
         self.sock.close()
@@ -98,6 +102,13 @@ class AudioSink:
             threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
 
     def _handle(self, conn: socket.socket) -> None:
+        if self.tls is not None:
+            try:
+                conn = self.tls.wrap_socket(conn, server_side=True)
+            except (ssl.SSLError, OSError) as exc:  # the switch refused our certificate
+                self.tls_errors.append(str(exc))
+                conn.close()
+                return
         reader = conn.makefile("rb")
         state = {"path": reader.readline().decode("latin-1").split(" ")[1], "text": [],
                  "binary_bytes": 0, "closed": False, "protocol": None}
@@ -180,6 +191,25 @@ def test_listen_to_a_sink_that_refuses_ends_the_call_with_the_reason_on_the_reco
     failed = [e["payload"] for e in tenant.events("interaction.listen.failed")
               if e["payload"]["callId"] == str(record["call_id"])]
     assert len(failed) == 1 and failed[0]["url"] == f"ws://127.0.0.1:{port}/x"
+
+
+def test_listen_to_a_wss_sink_with_an_untrusted_certificate_ends_the_call_with_the_tls_reason(
+        tenant, sipp, tls_ca):
+    """The switch trusts only its CA bundle (a private CA goes in via SSL_CERT_FILE, docs/verbs.md):
+    the handshake fails after uuid_audio_fork said +OK, and that is no longer silent."""
+    issued = tls_ca.issue(["127.0.0.1"])
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(issued.cert_file, issued.key_file)
+    sink = AudioSink(tls=context)
+    try:
+        number = tenant.number_for([{"verb": "listen", "url": sink.url}])
+        _talk(sipp, number)
+        record = tenant.wait_record(number)[0]
+    finally:
+        sink.close()
+    assert record["hangup_reason"].startswith("listen_failed: "), record["hangup_reason"]
+    assert "cert" in record["hangup_reason"], record["hangup_reason"]
+    assert sink.tls_errors and sink.connections == []  # the handshake itself failed
 
 
 # -- gather ------------------------------------------------------------------------------------
