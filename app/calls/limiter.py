@@ -49,7 +49,7 @@ REFUSAL_SIP_STATUS = 503
 # Releases held while Redis is away (a few bytes each); past this the oldest are left to the TTL.
 MAX_HELD_RELEASES = 100_000
 PROBE_INITIAL_SECONDS = 0.25
-PROBE_MAX_SECONDS = 5.0
+PROBE_MAX_SECONDS = 2.0  # a ping every 2 s while Redis is away: releases replay soon after
 REPLAY_CHUNK = 500
 FAIL_OPEN = "admitting calls without a limit, holding slot releases"
 

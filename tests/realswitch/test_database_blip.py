@@ -10,36 +10,21 @@ import pytest
 from sqlalchemy import make_url, text
 
 from app.settings import get_settings
-from tests.events.tcp_proxy import TcpProxy
-from tests.realswitch.product import START_TIMEOUT_SECONDS, ProductProcess, wait_for_port
+from tests.realswitch.relay import relayed_controller as relayed_controller_for
 
 OUTAGE_SECONDS = 10.0
 CALLS = 10
-ROLES = (("SBC_APP_DATABASE_URL", "app_database_url"),
-         ("SBC_PLATFORM_DATABASE_URL", "platform_database_url"))
 
 
 @pytest.fixture
-def relayed_controller(product, real_switch):
+def relayed_controller(product):
     """The product's controller replaced by one whose database roles go through a relay."""
     settings = get_settings()
     target = make_url(settings.platform_database_url)
-    proxy = TcpProxy((target.host or "127.0.0.1", target.port or 5432)).start()
-    env = dict(product.env)
-    for variable, attribute in ROLES:
-        env[variable] = make_url(getattr(settings, attribute)).set(
-            host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
-    product.controller.stop()
-    relayed = ProductProcess("controller-relayed", ["controller"], env, product.logdir).start()
-    try:
-        assert wait_for_port(real_switch.ports.controller), relayed.log_tail()
-        assert product.wait_for_log(relayed, "inbound ESL connected to", START_TIMEOUT_SECONDS)
+    with relayed_controller_for(product, (target.host or "127.0.0.1", target.port or 5432), {
+            "SBC_APP_DATABASE_URL": settings.app_database_url,
+            "SBC_PLATFORM_DATABASE_URL": settings.platform_database_url}) as (proxy, _):
         yield proxy
-    finally:
-        proxy.heal()
-        relayed.stop()
-        proxy.stop()
-        product.start_controller(wait=True)
 
 
 def test_calls_keep_being_admitted_through_a_database_blip_and_are_recorded_after_it(
