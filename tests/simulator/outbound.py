@@ -30,6 +30,7 @@ from tests.simulator import templates as T
 from tests.simulator.channel import SimChannel
 from tests.simulator.fsparse import bridge_exports
 from tests.simulator.scenario import BridgeOutcome, Call
+from tests.simulator.switch_globals import bridged_leg_offer
 
 log = logging.getLogger(__name__)
 
@@ -736,6 +737,10 @@ def _app_play_and_get_digits(call: SimOutboundCall, arg: str) -> tuple[str, dict
 
 def _app_bridge(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
     outcome = call.next_bridge()
+    offer = bridged_leg_offer(call.channel.vars, call.scenario.codec)
+    if outcome.answer and outcome.codecs and not set(offer) & set(outcome.codecs):
+        # the callee answers 488: nothing it speaks was offered (no transcoding possible)
+        outcome = BridgeOutcome(answer=False, cause="INCOMPATIBLE_DESTINATION", sip_code="488")
     ch = call.channel
     if not outcome.answer:
         call._sleep(call.timing.app_default)

@@ -35,6 +35,7 @@ class BridgeOutcome:
     sip_code: str = "503"
     b_leg_uuid: Optional[str] = None
     leg: int = 0  # which ``|`` leg of the bridge answers (the ones before it failed over)
+    codecs: tuple[str, ...] = ()  # what the callee speaks (empty: anything offered)
 
 
 @dataclass
@@ -60,6 +61,7 @@ class Call:
     bridges: list[BridgeOutcome] = field(default_factory=list)
     media_seconds: dict[str, float] = field(default_factory=dict)
     hangup_cause: str = "NORMAL_CLEARING"
+    codec: str = "PCMU"  # the codec the caller's leg negotiated (offered first to a bridged leg)
     missing_modules: frozenset[str] = frozenset()  # modules of modules.conf.xml the switch lacks
     listen_fails: Optional[str] = None  # mod_audio_fork connect_failed reason (None: connects)
     speech: str = ""                    # what pocketsphinx recognises in play_and_detect_speech
@@ -86,8 +88,10 @@ class Call:
         self.steps.append(Step("unhold", at + duration))
         return self
 
-    def bridge_answers(self, talk: float = 0.05, b_leg_uuid: Optional[str] = None, leg: int = 0) -> "Call":
-        self.bridges.append(BridgeOutcome(answer=True, talk=talk, b_leg_uuid=b_leg_uuid, leg=leg))
+    def bridge_answers(self, talk: float = 0.05, b_leg_uuid: Optional[str] = None, leg: int = 0,
+                       codecs: tuple[str, ...] = ()) -> "Call":
+        self.bridges.append(BridgeOutcome(answer=True, talk=talk, b_leg_uuid=b_leg_uuid, leg=leg,
+                                          codecs=codecs))
         return self
 
     def bridge_fails(self, cause: str = "NORMAL_TEMPORARY_FAILURE", sip_code: str = "503") -> "Call":

@@ -41,3 +41,20 @@ def test_given_an_earlier_dials_carrier_on_the_leg_when_a_user_answers_then_no_c
                                                    {"type": "phone", "name": NUMBER}]}], router=router)
     assert run.error is None and run.outcome.data["dialStatus"] == "SUCCESS"
     assert run.outcome.data["carrierId"] is None and run.ctx.dial_carrier is None
+
+
+def test_given_shipped_config_when_pcma_caller_is_bridged_to_a_pcmu_only_callee_then_it_answers(run_on_call):
+    """fs-conf/vars.xml's media_mix_inbound_outbound_codecs: the bridged leg offers the trunk
+    codecs too, so the callee picks one and FreeSWITCH transcodes."""
+    run = run_on_call(Call(codec="PCMA").bridge_answers(talk=0.02, codecs=("PCMU",)),
+                      [{"verb": "dial", "target": [{"type": "user", "name": "bob"}]}])
+    assert run.error is None and run.outcome.data["dialStatus"] == "SUCCESS"
+
+
+def test_given_the_switch_default_when_pcma_caller_is_bridged_to_a_g729_only_callee_then_488(run_on_call):
+    """Without it (FreeSWITCH's default) only the caller's codec is offered: 488, as the real
+    switch answered before the fix (issue 9 item 6)."""
+    run = run_on_call(Call(codec="PCMA", variables={"media_mix_inbound_outbound_codecs": "false"})
+                      .bridge_answers(talk=0.02, codecs=("G729",)),
+                      [{"verb": "dial", "target": [{"type": "user", "name": "bob"}]}])
+    assert run.outcome.data["cause"] == "INCOMPATIBLE_DESTINATION"
