@@ -122,7 +122,8 @@ def create_app(config: Mapping[str, Any] | None = None, *, bind_host: str | None
 
     app.teardown_request(close_request_session)
     # /healthz, /readyz, /metrics answer before Flask: no tenant host, no token (docs/operations.md)
-    app.wsgi_app = OpsEndpoints(Readiness("api", dependency_checks(settings))).middleware(app.wsgi_app)
+    app.wsgi_app = OpsEndpoints(Readiness("api", dependency_checks(
+        settings, database_url=settings.app_database_url))).middleware(app.wsgi_app)
     app.wsgi_app = BodyLimit(app.wsgi_app, MAX_BODY_BYTES)  # chunked bodies too (body_limit.py)
 
     @app.before_request

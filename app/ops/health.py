@@ -90,9 +90,10 @@ def freeswitch_check(nodes: Callable[[], Iterable[Any]], missing: Callable[[], d
     return check
 
 
-def dependency_checks(settings) -> dict[str, Check]:
-    """PostgreSQL (the platform role every process uses), Redis and RabbitMQ."""
-    return {"postgresql": postgresql_check(settings.platform_database_url),
+def dependency_checks(settings, *, database_url: str | None = None) -> dict[str, Check]:
+    """PostgreSQL (as the role the process works with: the platform role by default, the API
+    passes its tenant-scoped role), Redis and RabbitMQ."""
+    return {"postgresql": postgresql_check(database_url or settings.platform_database_url),
             "redis": redis_check(settings.redis_url),
             "rabbitmq": rabbitmq_check(settings.amqp_url)}
 
