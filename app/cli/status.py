@@ -15,7 +15,13 @@ def status(as_json: bool) -> None:
     from app.config import RuntimeConfig
     from app.ops.status import gather, render
 
-    result = gather(RuntimeConfig.load())
+    try:
+        config, unreadable = RuntimeConfig.load(), None
+    except Exception as exc:  # PostgreSQL down: still show what the switches and Redis say
+        config, unreadable = RuntimeConfig(), f"PostgreSQL (cluster_config, defaults used): {exc}"
+    result = gather(config)
+    if unreadable:
+        result.errors.insert(0, unreadable)
     if as_json:
         click.echo(json.dumps(dataclasses.asdict(result), indent=2, default=str))
     else:

@@ -82,3 +82,18 @@ def test_given_no_switch_answering_when_status_runs_then_it_exits_non_zero(inbou
     finally:
         with platform_session() as s:
             s.execute(delete(ClusterConfig).where(ClusterConfig.key == "freeswitch.nodes"))
+
+
+def test_given_postgresql_and_redis_unreachable_when_status_runs_then_it_still_answers_and_exits_1():
+    import subprocess
+    import sys
+
+    dead = _dead_port()
+    env = {**os.environ, "SBC_PLATFORM_DATABASE_URL": f"postgresql://sbc_platform@127.0.0.1:{dead}/sbc",
+           "SBC_REDIS_URL": f"redis://127.0.0.1:{dead}/0"}
+    result = subprocess.run([sys.executable, "-m", "app.cli", "status"], capture_output=True, text=True,
+                            env=env, timeout=120)
+    assert result.returncode == 1, result.stderr
+    assert "SWITCHES" in result.stdout and "OUTBOX  unknown" in result.stdout
+    assert "ERROR  PostgreSQL (cluster_config, defaults used):" in result.stdout
+    assert "ERROR  Redis:" in result.stdout
