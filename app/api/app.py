@@ -110,10 +110,15 @@ def create_app(config: Mapping[str, Any] | None = None, *, bind_host: str | None
     jwt = JWTManager(app)
     _install_jwt_errors(jwt)
 
-    api = SbcApi(app, spec_kwargs={"security": [{"bearerAuth": []}],
+    api = SbcApi(app, spec_kwargs={"security": [{"bearerAuth": []}, {"apiKeyAuth": []}],
                                    "extra_plugins": [BearerErrorsPlugin()]})
     api.spec.components.security_scheme(
-        "bearerAuth", {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+        "bearerAuth", {"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
+                       "description": "A login token, or an API key (sk_...) as the bearer value"}
+    )
+    # every /api/ path takes either (app/api/api_key_auth.py); /api/docs offers both in Authorize
+    api.spec.components.security_scheme(
+        "apiKeyAuth", {"type": "apiKey", "in": "header", "name": "X-API-Key"}
     )
     for blueprint in BLUEPRINTS:
         api.register_blueprint(blueprint)

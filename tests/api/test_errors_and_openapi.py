@@ -82,7 +82,9 @@ def test_given_no_token_when_fetching_the_openapi_document_then_it_lists_the_cor
                  "/api/queues/{queue_id}/callbacks", "/api/queues/{queue_id}/callbacks/{callback_id}"):
         assert path in doc["paths"], path
     assert doc["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
-    assert doc["security"] == [{"bearerAuth": []}]
+    assert doc["security"] == [{"bearerAuth": []}, {"apiKeyAuth": []}]
+    assert doc["components"]["securitySchemes"]["apiKeyAuth"] == {"type": "apiKey", "in": "header", "name": "X-API-Key"}
+    assert doc["paths"]["/auth/refresh"]["post"]["security"] == [{"bearerAuth": []}]
     assert doc["paths"]["/auth/login"]["post"]["security"] == []
     assert set(doc["components"]["schemas"]["Error"]["properties"]) == {"code", "message", "details"}
 

@@ -20,6 +20,7 @@ from app.errors import SbcError, TooManyLoginAttempts
 blp = Blueprint("auth", __name__, url_prefix="/auth", description="Log in and manage sessions")
 
 _PUBLIC = {"security": []}
+_TOKEN_ONLY = {"security": [{"bearerAuth": []}]}  # a login token; API keys are refused here
 # app.extensions key of the app's LoginThrottle (one Redis client per app; tests put their own).
 THROTTLE_EXTENSION = "sbc_login_throttle"
 
@@ -99,6 +100,7 @@ def login(data: dict[str, Any]) -> dict[str, Any]:
 
 
 @blp.route("/refresh", methods=["POST"])
+@blp.doc(**_TOKEN_ONLY)
 @authenticated
 @blp.response(200, TokenResponseSchema)
 def refresh() -> dict[str, Any]:
@@ -108,6 +110,7 @@ def refresh() -> dict[str, Any]:
 
 
 @blp.route("/exchange", methods=["POST"])
+@blp.doc(**_TOKEN_ONLY)
 @authenticated
 @blp.arguments(ExchangeSchema)
 @blp.response(200, TokenResponseSchema)
