@@ -377,3 +377,24 @@ def test_given_gather_grammar_then_it_is_the_one_the_gather_verb_names_and_every
     assert SPEECH_GRAMMAR in defined and used <= defined, used - defined
     # mod_pocketsphinx reads <grammar_dir>/<name>.gram; the build checks its words are in the dictionary
     assert f"COPY {SPEECH_GRAMMAR}.gram /usr/local/freeswitch/grammar/{SPEECH_GRAMMAR}.gram" in DOCKERFILE
+
+
+def run_steps(text: str) -> list[str]:
+    """Each RUN instruction's shell command, continuation lines joined as Docker joins them."""
+    joined = re.sub(r"\\\n", " ", text)
+    return [m.group(1) for m in re.finditer(r"^RUN (.+)$", joined, re.M)]
+
+
+def test_given_dockerfile_then_every_run_step_is_valid_bash():
+    """Docker runs them with SHELL ["/bin/bash", "-o", "pipefail", "-c"]: a quoting slip would
+    only show up hours into a build; ``bash -n`` finds it now."""
+    steps = run_steps(DOCKERFILE)
+    assert len(steps) >= 10
+    for step in steps:
+        check = subprocess.run(["bash", "-n", "-o", "pipefail", "-c", step], capture_output=True, text=True)
+        assert check.returncode == 0, f"{step[:120]}...: {check.stderr}"
+
+
+def test_given_a_broken_run_step_then_bash_refuses_it():
+    broken = run_steps(DOCKERFILE.replace('"$(git -C freeswitch rev-parse HEAD)"', '"$(git -C freeswitch rev-parse HEAD"'))
+    assert any(subprocess.run(["bash", "-n", "-c", s], capture_output=True).returncode != 0 for s in broken)
