@@ -39,9 +39,11 @@ if first[1] ~= ARGV[1] then return false end
 local best, best_score = nil, nil
 for i = 2, #ARGV - 1 do
   local score = redis.call('ZSCORE', KEYS[2], ARGV[i])
-  if score and redis.call('EXISTS', KEYS[i + 1]) == 1 then
+  if score then
     score = tonumber(score)
-    if best_score == nil or score < best_score then best, best_score = ARGV[i], score end
+    if (best_score == nil or score < best_score) and redis.call('EXISTS', KEYS[i + 1]) == 1 then
+      best, best_score = ARGV[i], score
+    end
   end
 end
 if best == nil then return false end
