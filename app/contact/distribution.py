@@ -21,7 +21,7 @@ import gevent
 from sqlalchemy import select
 
 from app.contact import states
-from app.contact.presence import Candidate, Presence
+from app.contact.presence import ENGAGED_REFRESH_SECONDS, Candidate, Presence
 from app.db import tenant_session
 from app.models import Account, Agent, AgentQueue, Queue
 
@@ -80,6 +80,18 @@ class ContactCentre:
     def claim(self, account_id: str, queue: QueueConfig, call_id: str) -> Optional[Candidate]:
         chosen = self.presence.claim(account_id, queue.name, call_id, queue.members)
         return next((c for c in queue.members if c.agent_id == chosen), None) if chosen else None
+
+    def keep_engaged(self, account_id: str, agent_id: str, call_id: str) -> "gevent.Greenlet":
+        """Refresh the agent's engaged mark while the offer or call lasts; ``kill()`` the
+        returned greenlet when it ends (a dead controller's mark then expires by itself)."""
+        def keep() -> None:
+            while True:
+                gevent.sleep(ENGAGED_REFRESH_SECONDS)
+                try:
+                    self.presence.keep_engaged(account_id, agent_id, call_id)
+                except Exception:  # Redis away: the next round tries again
+                    log.warning("agent %s: engaged mark not refreshed", agent_id, exc_info=True)
+        return gevent.spawn(keep)
 
     def accepted(self, account_id: str, agent_id: str) -> None:
         self.presence.reset_misses(account_id, agent_id)

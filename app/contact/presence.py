@@ -27,17 +27,31 @@ if TYPE_CHECKING:  # pragma: no cover
 # stays below this for the next ~300 years, so priorities never overlap.
 PRIORITY_WEIGHT = 10 ** 13
 _WAITING_TTL_SECONDS = 24 * 3600
+# An agent's "engaged" mark lives this long unless the controller driving the call refreshes
+# it (every ENGAGED_REFRESH_SECONDS while the offer or call lasts): a controller that dies
+# mid-call leaves the agent un-offerable for at most this long, not forever.
+ENGAGED_TTL_SECONDS = 180
+ENGAGED_REFRESH_SECONDS = 60
+
+# KEYS[1] the engaged key; ARGV call id, TTL: extend only the mark this call set.
+_KEEP = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+end
+return 0
+"""
 
 # KEYS[1] waiting callers, KEYS[2] idle agents, KEYS[3..] the candidates' registration keys.
-# ARGV[1] the call id, ARGV[2..n-1] the candidate agent ids (same order as their reg keys),
-# ARGV[n] the engaged-key prefix of the account (the chosen agent is marked engaged).
+# ARGV[1] the call id, ARGV[2..n-2] the candidate agent ids (same order as their reg keys),
+# ARGV[n-1] the engaged key's TTL, ARGV[n] the engaged-key prefix of the account (the chosen
+# agent is marked engaged).
 # The caller must be first in line; the chosen agent is the longest idle registered one.
 # Both leave their sets in the same step: no other caller or controller can take either.
 _CLAIM = """
 local first = redis.call('ZRANGE', KEYS[1], 0, 0)
 if first[1] ~= ARGV[1] then return false end
 local best, best_score = nil, nil
-for i = 2, #ARGV - 1 do
+for i = 2, #ARGV - 2 do
   local score = redis.call('ZSCORE', KEYS[2], ARGV[i])
   if score then
     score = tonumber(score)
@@ -47,7 +61,7 @@ for i = 2, #ARGV - 1 do
   end
 end
 if best == nil then return false end
-redis.call('SET', ARGV[#ARGV] .. best, ARGV[1], 'EX', 21600)
+redis.call('SET', ARGV[#ARGV] .. best, ARGV[1], 'EX', tonumber(ARGV[#ARGV - 1]))
 redis.call('ZREM', KEYS[2], best)
 redis.call('ZREM', KEYS[1], ARGV[1])
 return best
@@ -81,6 +95,7 @@ class Presence:
         self.prefix = prefix
         self._claim = client.register_script(_CLAIM)
         self._idle = client.register_script(_IDLE)
+        self._keep = client.register_script(_KEEP)
 
     # -- keys --------------------------------------------------------------------------------
     def reg_key(self, domain: str, sip_username: str) -> str:
@@ -116,6 +131,11 @@ class Presence:
         """The call the agent is offered or talking to, if any."""
         value = self.redis.get(self.engaged_prefix(account_id) + agent_id)
         return value.decode() if isinstance(value, bytes) else value
+
+    def keep_engaged(self, account_id: str, agent_id: str, call_id: str) -> bool:
+        """Extend the agent's engaged mark while ``call_id`` still holds it."""
+        return bool(self._keep(keys=[self.engaged_prefix(account_id) + agent_id],
+                               args=[call_id, ENGAGED_TTL_SECONDS]))
 
     def release(self, account_id: str, agent_id: str) -> None:
         """The offer or call is over (the agent's next state decides if it is idle again)."""
@@ -174,7 +194,7 @@ class Presence:
         keys = [self.waiting_key(account_id, queue), self.idle_key(account_id),
                 *(self.reg_key(c.domain, c.sip_username) for c in candidates)]
         chosen = self._claim(keys=keys, args=[call_id, *(c.agent_id for c in candidates),
-                                              self.engaged_prefix(account_id)])
+                                              ENGAGED_TTL_SECONDS, self.engaged_prefix(account_id)])
         if not chosen:
             return None
         return chosen.decode() if isinstance(chosen, bytes) else str(chosen)

@@ -194,9 +194,11 @@ class Queue(Verb):
         dial = (f"{{leg_timeout={config.offer_timeout_seconds},sbc_trace_id={ctx.trace_id},"
                 f"sbc_agent_id={agent.agent_id},sbc_queue_id={config.id}}}"
                 f"user/{agent.sip_username}@{agent.domain}")
+        keeper = contact.keep_engaged(ctx.account_id, agent.agent_id, ctx.call_id)
         try:
             done = ctx.execute("bridge", dial)
         except BaseException:  # the caller hung up: during the ring, or during the talk
+            keeper.kill(block=False)
             answered["live"] = False
             if answered["at"] is None:
                 contact.abandoned_offer(ctx.account_id, agent.agent_id)
@@ -205,6 +207,7 @@ class Queue(Verb):
             raise
         if answered["at"] is None and (done.variable("DIALSTATUS") or "") == "SUCCESS":
             on_bridge(done)
+        keeper.kill(block=False)
         answered["live"] = False
         if answered["at"] is None:
             cause = done.variable("originate_failed_cause") or done.variable("last_bridge_hangup_cause") or ""

@@ -205,3 +205,22 @@ def test_given_a_configured_queue_then_its_settings_apply_unless_the_verb_names_
     apps = run.apps()
     assert ("playback", "local_stream://jazz") in apps
     assert not [a for a in apps if a[0] == "speak"]  # announce_position false on the queue
+
+
+def test_given_a_claimed_agent_then_its_engaged_mark_expires_unless_the_call_keeps_it(centre, redis_client):
+    """A controller that dies mid-call must not leave the agent un-offerable for ever."""
+    from app.contact.presence import ENGAGED_TTL_SECONDS
+
+    first = centre.agents[0]
+    centre.presence.join(centre.account_id, "support", "call-a")
+    members = [c for c in centre.contact.queue(centre.account_id, "support").members]
+    assert centre.presence.claim(centre.account_id, "support", "call-a", members) == str(first.id)
+    key = centre.presence.engaged_prefix(centre.account_id) + str(first.id)
+    assert 0 < redis_client.ttl(key) <= ENGAGED_TTL_SECONDS
+    assert centre.presence.keep_engaged(centre.account_id, str(first.id), "another-call") is False
+    redis_client.expire(key, 5)
+    assert centre.presence.keep_engaged(centre.account_id, str(first.id), "call-a") is True
+    assert redis_client.ttl(key) > 5
+    assert centre.presence.agent_idle(centre.account_id, str(first.id)) is False  # engaged
+    centre.presence.release(centre.account_id, str(first.id))
+    assert centre.presence.agent_idle(centre.account_id, str(first.id)) is True
