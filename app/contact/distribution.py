@@ -110,7 +110,8 @@ class ContactCentre:
         return False
 
     def abandoned_offer(self, account_id: str, agent_id: str) -> None:
-        """The caller left while the agent's phone rang: not the agent's miss."""
+        """The caller left while the agent's phone rang, or the phone declined: not a miss
+        (the agent goes to the back of the idle line if still available)."""
         self.presence.release(account_id, agent_id)
         self._idle_if_available(account_id, agent_id)
 

@@ -17,7 +17,7 @@ registered agent (atomic across controllers, app/contact/presence.py). The agent
 ``user/<sip user>@<account subdomain>`` is bridged from the caller's leg with the queue's offer
 timeout (the caller hears the hold music meanwhile); no answer → ``agent.missed`` and the
 caller rejoins the line at its place. Events: queue.caller.enqueued, queue.assignment,
-agent.offer, agent.accept / agent.missed, then queue.caller.dequeued (timeout, or answered) or
+agent.offer, agent.accept / agent.missed / agent.reject (the phone declined), then queue.caller.dequeued (timeout, or answered) or
 queue.caller.abandoned (hangup).
 """
 from __future__ import annotations
@@ -48,6 +48,9 @@ MOH_PATTERN = r"^[A-Za-z0-9_.\-/]{1,64}$"
 ANNOUNCEMENT_ALLOWANCE_SECONDS = 3.0
 # switch_ivr_play_file honours playback_timeout_sec only above 1.
 PLAYBACK_TIMEOUT_MIN_SECONDS = 2
+# Offer failures that are the agent declining, not missing it: a phone's 486 Busy Here
+# (USER_BUSY) or 603 Decline (CALL_REJECTED) → agent.reject, not counted as a miss.
+REJECT_CAUSES = frozenset({"USER_BUSY", "CALL_REJECTED"})
 # Less than this left: the wait is over (not worth another playback/sleep round trip).
 _DEADLINE_SLACK_SECONDS = 0.05
 
@@ -211,8 +214,12 @@ class Queue(Verb):
         answered["live"] = False
         if answered["at"] is None:
             cause = done.variable("originate_failed_cause") or done.variable("last_bridge_hangup_cause") or ""
-            ctx.publish("agent.missed", self._event(ctx, **offer, cause=cause))
-            contact.missed(ctx.account_id, config, agent.agent_id)
+            if cause in REJECT_CAUSES:  # the phone declined (486/603): the agent's choice
+                ctx.publish("agent.reject", self._event(ctx, **offer, cause=cause))
+                contact.abandoned_offer(ctx.account_id, agent.agent_id)
+            else:
+                ctx.publish("agent.missed", self._event(ctx, **offer, cause=cause))
+                contact.missed(ctx.account_id, config, agent.agent_id)
             return None
         contact.call_over(ctx.account_id, config, agent.agent_id)
         return VerbOutcome.end("queue_answered", agentId=agent.agent_id)

@@ -224,3 +224,17 @@ def test_given_a_claimed_agent_then_its_engaged_mark_expires_unless_the_call_kee
     assert centre.presence.agent_idle(centre.account_id, str(first.id)) is False  # engaged
     centre.presence.release(centre.account_id, str(first.id))
     assert centre.presence.agent_idle(centre.account_id, str(first.id)) is True
+
+
+def test_given_an_agent_phone_that_declines_the_offer_then_agent_reject_not_a_miss_and_the_next_agent_is_bridged(
+        run_on_call, centre, owner_conn, owner_engine):
+    first, second = centre.agents
+    run = run_on_call(Call().bridge_fails("CALL_REJECTED", "603").bridge_answers(talk=0.1),
+                      [{"verb": "queue", "name": "support"}], account_id=centre.account_id, contact=centre.contact)
+    assert run.outcome.reason == "queue_answered" and run.outcome.data["agentId"] == str(second.id)
+    events = [(k, p["payload"]) for k, p in run.events(owner_conn, 8) if k.startswith("agent.")]
+    assert [(k, p["agentId"]) for k, p in events] == [
+        ("agent.offer", str(first.id)), ("agent.reject", str(first.id)),
+        ("agent.offer", str(second.id)), ("agent.accept", str(second.id))]
+    assert int(centre.presence.redis.get(f"{centre.presence.prefix}cc:{centre.account_id}:misses:{first.id}") or 0) == 0
+    assert centre.agent_row(owner_engine, first) == ("available", None)
