@@ -108,8 +108,7 @@ class Queue(Verb):
         config = None
         if contact is not None:
             config = contact.queue(ctx.account_id, self.params["name"])
-            if config is None:
-                ctx.publish("queue.caller.rejected", self._event(ctx, reason="queue_not_found"))
+            if config is None:  # the session reports it: call.failed reason queue_not_found
                 return VerbOutcome.end("queue_not_found", queue=self.params["name"])
             ctx.queue_id = config.id
         p = self._settings(config)
