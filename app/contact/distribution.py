@@ -77,6 +77,15 @@ class ContactCentre:
     def queue(self, account_id: str, name: str) -> Optional[QueueConfig]:
         return self.loader(account_id, name)
 
+    def refreshed(self, account_id: str, queue: QueueConfig) -> QueueConfig:
+        """The queue re-read (members change while callers wait); the old one when it was
+        deleted meanwhile or the database cannot be reached (the caller keeps waiting)."""
+        try:
+            return self.loader(account_id, queue.name) or queue
+        except Exception:
+            log.warning("queue %s: members not refreshed (database unreachable?)", queue.name, exc_info=True)
+            return queue
+
     def claim(self, account_id: str, queue: QueueConfig, call_id: str) -> Optional[Candidate]:
         chosen = self.presence.claim(account_id, queue.name, call_id, queue.members)
         return next((c for c in queue.members if c.agent_id == chosen), None) if chosen else None

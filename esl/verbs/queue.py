@@ -48,6 +48,9 @@ MOH_PATTERN = r"^[A-Za-z0-9_.\-/]{1,64}$"
 ANNOUNCEMENT_ALLOWANCE_SECONDS = 3.0
 # switch_ivr_play_file honours playback_timeout_sec only above 1.
 PLAYBACK_TIMEOUT_MIN_SECONDS = 2
+# A waiting caller re-reads its queue's members this often: agents added to the queue (or
+# given SIP credentials) while it waits are offered it too.
+QUEUE_MEMBERS_REFRESH_SECONDS = 30
 # Offer failures that are the agent declining, not missing it: a phone's 486 Busy Here
 # (USER_BUSY) or 603 Decline (CALL_REJECTED) → agent.reject, not counted as a miss.
 REJECT_CAUSES = frozenset({"USER_BUSY", "CALL_REJECTED"})
@@ -119,7 +122,7 @@ class Queue(Verb):
             ctx, position=presence.position(ctx.account_id, p["name"], ctx.call_id)))
         voice = tts.resolve_voice(ctx, None)
         timeout_set = False
-        joined = time.monotonic()
+        joined = config_loaded = time.monotonic()
         deadline = joined + p["timeout"]
         next_announcement = joined
         outcome: Optional[VerbOutcome] = None
@@ -127,6 +130,8 @@ class Queue(Verb):
         try:
             while (remaining := deadline - time.monotonic()) > _DEADLINE_SLACK_SECONDS:
                 if config is not None:
+                    if time.monotonic() - config_loaded >= QUEUE_MEMBERS_REFRESH_SECONDS:
+                        config, config_loaded = contact.refreshed(ctx.account_id, config), time.monotonic()
                     agent = contact.claim(ctx.account_id, config, ctx.call_id)
                     if agent is not None:
                         outcome = self._offer(ctx, contact, config, agent, p, joined)

@@ -4,6 +4,7 @@ offer → accept / missed → next agent, N misses → not_ready, wrap_up → av
 PostgreSQL (agents, queues, outbox) and Redis, the simulator as FreeSWITCH."""
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from dataclasses import dataclass
@@ -238,3 +239,27 @@ def test_given_an_agent_phone_that_declines_the_offer_then_agent_reject_not_a_mi
         ("agent.offer", str(second.id)), ("agent.accept", str(second.id))]
     assert int(centre.presence.redis.get(f"{centre.presence.prefix}cc:{centre.account_id}:misses:{first.id}") or 0) == 0
     assert centre.agent_row(owner_engine, first) == ("available", None)
+
+
+def test_given_a_waiting_caller_when_an_agent_joins_the_queue_later_then_the_caller_is_offered_to_it(
+        run_on_call, centre, monkeypatch):
+    """Members are re-read while the caller waits (QUEUE_MEMBERS_REFRESH_SECONDS, shortened
+    here); a database error during a re-read keeps the members it had."""
+    import esl.verbs.queue as queue_verb
+
+    monkeypatch.setattr(queue_verb, "QUEUE_MEMBERS_REFRESH_SECONDS", 0.5)
+    full = centre.contact.queue(centre.account_id, "support")
+    reads = {"n": 0}
+
+    def loader(account_id: str, name: str):
+        reads["n"] += 1
+        if reads["n"] == 1:  # at join: nobody is a member yet
+            return dataclasses.replace(full, members=())
+        if reads["n"] == 2:
+            raise ConnectionError("database away")
+        return full
+
+    contact = ContactCentre(centre.presence, loader=loader)
+    run = run_on_call(Call().bridge_answers(talk=0.1), [{"verb": "queue", "name": "support", "timeout": 10}],
+                      account_id=centre.account_id, contact=contact)
+    assert run.outcome.reason == "queue_answered" and reads["n"] >= 3
