@@ -110,7 +110,11 @@ def _prefix() -> str:
 
 
 def _channel_codecs(switch) -> dict[str, str]:
+    """Read codec per channel once every channel is answered (while the callee still rings,
+    its leg's codec is not negotiated yet)."""
     rows = json.loads(switch.api("show channels as json") or "{}").get("rows") or []
+    if any(row.get("callstate") != "ACTIVE" for row in rows):
+        return {}
     return {row["name"]: row["read_codec"] for row in rows}
 
 
