@@ -47,7 +47,9 @@ def refuse_unanswered(conn) -> None:
 
 
 class LoopLagProbe(GreenletTask):
-    """Samples how late the gevent hub runs a timer; ``lag_ms`` is the worst of the last second."""
+    """Samples how late the gevent hub runs a timer; ``lag_ms`` is the mean of the last second:
+    a saturated loop is late on every sample, a single slow step (a big parse, a GC pause) on
+    one, and only the first is a reason to turn callers away."""
 
     def __init__(self, interval: float = limits.CONTROLLER_LAG_PROBE_SECONDS) -> None:
         self.interval = interval
@@ -56,7 +58,8 @@ class LoopLagProbe(GreenletTask):
     @property
     def lag_ms(self) -> float:
         cutoff = time.monotonic() - 1.0
-        return max((lag for at, lag in self._window if at >= cutoff), default=0.0)
+        recent = [lag for at, lag in self._window if at >= cutoff]
+        return sum(recent) / len(recent) if recent else 0.0
 
     def _run(self) -> None:
         while True:

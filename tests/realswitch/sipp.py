@@ -132,14 +132,12 @@ class Sipp:
 
     def carrier(self, *, scenario: str = "uas-answer.xml", codec: str = "PCMU",
                 answer_delay_ms: int = 200, port: int | None = None,
-                refuse: tuple[int, str] = (503, "Service Unavailable"),
                 extra: tuple[str, ...] = ()) -> "SippProcess":
         """A carrier/callee listening on 127.0.0.1:``port`` until stopped."""
         port = port or free_port()
         tag = f"uas-{port}"
         cmd = self._base(scenario, port, tag) + [
-            *codec_keys(codec), "-d", str(answer_delay_ms),
-            "-key", "refuse_code", str(refuse[0]), "-key", "refuse_reason", refuse[1], *extra]
+            *codec_keys(codec), "-d", str(answer_delay_ms), *extra]
         proc = SippProcess(cmd, self.workdir, tag).start()
         proc.port = port
         time.sleep(0.3)  # sipp binds before reading the scenario's first recv
