@@ -13,10 +13,10 @@ like a conversation — written as a wav file in a throw-away recording director
    database and RabbitMQ vhost; N recordings of 30 s published at once as
    ``media.recording.completed``; the clock runs until every recording is ``transcribed``.
    Each worker's peak RSS (VmHWM) is read from /proc before it is stopped.
-3. Hang-up → ``sentiment.summary`` for a 2-minute call: one worker idle and ready, the outbox
-   relay running in this process (as in ``sbc workers``), the recording event published (the
-   moment the call hung up), a consumer on ``sentiment.events`` stops the clock when the
-   summary arrives.
+3. Hang-up → ``sentiment.summary`` for a 2-minute call: one worker idle and ready, the
+   recording event published (the moment the call hung up), a consumer on
+   ``sentiment.events`` stops the clock when that recording's summary arrives. The outbox relay
+   runs in this process throughout, as ``sbc workers`` runs it next to its media workers.
 
 Run: .venv/bin/python benchmarks/media_bench.py [--engines pocketsphinx,whisper,vosk]
      [--jobs 6] [--queue-engine pocketsphinx]
@@ -197,6 +197,18 @@ def _count(status: str) -> int:
         return s.scalar(select(func.count()).select_from(Recording).where(Recording.status == status))
 
 
+def _engine_seconds(last: int) -> float:
+    """Mean engine time (transcripts.processing_ms) of the ``last`` jobs: tells CPU contention
+    (it grows) from queueing (it does not)."""
+    from sqlalchemy import text
+
+    from app.db.engine import platform_session
+
+    with platform_session() as s:
+        return s.scalar(text("SELECT avg(processing_ms) FROM (SELECT processing_ms FROM transcripts "
+                             "ORDER BY created_at DESC LIMIT :n) t"), {"n": last}) / 1000
+
+
 def _workers(n: int, log_dir: str) -> list[subprocess.Popen]:
     procs = []
     for i in range(n):
@@ -219,11 +231,17 @@ def _wait_ready(procs, seconds: float = 60) -> None:
 
 
 def _stop(procs) -> list[float]:
+    """SIGTERM; a worker in the middle of a job answers only when the job is done (its hub is
+    busy in native code), so after a grace period it is killed (its job would be redelivered)."""
     peaks = [_rss_mb(str(p.pid), "VmHWM") for p in procs]
     for p in procs:
         p.terminate()
     for p in procs:
-        p.wait(30)
+        try:
+            p.wait(60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(10)
     return peaks
 
 
@@ -245,8 +263,10 @@ def bench_throughput(engine: str, jobs: int, recording_dir: str, log_dir: str, a
         finally:
             peaks = _stop(procs)
         print(f"  {n} worker(s): {took:6.1f} s  → {jobs / took * 60:5.1f} jobs/min "
-              f"({jobs * 30 / took:.1f} audio s per s); worker peak RSS "
-              + ", ".join(f"{p:.0f} MB" for p in peaks))
+              f"({jobs * 30 / took:.1f} audio s per s); engine time per job "
+              f"{_engine_seconds(jobs):.1f} s; worker peak RSS "
+              + ", ".join(f"{p:.0f} MB" for p in peaks)
+              + f"; load average {os.getloadavg()[0]:.1f}")
 
 
 def bench_latency(engine: str, recording_dir: str, log_dir: str, account) -> None:
@@ -259,19 +279,22 @@ def bench_latency(engine: str, recording_dir: str, log_dir: str, account) -> Non
     seen = {}
 
     def on_summary(envelope) -> None:
+        if envelope.payload.get("recordingId") != str(job_id):
+            return  # another job's summary
         seen["at"] = time.perf_counter()
         seen["payload"] = envelope.payload
         arrived.set()
 
-    from app.events.publisher import start_publisher, stop_publisher
+    from app.media.jobs import RecordingJob
 
-    start_publisher()  # what sbc workers runs next to its media workers
+    job_id = None
     consumer = EventConsumer([(SENTIMENT_EVENTS, "sentiment.summary")], on_summary).start()
     procs = _workers(1, log_dir)
     try:
         consumer.ready.wait(10)
         _wait_ready(procs)
         envelope = _call(account.id, recording_dir, conversation(120))
+        job_id = RecordingJob.from_envelope(envelope).id
         hung_up = time.perf_counter()
         _publish([envelope])
         if not arrived.wait(600):
@@ -283,10 +306,11 @@ def bench_latency(engine: str, recording_dir: str, log_dir: str, account) -> Non
     finally:
         _stop(procs)
         consumer.stop()
-        stop_publisher()
 
 
 def main() -> int:
+    from app.events.publisher import start_publisher, stop_publisher
+
     parser = argparse.ArgumentParser()
     parser.add_argument("--engines", default="pocketsphinx,whisper,vosk")
     parser.add_argument("--jobs", type=int, default=6)
@@ -308,12 +332,14 @@ def main() -> int:
                 print(f"whisper worker figures not measured: {WHISPER_MODEL} missing")
                 continue
             account = _setup_world(recording_dir, engine)
+            start_publisher()  # the outbox relay sbc workers runs next to its media workers
             try:
                 bench_throughput(engine, args.jobs, recording_dir, recording_dir, account)
                 bench_latency(engine, recording_dir, recording_dir, account)
             finally:
                 from app.db.engine import reset_engines
 
+                stop_publisher()
                 reset_engines()
                 _teardown()
     finally:
