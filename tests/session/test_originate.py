@@ -15,7 +15,7 @@ from app.calls.originate import OriginateRequest
 from app.db.engine import tenant_session
 from app.events.envelope import Envelope
 from app.events.payloads import call_originate
-from app.models import Agent, Callback, Queue, User
+from app.models import Agent, Callback, Queue, SipTargetHost, User
 from app.routing.cache import RoutingCache
 from app.routing.dialer import LcrDialer
 from app.routing.lcr import gateway_name
@@ -212,11 +212,14 @@ def _callback_row(owner_conn, callback_id: uuid.UUID) -> tuple[str, int]:
 
 
 def test_given_callback_when_customer_answers_then_agent_is_bridged_and_callback_completed(
-        dialling, inbound_sim, make_account, owner_conn):
+        dialling, inbound_sim, make_account, owner_conn, media_dns):
     originator, _ = dialling
     account = make_account()
     _route(originator, account.id)
-    agent_id, queue_id, callback_id = _callback(account.id, "sip:agent7@192.0.2.50")
+    # an agent reached by a sip: URI is a sip: dial target: its host must be on the account's list
+    with tenant_session(account.id) as session:
+        session.add(SipTargetHost(account_id=account.id, host="pbx.example.com"))
+    agent_id, queue_id, callback_id = _callback(account.id, "sip:agent7@pbx.example.com")
     inbound_sim.on_originate = lambda scenario: scenario.bridge_answers(talk=0.05)
 
     request = _request(account, agent_id=agent_id, queue_id=queue_id, callback_id=callback_id)
@@ -225,7 +228,7 @@ def test_given_callback_when_customer_answers_then_agent_is_bridged_and_callback
     leg = inbound_sim.originated_calls[0]
     assert leg.wait(10)
     bridges = [arg for app, arg in executed(leg) if app == "bridge"]
-    assert len(bridges) == 1 and bridges[0].endswith("sofia/external/agent7@192.0.2.50")
+    assert len(bridges) == 1 and bridges[0].endswith("sofia/external/agent7@pbx.example.com")
     assert _callback_row(owner_conn, callback_id) == ("completed", 1)
     record = call_record(owner_conn, str(request.call_id))
     assert (record["agent_id"], record["queue_id"], record["direction"]) == (agent_id, queue_id, "outbound")
