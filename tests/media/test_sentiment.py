@@ -15,7 +15,8 @@ def test_label_thresholds(polarity, label):
 
 def test_textblob_scores_need_no_corpora():
     assert score_text("I am very happy with the service. Thank you.").polarity == 1.0
-    assert score_text("This is terrible. I am very angry and I want a refund.").polarity == pytest.approx(-0.825)
+    angry = score_text("This is terrible. I am very angry and I want a refund.")
+    assert angry.polarity == pytest.approx(-0.825)
 
 
 def test_speaker_score_is_weighted_by_words():

@@ -26,14 +26,30 @@ from app.media.worker import DEAD_LETTER_QUEUE, QUEUE, MediaWorker, declare_topo
 from app.models import Recording, Transcript
 from app.settings import get_settings
 from tests.media.conftest import REPO, recording_event, stereo_call
-from tests.plugins.services import close_vhost_connections
+from tests.plugins.services import close_vhost_connections, create_vhost, delete_vhost
+
+MEDIA_VHOST = f"sbc_{os.environ['SBC_TEST_RUN_ID']}_media"
+MEDIA_AMQP_URL = get_settings().amqp_url.rsplit("/", 1)[0] + "/" + MEDIA_VHOST
+
+
+@pytest.fixture(scope="module")
+def media_vhost() -> Iterator[str]:
+    """A vhost of these tests' own: media workers of other suites (the real-switch product's
+    ``sbc workers``) consume the run's vhost and must not take these jobs."""
+    create_vhost(MEDIA_VHOST)
+    yield MEDIA_VHOST
+    delete_vhost(MEDIA_VHOST)
+
+
+def media_env() -> dict[str, str]:
+    return {**os.environ, "SBC_AMQP_URL": MEDIA_AMQP_URL}
 
 
 @pytest.fixture
-def broker(amqp_vhost) -> Iterator[pika.adapters.blocking_connection.BlockingChannel]:
-    """A channel on the run's vhost with the media queues declared and empty."""
+def broker(media_vhost) -> Iterator[pika.adapters.blocking_connection.BlockingChannel]:
+    """A channel on the media vhost with the media queues declared and empty."""
     def purged():
-        conn = pika.BlockingConnection(pika.URLParameters(get_settings().amqp_url))
+        conn = pika.BlockingConnection(pika.URLParameters(MEDIA_AMQP_URL))
         channel = conn.channel()
         declare_topology(channel)
         channel.queue_purge(QUEUE)
@@ -98,7 +114,8 @@ def test_competing_workers_transcribe_every_job_exactly_once(
         envelope = recording_event(record, path)
         jobs.append(RecordingJob.from_envelope(envelope))
         publish(broker, envelope)
-    workers = [MediaWorker(_pipeline(pocketsphinx_engine, recording_dir)).start() for _ in range(2)]
+    workers = [MediaWorker(_pipeline(pocketsphinx_engine, recording_dir), amqp_url=MEDIA_AMQP_URL).start()
+               for _ in range(2)]
     try:
         wait_for(lambda: all(status_of(j.id) == "transcribed" for j in jobs), what="4 transcripts")
     finally:
@@ -123,7 +140,8 @@ def test_model_that_keeps_raising_is_retried_a_bounded_number_of_times_then_fail
     envelope = recording_event(record, path, stereo=False)
     job = RecordingJob.from_envelope(envelope)
     publish(broker, envelope)
-    worker = MediaWorker(_pipeline(RaisingEngine(), recording_dir), sleep=lambda _s: None).start()
+    worker = MediaWorker(_pipeline(RaisingEngine(), recording_dir), sleep=lambda _s: None,
+                         amqp_url=MEDIA_AMQP_URL).start()
     try:
         wait_for(lambda: status_of(job.id) == "failed", what="failed job")
     finally:
@@ -144,12 +162,12 @@ def test_job_whose_worker_dies_on_every_delivery_ends_failed_and_in_the_dead_let
     publish(broker, envelope)
     for _ in range(limits.MEDIA_JOB_MAX_DELIVERIES):
         # what the broker sees of a worker killed mid-job: a delivery, then the connection gone
-        conn = pika.BlockingConnection(pika.URLParameters(get_settings().amqp_url))
+        conn = pika.BlockingConnection(pika.URLParameters(MEDIA_AMQP_URL))
         channel = conn.channel()
         method = wait_for(lambda: channel.basic_get(QUEUE)[0], what="a delivery")
         assert method is not None
         conn.close()  # no ack
-    worker = MediaWorker(_pipeline(pocketsphinx_engine, recording_dir)).start()
+    worker = MediaWorker(_pipeline(pocketsphinx_engine, recording_dir), amqp_url=MEDIA_AMQP_URL).start()
     try:
         wait_for(lambda: status_of(job.id) == "failed", what="failed job")
     finally:
@@ -166,7 +184,7 @@ def test_message_that_is_not_a_recording_job_goes_to_the_dead_letter_queue(broke
                                                                            recording_dir):
     publish(broker, b'{"id": "x", "type": "media.recording.completed", "occurred_at": "now", '
                     b'"payload": {"path": "relative.wav"}}')
-    worker = MediaWorker(_pipeline(pocketsphinx_engine, recording_dir)).start()
+    worker = MediaWorker(_pipeline(pocketsphinx_engine, recording_dir), amqp_url=MEDIA_AMQP_URL).start()
     try:
         dead = wait_for(lambda: dead_letters(broker), what="a dead letter")
     finally:
@@ -176,17 +194,17 @@ def test_message_that_is_not_a_recording_job_goes_to_the_dead_letter_queue(broke
 
 
 def test_worker_survives_losing_the_broker_and_takes_jobs_published_meanwhile(
-        broker, amqp_vhost, pocketsphinx_engine, speech, write_recording, recording_dir, call_record):
-    worker = MediaWorker(_pipeline(pocketsphinx_engine, recording_dir),
+        broker, media_vhost, pocketsphinx_engine, speech, write_recording, recording_dir, call_record):
+    worker = MediaWorker(_pipeline(pocketsphinx_engine, recording_dir), amqp_url=MEDIA_AMQP_URL,
                          backoff_seconds=(0.2, 0.5)).start()
     try:
         assert worker.ready.wait(10)
-        assert close_vhost_connections(amqp_vhost) >= 1
+        assert close_vhost_connections(media_vhost) >= 1
         record = call_record()
         path = write_recording(speech["hello"])
         envelope = recording_event(record, path, stereo=False)
         # broker's view after its restart: the queue is durable, the job waits for a worker
-        conn = pika.BlockingConnection(pika.URLParameters(get_settings().amqp_url))
+        conn = pika.BlockingConnection(pika.URLParameters(MEDIA_AMQP_URL))
         publish(conn.channel(), envelope)
         conn.close()
         job = RecordingJob.from_envelope(envelope)
@@ -199,7 +217,7 @@ def test_worker_survives_losing_the_broker_and_takes_jobs_published_meanwhile(
 def _start_worker_process(tmp_path, name: str) -> subprocess.Popen:
     log = open(tmp_path / f"{name}.log", "wb")
     return subprocess.Popen([sys.executable, "-m", "app.cli", "media-worker"], cwd=REPO,
-                            env=dict(os.environ), stdout=log, stderr=subprocess.STDOUT)
+                            env=media_env(), stdout=log, stderr=subprocess.STDOUT)
 
 
 @pytest.mark.timeout(300)
@@ -250,7 +268,7 @@ def test_a_bug_in_the_pipeline_is_bounded_then_failed_and_dead_lettered(
     publish(broker, envelope)
     pipeline = BuggyPipeline(pocketsphinx_engine, recording_dir=str(recording_dir),
                              call_record_wait_seconds=0, send_hook=lambda *a, **k: None)
-    worker = MediaWorker(pipeline, sleep=lambda _s: None).start()
+    worker = MediaWorker(pipeline, sleep=lambda _s: None, amqp_url=MEDIA_AMQP_URL).start()
     try:
         wait_for(lambda: status_of(job.id) == "failed", what="failed job")
         dead = wait_for(lambda: dead_letters(broker), what="a dead letter")
@@ -279,7 +297,7 @@ def test_sbc_workers_relays_the_verbs_event_runs_a_media_worker_and_stops_it_on_
     job = RecordingJob.from_envelope(envelope)
     log = open(tmp_path / "workers.log", "wb")
     proc = subprocess.Popen([sys.executable, "-m", "app.cli", "workers"], cwd=REPO,
-                            env=dict(os.environ), stdout=log, stderr=subprocess.STDOUT)
+                            env=media_env(), stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_for(lambda: status_of(job.id) == "transcribed", timeout=120, what="transcript")
 
