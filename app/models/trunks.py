@@ -49,7 +49,8 @@ class Carrier(MaybePlatformOwned, Base):
 
 class Gateway(MaybePlatformOwned, Base):
     """One signalling address of a carrier. Inbound calls are admitted when their source IP is
-    inside ``network`` (ipv4/netmask: exact /32 or CIDR)."""
+    inside ``network`` (ipv4/netmask: exact /32 or CIDR). An outbound-only gateway may be a
+    DNS ``host`` instead of ``ipv4`` (never inbound: the ACL admits addresses, not names)."""
 
     __tablename__ = "gateways"
 
@@ -57,10 +58,12 @@ class Gateway(MaybePlatformOwned, Base):
     carrier_id: Mapped[uuid.UUID] = mapped_column(
         Uuid, ForeignKey("carriers.id", ondelete="CASCADE"), nullable=False, index=True
     )
-    ipv4: Mapped[str] = mapped_column(INET, nullable=False)
+    ipv4: Mapped[str | None] = mapped_column(INET)  # NULL only for a host-name gateway
+    # an outbound-only gateway given as a DNS name (carriers hand out FQDNs); FreeSWITCH resolves it
+    host: Mapped[str | None] = mapped_column(String(253))
     netmask: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("32"))
     # derived, indexed for "which gateway owns this source IP" (network >>= source_ip)
-    network: Mapped[str] = mapped_column(
+    network: Mapped[str | None] = mapped_column(
         CIDR, Computed("network(set_masklen(ipv4, netmask))", persisted=True)
     )
     port: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("5060"))
@@ -83,6 +86,8 @@ class Gateway(MaybePlatformOwned, Base):
             ondelete="CASCADE",
         ),
         CheckConstraint("family(ipv4) = 4 AND masklen(ipv4) = 32", name="ipv4_host_address"),
+        CheckConstraint("(ipv4 IS NULL) <> (host IS NULL)", name="ipv4_or_host"),
+        CheckConstraint("host IS NULL OR (NOT inbound AND netmask = 32)", name="host_outbound_only"),
         CheckConstraint("netmask BETWEEN 0 AND 32", name="netmask_range"),
         CheckConstraint("port BETWEEN 1 AND 65535", name="port_range"),
         CheckConstraint(in_list("transport", TRANSPORTS), name="transport_known"),

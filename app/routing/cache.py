@@ -50,7 +50,7 @@ class RoutingTable:
         """(carrier id, "ip:port") of a sofia gateway, for system.gateway.up/down."""
         for gw in self.outbound_gateways:
             if gw.id == gateway_id:
-                return gw.carrier_id, f"{gw.ipv4}:{gw.port}"
+                return gw.carrier_id, f"{gw.address}:{gw.port}"
         return None
 
 

@@ -63,7 +63,7 @@ def render_gateway(gw: GatewayRow) -> str:
     """One sofia gateway: no REGISTER (SPEC: outbound registration not implemented), OPTIONS
     ping every GATEWAY_PING_SECONDS so sofia marks it DOWN/UP (sofia::gateway_state), and the
     caller id in From, which is what carriers bill and screen on."""
-    target = f"{gw.ipv4}:{gw.port}"
+    target = f"{gw.address}:{gw.port}"  # a host name is resolved by sofia (NAPTR/SRV, A)
     transport = gw.transport if gw.transport in ("udp", "tcp") else "udp"
     params = [
         ("proxy", target),

@@ -422,7 +422,7 @@ def compile_table(rows: RoutingRows, *, cooperate: Callable[[], None] | None = N
                 if int(gw.netmask) != 32:
                     problems.append(f"gateway {gw.id}: outbound gateways need a /32 address")
                     continue
-                targets.append(GatewayTarget(gw.id, gateway_name(gw.id), f"{gw.ipv4}:{gw.port}"))
+                targets.append(GatewayTarget(gw.id, gateway_name(gw.id), f"{gw.address}:{gw.port}"))
             unusable = None
             if not carrier.is_active:
                 unusable = "carrier is inactive"

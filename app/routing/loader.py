@@ -31,8 +31,8 @@ def read_rows(session: Session, account_id: uuid.UUID | None = None) -> RoutingR
         for c in session.scalars(_scoped(Carrier, account_id))
     )
     gateways = tuple(
-        GatewayRow(g.id, g.carrier_id, str(g.ipv4).split("/")[0], g.netmask, g.port, g.transport,
-                   g.inbound, g.outbound, g.is_active)
+        GatewayRow(g.id, g.carrier_id, str(g.ipv4).split("/")[0] if g.ipv4 is not None else "",
+                   g.netmask, g.port, g.transport, g.inbound, g.outbound, g.is_active, g.host)
         for g in session.scalars(_scoped(Gateway, account_id))
     )
     plans = tuple(

@@ -30,6 +30,12 @@ class GatewayRow:
     inbound: bool = True     # source of inbound trunk calls: goes into the ACL
     outbound: bool = False   # target of outbound calls: becomes a sofia gateway
     is_active: bool = True
+    host: str | None = None  # DNS name of an outbound-only gateway (then ipv4 is "")
+
+    @property
+    def address(self) -> str:
+        """Where sofia sends the INVITE: the host name, else the IPv4 address."""
+        return self.host or self.ipv4
 
 
 @dataclass(frozen=True)

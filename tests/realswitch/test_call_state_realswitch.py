@@ -1,6 +1,7 @@
 """GET /api/calls/:callId on the real switch: a call placed with POST /api/calls reports the
 state and reason FreeSWITCH's answer leads to — busy carrier -> failed/busy (USER_BUSY), an
-answering one -> completed — and the record carries the same hangup_reason."""
+answering one -> completed — and the record carries the same hangup_reason. Also a carrier with
+``e164_leading_plus``: the switch dials ``+<number>`` and the call completes."""
 from __future__ import annotations
 
 import time
@@ -64,3 +65,26 @@ def test_an_answered_call_goes_to_completed_through_the_live_states(product, rou
     assert final["answered_at"] is not None
     order = ["queued", "ringing", "in-progress", "completed"]
     assert [order.index(s) for s in seen] == sorted(order.index(s) for s in seen), seen  # never backwards
+
+
+def test_a_carrier_with_e164_leading_plus_is_dialled_with_the_plus_and_answers(
+        product, routing_tenant, carriers, owner_engine):
+    prefix = _prefix()
+    answering = carriers.answering("PCMU")
+    carrier = routing_tenant.admin.post("/api/carriers", {"name": "plus", "e164_leading_plus": True,
+                                                          "tech_prefix": ""})
+    gateway = routing_tenant.admin.post(f"/api/carriers/{carrier['id']}/gateways",
+                                        {"ipv4": "127.0.0.1", "port": answering.port, "inbound": False})
+    _route(product, routing_tenant, prefix, [carrier["id"]])
+    _wait_gateways(product.switch, gateway["id"])
+    caller_id, app = _originate_app(routing_tenant)
+    log_from = product.switch.log_offset()
+
+    placed = routing_tenant.admin.post("/api/calls", {"to": f"{prefix}5550106", "from": caller_id,
+                                                      "application_sid": app, "timeout": 20})
+    final = _final(routing_tenant, placed["call_id"], [])
+
+    assert final, f"no final state\n{product.controller.log_tail()}"
+    assert (final["state"], final["record_status"]) == ("completed", "completed"), final
+    assert f"sofia/external/+{prefix}5550106" in product.switch.log_since(log_from)
+    assert str(_record(owner_engine, placed["call_id"])["gateway_id"]) == gateway["id"]

@@ -3,6 +3,7 @@ returned; outbound registration itself is not implemented (SPEC)."""
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Any
 
 import marshmallow as ma
@@ -54,8 +55,28 @@ def _ipv4(value: str) -> None:
         raise ma.ValidationError("Multicast and broadcast addresses cannot be gateways.")
 
 
+# RFC 1123 host name (labels of letters, digits, '-'); an IP literal is not a host name (use ipv4).
+# One label is accepted (a resolver's search domain or hosts file may know it), as 127.0.0.1 is.
+_HOST_LABEL = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
+_HOST_NAME = re.compile(rf"^{_HOST_LABEL}(\.{_HOST_LABEL})*\Z")
+
+
+def normalise_host(value: str) -> str:
+    return value.strip().lower().rstrip(".")
+
+
+def _host(value: str) -> None:
+    name = normalise_host(value)
+    if len(name) > 253 or not _HOST_NAME.match(name):
+        raise ma.ValidationError("Not a host name (labels of letters, digits and '-').")
+    if name.replace(".", "").isdigit():
+        raise ma.ValidationError("An IP address goes in ipv4.")
+
+
 class GatewayWriteSchema(ma.Schema):
-    ipv4 = ma.fields.String(required=True, validate=_ipv4)
+    ipv4 = ma.fields.String(validate=_ipv4, metadata={"description": "IPv4 address (or network, inbound); or give host"})
+    host = ma.fields.String(validate=_host, metadata={
+        "description": "Outbound-only: the carrier's DNS name (FreeSWITCH resolves it); instead of ipv4"})
     netmask = ma.fields.Integer(validate=validate.Range(min=0, max=32), metadata={
         "description": "Prefix length: 32 = exactly this address, less = a CIDR network (inbound)"})
     port = ma.fields.Integer(validate=validate.Range(min=1, max=65535))
@@ -68,6 +89,18 @@ class GatewayWriteSchema(ma.Schema):
     register_realm = ma.fields.String(allow_none=True, validate=validate.Length(min=1, max=255))
 
 
+    @ma.validates_schema
+    def _one_address(self, data: dict[str, Any], **_: Any) -> None:
+        if data.get("ipv4") is not None and data.get("host") is not None:
+            raise ma.ValidationError({"host": ["Give ipv4 or host, not both."]})
+
+    @ma.post_load
+    def _normalise(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
+        if data.get("host") is not None:
+            data["host"] = normalise_host(data["host"])
+        return data
+
+
 class GatewayPatchSchema(GatewayWriteSchema):
     """PATCH body (partial=True)."""
 
@@ -75,9 +108,11 @@ class GatewayPatchSchema(GatewayWriteSchema):
 class GatewaySchema(ma.Schema):
     id = ma.fields.UUID()
     carrier_id = ma.fields.UUID()
-    ipv4 = ma.fields.String()
+    ipv4 = ma.fields.String(allow_none=True)
+    host = ma.fields.String(allow_none=True)
     netmask = ma.fields.Integer()
-    network = ma.fields.Function(lambda g: f"{ipaddress.ip_network(f'{g.ipv4}/{g.netmask}', strict=False)}")
+    network = ma.fields.Function(lambda g: None if g.ipv4 is None else
+                                 f"{ipaddress.ip_network(f'{g.ipv4}/{g.netmask}', strict=False)}")
     port = ma.fields.Integer()
     transport = ma.fields.String()
     inbound = ma.fields.Boolean()
@@ -87,6 +122,17 @@ class GatewaySchema(ma.Schema):
     register_realm = ma.fields.String(allow_none=True)
     has_register_password = ma.fields.Function(lambda g: g.register_password_encrypted is not None)
     created_at = ma.fields.AwareDateTime()
+
+
+def host_problem(netmask: int, inbound: bool, outbound: bool) -> dict[str, Any] | None:
+    """A host-name gateway is one outbound target; the inbound ACL admits addresses only."""
+    if inbound:
+        return {"host": ["An inbound gateway needs ipv4 (an address or network): the ACL admits addresses, not names."]}
+    if not outbound:
+        return {"outbound": ["A host-name gateway is an outbound gateway."]}
+    if netmask != 32:
+        return {"netmask": ["A host-name gateway is one host: netmask must be 32."]}
+    return None
 
 
 def network_problem(ipv4: str, netmask: int, inbound: bool, outbound: bool) -> dict[str, Any] | None:

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from app.api.carriers.schemas import network_problem
+from app.api.carriers.schemas import host_problem, network_problem
 from app.api.common import apply, flush_or_raise, get_owned
 from app.api.pagination import Page, keyset_page
 from app.crypto import encrypt_secret
@@ -16,7 +16,7 @@ from app.events.payloads import emit, routing_changed
 from app.models import Carrier, Gateway
 
 CARRIER_FIELDS = ("name", "description", "is_active", "tech_prefix", "e164_leading_plus")
-GATEWAY_FIELDS = ("ipv4", "netmask", "port", "transport", "inbound", "outbound", "is_active",
+GATEWAY_FIELDS = ("ipv4", "host", "netmask", "port", "transport", "inbound", "outbound", "is_active",
                   "register_username", "register_realm")
 
 
@@ -78,7 +78,13 @@ def delete_carrier(db: Session, account_id: uuid.UUID, carrier_id: uuid.UUID) ->
 # --- gateways ----------------------------------------------------------------------------
 
 def _check_network(data: dict[str, Any]) -> None:
-    problem = network_problem(data["ipv4"], data["netmask"], data["inbound"], data["outbound"])
+    if data.get("host") is not None:
+        problem = host_problem(data["netmask"], data["inbound"], data["outbound"])
+    elif data.get("ipv4") is None:  # the body's shape, like any missing field
+        raise ValidationFailed("The request did not pass validation.", details={"json": {"ipv4": [
+            "Missing data for required field: give ipv4 (an address or network) or host (outbound only)."]}})
+    else:
+        problem = network_problem(data["ipv4"], data["netmask"], data["inbound"], data["outbound"])
     if problem:
         raise ValidationFailed("The gateway address is not usable.", code="invalid_gateway", details=problem)
 
@@ -97,7 +103,8 @@ def list_gateways(db: Session, account_id: uuid.UUID, carrier_id: uuid.UUID) -> 
 
 def create_gateway(db: Session, account_id: uuid.UUID, carrier_id: uuid.UUID, data: dict[str, Any]) -> Gateway:
     own_carrier(db, account_id, carrier_id)
-    values = {"netmask": 32, "inbound": True, "outbound": True, **data}
+    # a host-name gateway is outbound only, so it is not inbound unless the body says so
+    values = {"netmask": 32, "inbound": data.get("host") is None, "outbound": True, **data}
     _check_network(values)
     row = Gateway(id=uuid.uuid4(), account_id=account_id, carrier_id=carrier_id)
     apply(row, values, GATEWAY_FIELDS)
@@ -115,8 +122,12 @@ def get_gateway(db: Session, account_id: uuid.UUID, gateway_id: uuid.UUID) -> Ga
 
 def update_gateway(db: Session, account_id: uuid.UUID, gateway_id: uuid.UUID, data: dict[str, Any]) -> Gateway:
     row = get_owned(db, Gateway, gateway_id, account_id, what="gateway", for_update=True)
-    merged = {"ipv4": str(row.ipv4), "netmask": row.netmask, "inbound": row.inbound,
-              "outbound": row.outbound, **data}
+    merged = {"ipv4": None if row.ipv4 is None else str(row.ipv4), "host": row.host,
+              "netmask": row.netmask, "inbound": row.inbound, "outbound": row.outbound, **data}
+    if data.get("host") is not None:   # one address: the one sent replaces the other
+        merged["ipv4"] = data["ipv4"] = None
+    elif data.get("ipv4") is not None:
+        merged["host"] = data["host"] = None
     _check_network(merged)
     apply(row, data, GATEWAY_FIELDS)
     _write_password(row, data)
