@@ -86,8 +86,9 @@ class ContactCentre:
             log.warning("queue %s: members not refreshed (database unreachable?)", queue.name, exc_info=True)
             return queue
 
-    def claim(self, account_id: str, queue: QueueConfig, call_id: str) -> Optional[Candidate]:
-        chosen = self.presence.claim(account_id, queue.name, call_id, queue.members)
+    def claim(self, account_id: str, queue: QueueConfig, call_id: str, node: str = "") -> Optional[Candidate]:
+        """The agent for this caller, registered on the caller's switch ``node`` (Core-UUID)."""
+        chosen = self.presence.claim(account_id, queue.name, call_id, queue.members, node)
         return next((c for c in queue.members if c.agent_id == chosen), None) if chosen else None
 
     def keep_engaged(self, account_id: str, agent_id: str, call_id: str) -> "gevent.Greenlet":

@@ -3,9 +3,9 @@ atomic claim that pairs one caller with one agent across every controller.
 
 Keys (under ``settings.redis_key_prefix``):
 
-- ``cc:reg:<domain>:<sip user>`` — present while the agent's SIP registration is live (TTL =
-  the registration's expiry, from ``sofia::register``; deleted on ``sofia::unregister`` /
-  ``sofia::expire``).
+- ``cc:reg:<domain>:<sip user>`` — the Core-UUID of the switch holding the agent's SIP
+  registration, while it is live (TTL = the registration's expiry, from ``sofia::register``;
+  deleted on ``sofia::unregister`` / ``sofia::expire``).
 - ``cc:<account>:idle`` — sorted set agent id → idle-since (ms): the agents in ``available``
   who are not on a call. Longest idle = lowest score.
 - ``cc:<account>:q:<queue name>:waiting`` — sorted set call id → score: priority first
@@ -42,21 +42,25 @@ return 0
 """
 
 # KEYS[1] waiting callers, KEYS[2] idle agents, KEYS[3..] the candidates' registration keys.
-# ARGV[1] the call id, ARGV[2..n-2] the candidate agent ids (same order as their reg keys),
-# ARGV[n-1] the engaged key's TTL, ARGV[n] the engaged-key prefix of the account (the chosen
-# agent is marked engaged).
+# ARGV[1] the call id, ARGV[2..n-3] the candidate agent ids (same order as their reg keys),
+# ARGV[n-2] the caller's switch (Core-UUID; '' = any): only agents registered on it, since the
+# offer's user/ dial resolves the contact there; ARGV[n-1] the engaged key's TTL, ARGV[n] the
+# engaged-key prefix of the account (the chosen agent is marked engaged).
 # The caller must be first in line; the chosen agent is the longest idle registered one.
 # Both leave their sets in the same step: no other caller or controller can take either.
 _CLAIM = """
 local first = redis.call('ZRANGE', KEYS[1], 0, 0)
 if first[1] ~= ARGV[1] then return false end
 local best, best_score = nil, nil
-for i = 2, #ARGV - 2 do
+for i = 2, #ARGV - 3 do
   local score = redis.call('ZSCORE', KEYS[2], ARGV[i])
   if score then
     score = tonumber(score)
-    if (best_score == nil or score < best_score) and redis.call('EXISTS', KEYS[i + 1]) == 1 then
-      best, best_score = ARGV[i], score
+    if best_score == nil or score < best_score then
+      local node = redis.call('GET', KEYS[i + 1])
+      if node and (ARGV[#ARGV - 2] == '' or node == ARGV[#ARGV - 2]) then
+        best, best_score = ARGV[i], score
+      end
     end
   end
 end
@@ -111,8 +115,9 @@ class Presence:
         return f"{self.prefix}cc:{account_id}:q:{queue}:waiting"
 
     # -- registrations -------------------------------------------------------------------------
-    def registered(self, domain: str, sip_username: str, expires_seconds: int) -> None:
-        self.redis.set(self.reg_key(domain, sip_username), "1", ex=max(1, int(expires_seconds)))
+    def registered(self, domain: str, sip_username: str, expires_seconds: int, node: str = "") -> None:
+        """``node``: the Core-UUID of the switch the agent registered on."""
+        self.redis.set(self.reg_key(domain, sip_username), node or "-", ex=max(1, int(expires_seconds)))
 
     def unregistered(self, domain: str, sip_username: str) -> None:
         self.redis.delete(self.reg_key(domain, sip_username))
@@ -186,14 +191,16 @@ class Presence:
         return int(self.redis.zcard(self.waiting_key(account_id, queue)))
 
     # -- the claim -----------------------------------------------------------------------------
-    def claim(self, account_id: str, queue: str, call_id: str, candidates: Sequence[Candidate]) -> Optional[str]:
-        """Atomically: if ``call_id`` is first in line and a candidate is idle and registered,
-        take both out (the longest idle agent); returns that agent id, else None."""
+    def claim(self, account_id: str, queue: str, call_id: str, candidates: Sequence[Candidate],
+              node: str = "") -> Optional[str]:
+        """Atomically: if ``call_id`` is first in line and a candidate is idle and registered
+        (on switch ``node`` when given), take both out (the longest idle agent); returns that
+        agent id, else None."""
         if not candidates:
             return None
         keys = [self.waiting_key(account_id, queue), self.idle_key(account_id),
                 *(self.reg_key(c.domain, c.sip_username) for c in candidates)]
-        chosen = self._claim(keys=keys, args=[call_id, *(c.agent_id for c in candidates),
+        chosen = self._claim(keys=keys, args=[call_id, *(c.agent_id for c in candidates), node,
                                               ENGAGED_TTL_SECONDS, self.engaged_prefix(account_id)])
         if not chosen:
             return None

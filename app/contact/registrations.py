@@ -47,7 +47,7 @@ class RegistrationTracker:
         if subclass == REGISTER:
             expires = _header(event, "expires")
             seconds = int(expires) if expires.isdigit() and int(expires) > 0 else DEFAULT_EXPIRES_SECONDS
-            self.presence.registered(domain, user, seconds)
+            self.presence.registered(domain, user, seconds, node=_header(event, "Core-UUID"))
         elif subclass in (UNREGISTER, EXPIRE):
             self.presence.unregistered(domain, user)
 

@@ -80,6 +80,12 @@ class ChannelVerbContext:
     def call_id(self) -> str:
         return self.conn.uuid
 
+    @property
+    def switch_id(self) -> str:
+        """The Core-UUID of the FreeSWITCH this call is on (agents registered there can be
+        bridged from it)."""
+        return self.conn.channel_data.get("Core-UUID") or ""
+
     # -- the channel ----------------------------------------------------------------------------
     def execute(self, app: str, arg: str = "", timeout: Optional[float] = None) -> "Event":
         return self.conn.execute(app, arg, timeout=timeout)

@@ -38,6 +38,7 @@ class VerbContext(Protocol):
     contact: Any              # app.contact.distribution.ContactCentre, or None (queue holds only)
     queue_id: Optional[uuid.UUID]  # set by the queue verb: the configured queue (call record)
     agent_id: Optional[str]        # set by the queue verb: the agent who answered (call record)
+    switch_id: str                 # Core-UUID of the call's FreeSWITCH (agents registered there)
 
     def execute(self, app: str, arg: str = "", timeout: Optional[float] = None) -> "Event":
         """sendmsg execute and wait for the matching CHANNEL_EXECUTE_COMPLETE.

@@ -132,7 +132,7 @@ class Queue(Verb):
                 if config is not None:
                     if time.monotonic() - config_loaded >= QUEUE_MEMBERS_REFRESH_SECONDS:
                         config, config_loaded = contact.refreshed(ctx.account_id, config), time.monotonic()
-                    agent = contact.claim(ctx.account_id, config, ctx.call_id)
+                    agent = contact.claim(ctx.account_id, config, ctx.call_id, ctx.switch_id)
                     if agent is not None:
                         outcome = self._offer(ctx, contact, config, agent, p, joined)
                         if outcome is not None:

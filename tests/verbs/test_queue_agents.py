@@ -20,6 +20,7 @@ from app.crypto import encrypt_secret
 from app.models import Agent, AgentQueue, Queue, User
 from app.settings import get_settings
 from tests.simulator import Call
+from tests.simulator.channel import CORE_UUID
 
 
 @dataclass
@@ -61,7 +62,7 @@ def centre(seed, owner_engine, redis_client):
     presence = Presence(redis_client, get_settings().redis_key_prefix)
     now_ms = int(time.time() * 1000)
     for n, agent in enumerate(agents):
-        presence.registered(tenant.subdomain, agent.sip_username, 60)
+        presence.registered(tenant.subdomain, agent.sip_username, 60, node=CORE_UUID)
         presence.agent_idle(str(account), str(agent.id), since_ms=now_ms - 10_000 + n)
     return Centre(str(account), tenant.subdomain, queue.id, agents, ContactCentre(presence), presence)
 
@@ -135,6 +136,16 @@ def test_given_available_agents_that_are_not_registered_when_a_caller_queues_the
     run = run_on_call(Call(), [{"verb": "queue", "name": "support", "timeout": 2}],
                       account_id=centre.account_id, contact=centre.contact)
     assert run.outcome.reason == "queue_timeout" and _bridges(run) == []
+
+
+def test_given_an_agent_registered_on_another_switch_then_it_is_not_offered_a_caller_on_this_one(
+        run_on_call, centre):
+    first, second = centre.agents
+    centre.presence.registered(centre.subdomain, first.sip_username, 60, node="another-switch-core-uuid")
+    run = run_on_call(Call().bridge_answers(talk=0.1), [{"verb": "queue", "name": "support"}],
+                      account_id=centre.account_id, contact=centre.contact)
+    assert run.outcome.data["agentId"] == str(second.id)
+    assert _bridges(run)[0].endswith(f"user/{second.sip_username}@{centre.subdomain}")
 
 
 def test_given_an_unknown_queue_name_when_queued_then_the_call_ends_queue_not_found(run_on_call, centre):
