@@ -10,9 +10,9 @@ import socket
 import subprocess
 import sys
 import time
-from datetime import datetime
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import requests
 
@@ -147,18 +147,24 @@ class Product:
 
     ROUTING_APPLIED = "routing: configuration applied"
 
-    def wait_routing_applied(self, *, since: float, timeout: float) -> None:
-        """Wait until the controller applied a routing change it read after ``since`` (a
-        ``time.time()`` taken before the API write): the write is then in its snapshot."""
+    def routing_applied_count(self) -> int:
+        return self.controller.log_text().count(self.ROUTING_APPLIED)
+
+    @contextmanager
+    def routing_changes(self, writes: int, timeout: float = 30.0) -> Iterator[None]:
+        """Around API writes of routing rows (carrier, gateway, LCR plan/route/carrier entry,
+        agent): each commits one routing.config.changed and the controller applies each once,
+        so after the block wait until ``writes`` more have been applied — then the last write
+        is in the controller's snapshot and on the switch."""
+        before = self.routing_applied_count()
+        yield
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for line in self.controller.log_text().splitlines():
-                if self.ROUTING_APPLIED in line and _log_time(line) >= since:
-                    time.sleep(0.5)  # an earlier write's change may have logged first: settle
-                    return
+        while self.routing_applied_count() < before + writes:
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"controller applied {self.routing_applied_count() - before} of {writes} "
+                    f"routing changes in {timeout}s\n{self.controller.log_tail()}")
             time.sleep(0.1)
-        raise AssertionError(f"controller applied no routing change in {timeout}s\n"
-                             f"{self.controller.log_tail()}")
 
     def stop(self) -> None:
         for proc in self.processes:
@@ -169,15 +175,6 @@ class Product:
 
     def client(self, subdomain: str, username: str, password: str) -> "ApiSession":
         return ApiSession(self, subdomain).login(username, password)
-
-
-def _log_time(line: str) -> float:
-    """The epoch time of a product log line (``2026-11-22 22:44:30,943 INFO ...``, local time)."""
-    try:
-        stamp = datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f")
-    except ValueError:
-        return 0.0
-    return stamp.timestamp()
 
 
 class ApiError(AssertionError):

@@ -94,12 +94,11 @@ def create_tenant_with_trunk(product: Product, owner_engine: Engine, *,
     account = create_tenant(subdomain, "admin", ADMIN_PASSWORD, ALL_LICENSES,
                             max_concurrent_calls=max_concurrent_calls, bcrypt_rounds=4)
     admin = product.client(subdomain, "admin", ADMIN_PASSWORD)
-    carrier = admin.post("/api/carriers", {"name": "sipp trunk"})
-    written = time.time() - 0.01
-    gateway = admin.post(f"/api/carriers/{carrier['id']}/gateways",
-                         {"ipv4": "127.0.0.1", "netmask": 32, "inbound": True,
-                          "outbound": False})
-    product.wait_routing_applied(since=written, timeout=ACL_WAIT_SECONDS)
+    with product.routing_changes(2, timeout=ACL_WAIT_SECONDS):
+        carrier = admin.post("/api/carriers", {"name": "sipp trunk"})
+        gateway = admin.post(f"/api/carriers/{carrier['id']}/gateways",
+                             {"ipv4": "127.0.0.1", "netmask": 32, "inbound": True,
+                              "outbound": False})
     assert gateway_admitted(product.switch), \
         "the gateway never reached the switch's ACL (routing.config.changed → reloadacl)"
     return Tenant(account.id, subdomain, admin, carrier["id"], gateway["id"], product.switch,

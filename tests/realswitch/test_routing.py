@@ -9,7 +9,6 @@ module's own, so its least-cost-routing plan is the only one that matches.
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from pathlib import Path
 from typing import Iterator
@@ -75,24 +74,25 @@ class CarrierFarm:
 
 
 def _carrier(tenant: Tenant, name: str, port: int) -> tuple[str, str]:
-    """(carrier id, gateway id): an outbound-only gateway 127.0.0.1:<port>."""
-    carrier = tenant.admin.post("/api/carriers", {"name": name})
-    gateway = tenant.admin.post(f"/api/carriers/{carrier['id']}/gateways",
-                                {"ipv4": "127.0.0.1", "netmask": 32, "port": port,
-                                 "inbound": False, "outbound": True})
+    """(carrier id, gateway id): an outbound-only gateway 127.0.0.1:<port>, applied by the
+    controller before this returns."""
+    with tenant.admin.product.routing_changes(2):
+        carrier = tenant.admin.post("/api/carriers", {"name": name})
+        gateway = tenant.admin.post(f"/api/carriers/{carrier['id']}/gateways",
+                                    {"ipv4": "127.0.0.1", "netmask": 32, "port": port,
+                                     "inbound": False, "outbound": True})
     return carrier["id"], gateway["id"]
 
 
 def _route(product, tenant: Tenant, prefix: str, carrier_ids: list[str]) -> None:
     """A plan whose one route sends ``^prefix`` to the carriers in this order; waits until
     the controller put their gateways into sofia."""
-    written = time.time() - 0.01
-    plan = tenant.admin.post("/api/lcr", {"name": f"plan-{prefix}"})
-    route = tenant.admin.post(f"/api/lcr/{plan['id']}/routes", {"regex": f"^{prefix}"})
-    for priority, carrier_id in enumerate(carrier_ids, start=1):
-        tenant.admin.post(f"/api/lcr/routes/{route['id']}/carriers",
-                          {"carrier_id": carrier_id, "priority": priority})
-    product.wait_routing_applied(since=written, timeout=30)
+    with product.routing_changes(2 + len(carrier_ids)):
+        plan = tenant.admin.post("/api/lcr", {"name": f"plan-{prefix}"})
+        route = tenant.admin.post(f"/api/lcr/{plan['id']}/routes", {"regex": f"^{prefix}"})
+        for priority, carrier_id in enumerate(carrier_ids, start=1):
+            tenant.admin.post(f"/api/lcr/routes/{route['id']}/carriers",
+                              {"carrier_id": carrier_id, "priority": priority})
 
 
 def _gateway_status(switch, gateway_id: str) -> str:
@@ -245,9 +245,7 @@ def test_call_originate_bus_message_fails_over_like_the_api(product, routing_ten
 def test_gateway_down_and_up_are_published_when_the_carrier_stops_and_comes_back(
         product, routing_tenant, carriers, owner_engine):
     carrier = carriers.answering("PCMU")
-    written = time.time() - 0.01
     carrier_id, gateway_id = _carrier(routing_tenant, "pinged", carrier.port)
-    product.wait_routing_applied(since=written, timeout=30)
     _wait_gateways(product.switch, gateway_id)
 
     carriers.stop(carrier)
