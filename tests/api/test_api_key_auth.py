@@ -152,3 +152,15 @@ def test_given_an_api_key_when_refreshing_a_session_then_it_is_not_a_token(api, 
     key = _key(api.login(acme), ["users"])["key"]
     response = api.anonymous(acme.host).post(path, json={}, headers={"Authorization": f"Bearer {key}"})
     assert response.status_code == 401 and response.get_json()["code"] == "invalid_token"
+
+
+def test_given_every_api_blueprint_then_each_has_a_scope_or_is_deliberately_closed_to_keys(api_app):
+    """A new resource must be placed in the scope table (docs/api.md) or stay closed to keys."""
+    from app.api.api_key_auth import SCOPE_BY_BLUEPRINT
+
+    closed_to_keys = {"api_keys"}  # keys never manage keys
+    public = {"api_docs", "api-docs"}  # /api/docs and /api/openapi.json: no authentication at all
+    api_blueprints = {rule.endpoint.split(".")[0] for rule in api_app.url_map.iter_rules()
+                      if rule.rule.startswith("/api/") and "." in rule.endpoint}
+    unplaced = api_blueprints - set(SCOPE_BY_BLUEPRINT) - closed_to_keys - public
+    assert unplaced == set(), f"add these blueprints to SCOPE_BY_BLUEPRINT or closed_to_keys: {unplaced}"
