@@ -107,7 +107,7 @@ class Queue(Verb):
         return p
 
     def execute(self, ctx: VerbContext) -> VerbOutcome:
-        contact = getattr(ctx, "contact", None)
+        contact = ctx.contact
         config = None
         if contact is not None:
             config = contact.queue(ctx.account_id, self.params["name"])
@@ -159,6 +159,8 @@ class Queue(Verb):
             if outcome is None:  # the loop ended at the deadline
                 reason = "timeout"
         finally:
+            if reason == "hangup" and ctx.agent_id is not None:  # hung up talking to the agent
+                reason = "answered"
             waited = round(time.monotonic() - joined)
             presence.leave(ctx.account_id, p["name"], ctx.call_id)
             QUEUE_WAITERS.leave(ctx.call_id)

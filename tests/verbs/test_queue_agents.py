@@ -155,11 +155,13 @@ def test_given_an_unknown_queue_name_when_queued_then_the_call_ends_queue_not_fo
 
 
 def test_given_a_caller_who_hangs_up_mid_talk_then_the_agent_is_released_into_wrap_up(
-        run_on_call, centre, owner_engine):
+        run_on_call, centre, owner_engine, owner_conn):
     first = centre.agents[0]
     run = run_on_call(Call().bridge_answers(talk=5).hangup_after(0.5), [{"verb": "queue", "name": "support"}],
                       account_id=centre.account_id, contact=centre.contact)
     assert run.error is not None  # ChannelHungUp: the caller left
+    keys = [k for k, _ in run.events(owner_conn, 5) if k.startswith("queue.caller.")]
+    assert keys == ["queue.caller.enqueued", "queue.caller.dequeued"]  # answered, not abandoned
     # answered, then the caller hung up mid-talk: the agent is in after-call work, engaged no more
     assert centre.presence.engaged_by(centre.account_id, str(first.id)) is None
     assert centre.agent_row(owner_engine, first)[0] == "wrap_up"
