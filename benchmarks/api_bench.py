@@ -6,7 +6,10 @@ connections (one per client thread):
 
 - ``POST /auth/login``  — dominated by bcrypt at the production cost (12) by design;
 - ``GET /api/api-keys`` — a typical authenticated read: JWT check, identity re-read under RLS,
-  license check, one tenant-scoped SELECT, JSON out.
+  license check, one tenant-scoped SELECT, JSON out;
+- ``GET /api/account`` with the login token and with an API key (``Bearer sk_…``) in the same
+  run: the cost of key authentication (account lookup by subdomain, key row under RLS, scope
+  check; ``last_used_at`` written at most once a minute) against the JWT path.
 
 Run: .venv/bin/python benchmarks/api_bench.py [--logins N] [--gets N] [--clients C]
 """
@@ -152,7 +155,10 @@ def main() -> None:
         token = json.loads(payload)["token"]
         for i in range(5):  # a few keys so the GET returns a realistic list
             driver.call("POST", "/api/api-keys", {"name": f"k{i}", "scopes": ["calls"]}, token)
+        status, payload, _ = driver.call("POST", "/api/api-keys", {"name": "bench", "scopes": ["account"]}, token)
+        api_key = json.loads(payload)["key"]
         driver.run(100, args.clients, lambda: driver.call("GET", "/api/api-keys", token=token))  # warm-up
+        driver.run(100, args.clients, lambda: driver.call("GET", "/api/account", token=api_key))
 
         print(f"# sbc api (gevent pywsgi, 1 process) on {os.cpu_count()} CPUs; driver in another "
               f"process; load average before: {os.getloadavg()[0]:.2f}")
@@ -162,6 +168,11 @@ def main() -> None:
         for clients in sorted({1, args.clients}):
             wall, lat = driver.run(args.gets, clients, lambda: driver.call("GET", "/api/api-keys", token=token))
             report("GET /api/api-keys", args.gets, clients, wall, lat)
+        for clients in sorted({1, args.clients}):
+            for label, credential in (("JWT", token), ("API key", api_key)):
+                wall, lat = driver.run(args.gets, clients,
+                                       lambda c=credential: driver.call("GET", "/api/account", token=c))
+                report(f"GET /api/account ({label})", args.gets, clients, wall, lat)
     finally:
         if proc is not None:
             proc.terminate()
