@@ -87,6 +87,7 @@ class OutboxPublisher:
         self.amqp_url = amqp_url or get_settings().amqp_url
         self.session_factory = session_factory
         self.batch_size = batch_size
+        self.coalesce_seconds = limits.EVENT_RELAY_COALESCE_SECONDS
         self.poll_seconds = poll_seconds
         self.backoff_seconds = backoff_seconds
         self.confirm_timeout = confirm_timeout_seconds
@@ -162,6 +163,8 @@ class OutboxPublisher:
                     self._idle.set()
                     self._maybe_prune()
                     self._wait_for_work()
+                elif sent < self.batch_size:
+                    self._stop_event.wait(self.coalesce_seconds)  # let the next batch gather
             except BROKER_ERRORS as exc:
                 self.failures += 1
                 log.warning("event broker unavailable (%s: %s); retrying in %.1fs",
