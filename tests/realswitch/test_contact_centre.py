@@ -157,4 +157,4 @@ def test_a_browser_agent_registers_over_wss_with_its_generated_credentials(tenan
                              "wrong-password", agent.domain)[-1] in (401, 403)
     assert register_over_wss("127.0.0.1", real_switch.ports.agent_wss, agent.sip_username,
                              agent.sip_password, agent.domain, expires=30) == [401, 200]
-    assert poll(lambda: _presence().is_registered(agent.domain, agent.sip_username), 5)
+    assert poll(lambda: _presence().is_registered(agent.domain, agent.sip_username), 15)
