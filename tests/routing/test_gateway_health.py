@@ -17,7 +17,8 @@ from app.routing.lcr import compile_table, gateway_name
 from esl.protocol import Event, FrameParser
 from tests.routing.world import build_rows, key_id, load_world
 
-CAPTURE = Path("/work/shared/esl-captures/gateway_state/received.raw")
+# the repository's copy of ../shared/esl-captures/gateway_state (tests/fixtures/esl_captures)
+CAPTURE = Path(__file__).resolve().parents[1] / "fixtures" / "esl_captures" / "gateway_state" / "received.raw"
 
 
 class Collector:
@@ -32,8 +33,6 @@ class Collector:
 
 def _captured_events(rename: dict[str, str]) -> list[Event]:
     """The capture's CUSTOM events, with the lab gateway names mapped to ours."""
-    if not CAPTURE.exists():
-        pytest.skip("shared ESL captures are not available")
     events = []
     for frame in FrameParser().feed(CAPTURE.read_bytes()):
         if frame.content_type != "text/event-plain":
@@ -148,9 +147,7 @@ def test_given_real_outbox_when_gateway_goes_down_then_event_row_is_queued(redis
 def test_given_captured_status_tables_when_parsed_then_up_and_down():
     from app.routing.gateway_health import parse_gateway_status
 
-    transcript = Path("/work/shared/esl-captures/gateway_state/received.raw")
-    if not transcript.exists():
-        pytest.skip("shared ESL captures are not available")
+    transcript = CAPTURE
     bodies = [f.body_text for f in FrameParser().feed(transcript.read_bytes())
               if f.content_type == "api/response" and "PingState" in f.body_text]
     assert [parse_gateway_status(b) for b in bodies] == ["up", "down"]
