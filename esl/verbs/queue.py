@@ -126,6 +126,7 @@ class Queue(Verb):
         deadline = joined + p["timeout"]
         next_announcement = joined
         outcome: Optional[VerbOutcome] = None
+        media_started = False  # a media application answers the caller (the session's lazy answer)
         reason = "hangup"
         try:
             while (remaining := deadline - time.monotonic()) > _DEADLINE_SLACK_SECONDS:
@@ -134,6 +135,9 @@ class Queue(Verb):
                         config, config_loaded = contact.refreshed(ctx.account_id, config), time.monotonic()
                     agent = contact.claim(ctx.account_id, config, ctx.call_id, ctx.switch_id)
                     if agent is not None:
+                        if not media_started:  # not left ringing through the offer: answered,
+                            ctx.execute("answer")  # it hears the hold music (transfer_ringback)
+                            media_started = True
                         outcome = self._offer(ctx, contact, config, agent, p, joined)
                         if outcome is not None:
                             reason = "answered"
@@ -145,6 +149,7 @@ class Queue(Verb):
                     position = presence.position(ctx.account_id, p["name"], ctx.call_id)
                     if position is not None:
                         ctx.execute("speak", tts.speak_arg(voice, position_text(position)))
+                        media_started = True
                     next_announcement = time.monotonic() + p["announceInterval"]
                 remaining = deadline - time.monotonic()
                 if remaining <= _DEADLINE_SLACK_SECONDS:
@@ -156,6 +161,7 @@ class Queue(Verb):
                 if config is not None:
                     chunk = min(chunk, limits.QUEUE_CLAIM_INTERVAL_SECONDS)
                 timeout_set = self._hold(ctx, chunk) or timeout_set
+                media_started = True
             if outcome is None:  # the loop ended at the deadline
                 reason = "timeout"
         finally:

@@ -158,3 +158,28 @@ def test_a_browser_agent_registers_over_wss_with_its_generated_credentials(tenan
     assert register_over_wss("127.0.0.1", real_switch.ports.agent_wss, agent.sip_username,
                              agent.sip_password, agent.domain, expires=30) == [401, 200]
     assert poll(lambda: _presence().is_registered(agent.domain, agent.sip_username), 15)
+
+
+def test_a_caller_who_hangs_up_while_the_agent_rings_is_abandoned_and_the_agent_is_not_missed(
+        tenant, contact_queue, sipp, real_switch):
+    queue, (ringer, _other) = contact_queue
+    phone = _register(sipp, real_switch, ringer, "agent-ring-ooc.xml", seconds=12)
+    try:
+        _available(tenant, ringer)
+        number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
+        # the offer starts at once (4 s offer timeout); the caller leaves 2 s after the answer
+        result = sipp.call(number, scenario="uac-bye-after.xml", extra=("-d", "2000"))
+        assert result.ok, result.errors or result.stdout[-1500:]
+        record = tenant.wait_record(number)[0]
+        assert record["agent_id"] is None
+        events = [e for e in tenant.events("agent.") + tenant.events("queue.caller.")
+                  if e["payload"].get("callId") == str(record["call_id"])]
+        keys = [e["key"] for e in events]
+        assert "agent.offer" in keys and "queue.caller.abandoned" in keys, keys
+        assert "agent.missed" not in keys and "agent.accept" not in keys, keys
+        presence = _presence()
+        assert presence.engaged_by(str(tenant.account_id), ringer.id) is None
+        assert ringer.id in presence.idle_agents(str(tenant.account_id))
+    finally:
+        ring = phone.wait(30)
+    assert "CANCEL" in ring.messages, ring.errors
