@@ -54,6 +54,9 @@ QUEUE_MEMBERS_REFRESH_SECONDS = 30
 # Offer failures that are the agent declining, not missing it: a phone's 486 Busy Here
 # (USER_BUSY) or 603 Decline (CALL_REJECTED) → agent.reject, not counted as a miss.
 REJECT_CAUSES = frozenset({"USER_BUSY", "CALL_REJECTED"})
+# The offer ended because the caller's own leg went away (its hang-up may reach us after the
+# bridge's completion): neither a miss nor a reject.
+CALLER_LEFT_CAUSE = "ORIGINATOR_CANCEL"
 # Less than this left: the wait is over (not worth another playback/sleep round trip).
 _DEADLINE_SLACK_SECONDS = 0.05
 
@@ -226,7 +229,9 @@ class Queue(Verb):
         answered["live"] = False
         if answered["at"] is None:
             cause = done.variable("originate_failed_cause") or done.variable("last_bridge_hangup_cause") or ""
-            if cause in REJECT_CAUSES:  # the phone declined (486/603): the agent's choice
+            if cause == CALLER_LEFT_CAUSE:  # the caller hung up while the agent's phone rang
+                contact.abandoned_offer(ctx.account_id, agent.agent_id)
+            elif cause in REJECT_CAUSES:  # the phone declined (486/603): the agent's choice
                 ctx.publish("agent.reject", self._event(ctx, **offer, cause=cause))
                 contact.abandoned_offer(ctx.account_id, agent.agent_id)
             else:

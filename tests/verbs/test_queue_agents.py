@@ -279,3 +279,13 @@ def test_given_a_waiting_caller_when_an_agent_joins_the_queue_later_then_the_cal
     run = run_on_call(Call().bridge_answers(talk=0.1), [{"verb": "queue", "name": "support", "timeout": 10}],
                       account_id=centre.account_id, contact=contact)
     assert run.outcome.reason == "queue_answered" and reads["n"] >= 3
+
+
+def test_given_an_offer_cancelled_by_the_callers_own_leg_then_it_is_neither_missed_nor_rejected(
+        run_on_call, centre, owner_conn):
+    first = centre.agents[0]
+    run = run_on_call(Call().bridge_fails("ORIGINATOR_CANCEL", "487").bridge_answers(talk=0.1),
+                      [{"verb": "queue", "name": "support"}], account_id=centre.account_id, contact=centre.contact)
+    keys = [k for k, _ in run.events(owner_conn, 6) if k.startswith("agent.")]
+    assert "agent.missed" not in keys and "agent.reject" not in keys, keys
+    assert int(centre.presence.redis.get(f"{centre.presence.prefix}cc:{centre.account_id}:misses:{first.id}") or 0) == 0
