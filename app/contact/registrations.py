@@ -48,8 +48,10 @@ class RegistrationTracker:
             expires = _header(event, "expires")
             seconds = int(expires) if expires.isdigit() and int(expires) > 0 else DEFAULT_EXPIRES_SECONDS
             self.presence.registered(domain, user, seconds, node=_header(event, "Core-UUID"))
+            log.info("agent %s@%s registered for %d s (%s)", user, domain, seconds, _header(event, "contact"))
         elif subclass in (UNREGISTER, EXPIRE):
             self.presence.unregistered(domain, user)
+            log.info("agent %s@%s %s", user, domain, "unregistered" if subclass == UNREGISTER else "expired")
 
     def attach(self, connection: Any) -> None:
         for name in REGISTRATION_EVENTS:

@@ -15,7 +15,7 @@ from app.contact.presence import Presence
 from app.settings import get_settings
 from tests.realswitch.product import wait_for_port
 from tests.realswitch.provision import poll
-from tests.realswitch.sip_over_ws import register_over_wss
+from tests.realswitch.sip_over_ws import wss_registration
 from tests.realswitch.sipp import SippProcess, free_port
 
 PASSWORD = "agent-pass-123456"
@@ -150,14 +150,18 @@ def test_agents_still_register_while_the_api_is_down(tenant, contact_queue, sipp
 
 
 def test_a_browser_agent_registers_over_wss_with_its_generated_credentials(tenant, contact_queue, real_switch):
-    """SIP over WebSocket (what the SDK's SIP stack sends): digest against the directory,
-    and a wrong password is refused."""
+    """SIP over WebSocket (what the SDK's SIP stack sends): digest against the directory, a
+    wrong password refused, and the registration gone with the WebSocket."""
     _queue, (agent, _other) = contact_queue
-    assert register_over_wss("127.0.0.1", real_switch.ports.agent_wss, agent.sip_username,
-                             "wrong-password", agent.domain)[-1] in (401, 403)
-    assert register_over_wss("127.0.0.1", real_switch.ports.agent_wss, agent.sip_username,
-                             agent.sip_password, agent.domain, expires=30) == [401, 200]
-    assert poll(lambda: _presence().is_registered(agent.domain, agent.sip_username), 15)
+    wss = real_switch.ports.agent_wss
+    with wss_registration("127.0.0.1", wss, agent.sip_username, "wrong-password", agent.domain) as refused:
+        assert refused[-1] in (401, 403)
+    with wss_registration("127.0.0.1", wss, agent.sip_username, agent.sip_password, agent.domain,
+                          expires=30) as statuses:
+        assert statuses == [401, 200]
+        assert poll(lambda: _presence().is_registered(agent.domain, agent.sip_username), 15)
+    # the WebSocket closed (a browser tab gone): sofia unregisters it, no call is offered to it
+    assert poll(lambda: not _presence().is_registered(agent.domain, agent.sip_username), 15)
 
 
 def test_a_caller_who_hangs_up_while_the_agent_rings_is_abandoned_and_the_agent_is_not_missed(
