@@ -2,6 +2,11 @@
 own ``fs-conf/``, the real ``sbc api``/``controller``/``workers`` processes, sipp as callers and
 carriers. See README.md in this folder.
 
+The switch and the product live for this package only (``scope="package"``): the product's
+controller consumes the run's durable bus queues (``call.originate``) and its workers relay the
+run's outbox, so they must be gone before the simulator suites that follow use the same
+database and vhost.
+
 Without the shared tree (or sipp) the suite skips with one line saying why — except under
 ``CI=true``, where a missing switch is a failure: CI must never pass without the judge.
 """
@@ -43,7 +48,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 KEEP_SETTING = "SBC_REALSWITCH_KEEP"  # =1: keep logs, recordings and sipp traces after the run
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def realswitch_workdir() -> Iterator[Path]:
     if os.environ.get(KEEP_SETTING) == "1":
         path = Path(tempfile.mkdtemp(prefix="sbc-realswitch-"))
@@ -54,7 +59,7 @@ def realswitch_workdir() -> Iterator[Path]:
         yield Path(path)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def real_switch(realswitch_workdir: Path) -> Iterator[RealSwitch]:
     switch = RealSwitch(freeswitch_tree(), realswitch_workdir / "fs", SwitchPorts.pick(),
                         ESL_PASSWORD)
@@ -65,7 +70,7 @@ def real_switch(realswitch_workdir: Path) -> Iterator[RealSwitch]:
         switch.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def product(real_switch: RealSwitch, database: str, amqp_vhost: str,
             realswitch_workdir: Path) -> Iterator[Product]:
     product = Product(real_switch, realswitch_workdir)
@@ -76,14 +81,14 @@ def product(real_switch: RealSwitch, database: str, amqp_vhost: str,
         product.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def tenant(product: Product, owner_engine) -> Tenant:
     """One tenant with an inbound trunk from 127.0.0.1, shared by the suite's tests (each
     test makes its own numbers and applications)."""
     return create_tenant_with_trunk(product, owner_engine)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def sipp(real_switch: RealSwitch, realswitch_workdir: Path) -> Sipp:
     return Sipp(real_switch, realswitch_workdir / "sipp")
 

@@ -32,6 +32,18 @@ def wait_for_port(port: int, timeout: float = START_TIMEOUT_SECONDS) -> bool:
     return False
 
 
+CLUSTER_KEYS = ("freeswitch.nodes", "controller.listen", "controller.advertise_host",
+                "recording.dir", "health.controller_port", "health.workers_port")
+
+
+def unconfigure_cluster() -> None:
+    """Back to the defaults, so the suites after this one see the run's database as before."""
+    from app.config import unset_value
+
+    for key in CLUSTER_KEYS:
+        unset_value(key, announce=False)
+
+
 def configure_cluster(switch: RealSwitch) -> None:
     """The runtime configuration an operator sets with ``sbc config set`` (docs/trunks.md)."""
     from app.config import set_value
@@ -169,6 +181,7 @@ class Product:
     def stop(self) -> None:
         for proc in self.processes:
             proc.stop()
+        unconfigure_cluster()
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.api_port}{path}"
