@@ -12,14 +12,13 @@ import logging
 from collections import OrderedDict
 from typing import Callable, Iterable, Protocol
 
-import gevent
-import gevent.event
 import pika
 import redis
 
+from app.events.broker_loop import BrokerLoop
 from app.events.envelope import Envelope
 from app.events.exchanges import declare_all
-from app.events.publisher import BROKER_ERRORS, abandon_connection, connection_parameters
+from app.events.publisher import abandon_connection, connection_parameters
 from app.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -62,12 +61,14 @@ class RedisSeenIds:
         return bool(self.client.set(self.prefix + event_id, 1, nx=True, ex=self.ttl))
 
 
-class EventConsumer:
+class EventConsumer(BrokerLoop):
     """Binds a queue to ``bindings`` [(exchange, binding key)] and calls ``handler`` per new
     event, in its own greenlet, reconnecting with backoff. Without ``queue`` the queue is
     server-named, exclusive and auto-deleted (a live listener that may miss events while
     disconnected); with ``queue`` it is durable and keeps events while the consumer is away.
     A handler that raises gets the message rejected without requeue (no poison loops)."""
+
+    role = "event consumer"
 
     def __init__(
         self,
@@ -86,42 +87,9 @@ class EventConsumer:
         self.queue_name = queue
         self.seen = seen if seen is not None else RecentIds()
         self.prefetch = prefetch
-        self.backoff_seconds = backoff_seconds
-        self.ready = gevent.event.Event()  # set once the queue is bound (each connection)
+        super().__init__(backoff_seconds)
         self.duplicates = 0
         self.delivered = 0
-        self.connects = 0
-        self._stopping = False
-        self._stop_event = gevent.event.Event()
-        self._greenlet: gevent.Greenlet | None = None
-        self._conn: pika.BlockingConnection | None = None
-
-    def start(self) -> "EventConsumer":
-        self._greenlet = gevent.spawn(self._run)
-        return self
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self._stopping = True
-        self._stop_event.set()
-        if self._greenlet is not None:
-            self._greenlet.join(timeout)
-            if not self._greenlet.dead:
-                self._greenlet.kill(block=True, timeout=1)
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            abandon_connection(conn)
-
-    def _run(self) -> None:
-        delay = self.backoff_seconds[0]
-        while not self._stopping:
-            try:
-                self._consume()
-                delay = self.backoff_seconds[0]
-            except BROKER_ERRORS as exc:
-                self.ready.clear()
-                log.warning("event consumer lost the broker (%s); retrying in %.1fs", exc, delay)
-                self._stop_event.wait(delay)
-                delay = min(delay * 2, self.backoff_seconds[1])
 
     def _consume(self) -> None:
         conn = pika.BlockingConnection(connection_parameters(self.amqp_url))

@@ -32,9 +32,10 @@ import pika.exceptions
 from sqlalchemy.exc import SQLAlchemyError
 
 from app import limits
+from app.events.broker_loop import BrokerLoop
 from app.events.envelope import Envelope
 from app.events.exchanges import MEDIA_EVENTS, declare_all
-from app.events.publisher import BROKER_ERRORS, abandon_connection, connection_parameters
+from app.events.publisher import abandon_connection, connection_parameters
 from app.media.jobs import BadJob, RecordingJob
 from app.media.pipeline import Outcome, Pipeline, Retry
 from app.settings import get_settings
@@ -69,8 +70,11 @@ def retry_delay(attempt: int) -> float:
     return min(first * 2 ** (attempt - 1), cap)
 
 
-class MediaWorker:
+class MediaWorker(BrokerLoop):
     """One consumer; ``start()`` runs it in a greenlet, reconnecting with backoff."""
+
+    role = "media worker"
+    stop_timeout = 10.0  # finish the job in hand (its ack included), then close
 
     def __init__(self, pipeline: Pipeline, *, amqp_url: str | None = None,
                  sleep: Callable[[float], None] = gevent.sleep,
@@ -78,42 +82,8 @@ class MediaWorker:
         self.pipeline = pipeline
         self.amqp_url = amqp_url or get_settings().amqp_url
         self.sleep = sleep
-        self.backoff_seconds = backoff_seconds
-        self.ready = gevent.event.Event()
+        super().__init__(backoff_seconds)
         self.outcomes: list[tuple[str, Outcome | str]] = []  # (recording id, outcome) for ops/tests
-        self.connects = 0
-        self._stopping = False
-        self._stop_event = gevent.event.Event()
-        self._greenlet: gevent.Greenlet | None = None
-        self._conn: pika.BlockingConnection | None = None
-
-    def start(self) -> "MediaWorker":
-        self._greenlet = gevent.spawn(self._run)
-        return self
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Finish the job in hand (its ack included), then close."""
-        self._stopping = True
-        self._stop_event.set()
-        if self._greenlet is not None:
-            self._greenlet.join(timeout)
-            if not self._greenlet.dead:
-                self._greenlet.kill(block=True, timeout=1)
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            abandon_connection(conn)
-
-    def _run(self) -> None:
-        delay = self.backoff_seconds[0]
-        while not self._stopping:
-            try:
-                self._consume()
-                delay = self.backoff_seconds[0]
-            except BROKER_ERRORS as exc:
-                self.ready.clear()
-                log.warning("media worker lost the broker (%s); retrying in %.1fs", exc, delay)
-                self._stop_event.wait(delay)
-                delay = min(delay * 2, self.backoff_seconds[1])
 
     def _consume(self) -> None:
         params = connection_parameters(self.amqp_url, heartbeat=0)
