@@ -8,6 +8,7 @@ answered anyone who sent ``Host: acme.localhost``. What the process binds to is 
 client cannot choose, so that is what is checked."""
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 
@@ -31,10 +32,8 @@ def is_loopback_only(host: str) -> bool:
     every interface; a name counts only if all it resolves to is loopback)."""
     if not host:
         return False
-    try:
+    with contextlib.suppress(ValueError):  # not an IP literal: a name, resolved below
         return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        pass
     try:
         infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
     except OSError:

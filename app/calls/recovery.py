@@ -226,7 +226,7 @@ class LostCallHangup:
 
 
 class _AlreadyRecorded(Exception):
-    pass
+    """The call got its record meanwhile (its session finished first): nothing to recover."""
 
 
 def _started(body: dict[str, Any]) -> Optional[StartedCall]:

@@ -55,7 +55,7 @@ class RouteUnavailable(Exception):
 
 
 class _LookupTimedOut(Exception):
-    pass
+    """The database did not answer the number lookup in time: serve it from the snapshot."""
 
 
 class RouteSnapshot:

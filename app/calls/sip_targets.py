@@ -17,6 +17,7 @@ this A/AAAA check never saw; list IP addresses where that matters.
 """
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import re
 import uuid
@@ -42,10 +43,8 @@ def normalize_host(raw: str) -> str:
     host = raw.strip().lower().rstrip(".")
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]
-    try:
+    with contextlib.suppress(ValueError):  # not an IP literal: checked as a domain name below
         return str(ipaddress.ip_address(host))
-    except ValueError:
-        pass
     if not host or len(host) > 253 or not all(_LABEL.fullmatch(label) for label in host.split(".")):
         raise ValueError(f"{raw!r} is not a domain name or an IP address")
     return host

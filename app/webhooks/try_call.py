@@ -8,6 +8,7 @@ is described by its fields, so a new verb is never silently hidden.
 """
 from __future__ import annotations
 
+import contextlib
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -82,10 +83,8 @@ DESCRIBERS: dict[str, Callable[[dict[str, Any]], str]] = {
 def describe(verb: Verb) -> str:
     describer = DESCRIBERS.get(verb.name)
     if describer is not None:
-        try:
+        with contextlib.suppress(KeyError, TypeError):  # a describer must never hide a verb
             return f"{verb.name}: {describer(verb.params)}"
-        except (KeyError, TypeError):  # a describer must never hide a verb
-            pass
     shown = {k: v for k, v in verb.params.items() if k != "verb" and v not in (None, [], {})}
     return f"{verb.name}: {shown}"
 

@@ -12,6 +12,7 @@ tree itself is never written to.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -181,10 +182,8 @@ class RealSwitch:
                 return
             time.sleep(0.2)
         if pid:
-            try:
+            with contextlib.suppress(ProcessLookupError):  # it exited after all
                 os.kill(pid, 9)
-            except ProcessLookupError:
-                pass
 
     def pid(self) -> int | None:
         try:

@@ -191,7 +191,7 @@ class Product:
 
 
 class ApiError(AssertionError):
-    pass
+    """The API answered with a status the test did not expect (message carries the body)."""
 
 
 class ApiSession:

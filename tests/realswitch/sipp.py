@@ -12,7 +12,7 @@ import socket
 import subprocess
 import time
 import uuid
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -203,10 +203,8 @@ class SippProcess:
             for line in path.read_text().splitlines()[1:]:
                 parts = line.split(";")
                 if len(parts) >= 2:
-                    try:
+                    with suppress(ValueError):  # a truncated last line
                         rtt.append(float(parts[1]))
-                    except ValueError:
-                        pass
         messages = "".join(p.read_text(errors="replace")
                            for p in self.folder.glob("*_messages.log"))
         assert self.proc is not None

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 
-from tests.realswitch.provision import poll
 from tests.realswitch.test_routing import (CALL_WAIT_SECONDS, _carrier, _originate_app, _prefix,  # noqa: F401
                                            _record, _route, _wait_gateways, carriers, routing_tenant)
 
