@@ -22,7 +22,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, TenantOwned, created_at, in_list, uuid_pk
-from app.models.enums import AGENT_STATES, CALLBACK_STATUSES
+from app.models.enums import AGENT_STATES, CALLBACK_STATUSES, QUEUE_STRATEGIES
 
 
 class Queue(TenantOwned, Base):
@@ -42,6 +42,11 @@ class Queue(TenantOwned, Base):
     offer_timeout_seconds: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("20"))
     max_missed_offers: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("3"))
     wrap_up_seconds: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("10"))
+    # distribution (docs/agents.md "Strategies"), abandons under short_abandon_seconds are
+    # flagged shortAbandon, service level = answered within service_level_seconds (queue.metrics)
+    strategy: Mapped[str] = mapped_column(String(16), nullable=False, server_default=text("'longest_idle'"))
+    short_abandon_seconds: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("5"))
+    service_level_seconds: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("20"))
     created_at: Mapped[datetime] = created_at()
 
     __table_args__ = (
@@ -49,6 +54,9 @@ class Queue(TenantOwned, Base):
         CheckConstraint("offer_timeout_seconds > 0", name="offer_timeout_positive"),
         CheckConstraint("max_missed_offers > 0", name="max_missed_positive"),
         CheckConstraint("wrap_up_seconds >= 0", name="wrap_up_not_negative"),
+        CheckConstraint(in_list("strategy", QUEUE_STRATEGIES), name="strategy_known"),
+        CheckConstraint("short_abandon_seconds >= 0", name="short_abandon_not_negative"),
+        CheckConstraint("service_level_seconds > 0", name="service_level_positive"),
         UniqueConstraint("id", "account_id", name="uq_queues_id_account"),
         CheckConstraint("max_wait_seconds > 0", name="max_wait_positive"),
         CheckConstraint("announce_interval_seconds > 0", name="announce_interval_positive"),
@@ -94,6 +102,8 @@ class AgentQueue(TenantOwned, Base):
 
     agent_id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True)
     queue_id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, index=True)
+    # lower tiers are offered first, the queue's strategy picks within a tier
+    tier: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("1"))
     created_at: Mapped[datetime] = created_at()
 
     __table_args__ = (
@@ -109,6 +119,7 @@ class AgentQueue(TenantOwned, Base):
             name="fk_agent_queues_queue_same_account",
             ondelete="CASCADE",
         ),
+        CheckConstraint("tier BETWEEN 1 AND 9", name="tier_range"),
     )
 
 

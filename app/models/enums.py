@@ -16,6 +16,8 @@ TRANSPORTS: tuple[str, ...] = ("udp", "tcp")
 
 AGENT_STATES: tuple[str, ...] = ("available", "not_ready", "wrap_up", "offline")
 CALLBACK_STATUSES: tuple[str, ...] = ("pending", "dialing", "completed", "failed", "cancelled")
+# how a queue picks the agent for its first waiting caller (docs/agents.md "Strategies")
+QUEUE_STRATEGIES: tuple[str, ...] = ("longest_idle", "round_robin", "fewest_calls", "ring_all")
 
 DIALER_MODES: tuple[str, ...] = ("preview", "progressive", "power")
 CAMPAIGN_STATUSES: tuple[str, ...] = ("draft", "scheduled", "running", "paused", "completed", "archived")
