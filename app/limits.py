@@ -83,6 +83,10 @@ READINESS_CHECK_TIMEOUT_SECONDS = 2.0   # per dependency probe: /readyz answers 
 # Interaction summary: a caller who abandons within this many seconds of queueing is a
 # short abandon (not counted against service level).
 SHORT_ABANDON_SECONDS = 5
+# Disposition code an agent sets on its interaction (interaction_summary.disposition is
+# varchar(64)): 1 to this many characters, no control characters.
+DISPOSITION_MIN_LENGTH = 1
+DISPOSITION_MAX_LENGTH = 64
 
 # JSON accepted by the API (request bodies and pagination cursors; app/api/json_body.py).
 # Deepest nesting of objects/arrays: a verb list with a nested gather/say is ~6 levels, a flow

@@ -144,6 +144,7 @@ class InteractionSegment(TenantOwned, Base):
 
     id: Mapped[uuid.UUID] = uuid_pk()
     trace_id: Mapped[uuid.UUID] = mapped_column(Uuid, nullable=False, index=True)
+    call_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, index=True)  # the caller's leg
     agent_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, index=True)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
