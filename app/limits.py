@@ -24,6 +24,21 @@ WS_ACK_TIMEOUT_SECONDS = 10.0  # same budget as one HTTP attempt
 
 # Queue callbacks
 CALLBACK_MAX_ATTEMPTS = 3
+# A customer not reached (no answer, busy, failed) is dialled again no sooner than this after
+# the attempt began: an immediate redial of a busy line mostly finds it busy again.
+CALLBACK_RETRY_DELAY_SECONDS = 120
+# How long the customer's phone rings on each attempt.
+CALLBACK_RING_TIMEOUT_SECONDS = 30
+# The dispatcher also looks for work this often (an agent already available when a callback is
+# created, or a retry delay that ran out while no agent changed state).
+CALLBACK_SWEEP_INTERVAL_SECONDS = 5
+# A callback still ``dialing`` this long after its attempt began lost its outcome (no controller
+# took the call.originate, or the one that did died mid-ring): the attempt counts as not
+# reached. Ring timeout + the originator's result margin + the dispatch deadline, with room.
+CALLBACK_DIALING_STALE_SECONDS = 300
+# The callback-call mark (call id → agent) lives at most this long: a callback call longer than
+# this ends without sending the agent to wrap-up (the agent sets itself available).
+CALLBACK_CALL_MARK_TTL_SECONDS = 12 * 3600
 
 # Gateway health: SIP OPTIONS interval (FreeSWITCH gateway `ping`)
 GATEWAY_PING_SECONDS = 30
@@ -122,6 +137,24 @@ QUEUE_MAX_WRAP_UP_SECONDS = 3600
 # How often a waiting caller tries to claim an agent (the hold music is cut into rounds this
 # long: playback_timeout_sec takes whole seconds and is ignored below 2)
 QUEUE_CLAIM_INTERVAL_SECONDS = 2
+# Queue distribution (docs/agents.md "Strategies"): membership tiers 1 (offered first) to 9;
+# ring_all rings at most this many agents of the best tier at once (the longest idle first:
+# one bridge with that many legs, each a SIP INVITE from the caller's switch).
+QUEUE_MIN_TIER = 1
+QUEUE_MAX_TIER = 9
+QUEUE_RING_ALL_MAX_LEGS = 20
+# Caller priority on the queue verb: higher is served first.
+QUEUE_MIN_PRIORITY = 0
+QUEUE_MAX_PRIORITY = 100
+QUEUE_MAX_SHORT_ABANDON_SECONDS = 300
+QUEUE_MAX_SERVICE_LEVEL_SECONDS = 3600
+# EWT: the last this-many handle times (answer to hang-up) of a queue, kept at most this long
+QUEUE_EWT_SAMPLES = 50
+QUEUE_EWT_WINDOW_SECONDS = 3600
+# queue.metrics: one per queue with waiting callers or members, every period, emitted by one
+# controller per period (a Redis lock); service level over the answers of the last window
+QUEUE_METRICS_PERIOD_SECONDS = 30
+QUEUE_SERVICE_LEVEL_WINDOW_SECONDS = 900
 CONFERENCE_MAX_PARTICIPANTS = 1000
 PAUSE_DEFAULT_SECONDS = 1
 PAUSE_MAX_SECONDS = 3600
@@ -152,3 +185,14 @@ CONTROLLER_MAX_LOOP_LAG_MS = 500        # event-loop delay above which new calls
 CONTROLLER_LAG_PROBE_SECONDS = 0.1      # how often the loop delay is sampled
 ORPHAN_SWEEP_SECONDS = 5                # how often each switch is checked for orphan channels
 ORPHAN_GRACE_SECONDS = 10               # a channel this old in `socket` with no session is orphan
+
+# The agent channel (docs/agents.md "The agent channel"): the first message must be the auth
+# message within this long; frames above the size are refused (close 1009); pings keep
+# proxies from idling the socket out and find dead peers; a socket whose outgoing messages
+# pile up past the queue size (a client that stopped reading) is closed.
+AGENT_CHANNEL_AUTH_TIMEOUT_SECONDS = 5.0
+AGENT_CHANNEL_MAX_MESSAGE_BYTES = 64 * 1024
+AGENT_CHANNEL_PING_SECONDS = 25
+AGENT_CHANNEL_OUTBOX_SIZE = 256
+AGENT_CHANNEL_DTMF_MAX_DIGITS = 32
+AGENT_CHANNEL_ID_MAX_CHARS = 64

@@ -10,6 +10,9 @@ Keys (under ``settings.redis_key_prefix``):
   who are not on a call. Longest idle = lowest score.
 - ``cc:<account>:q:<queue name>:waiting`` — sorted set call id → score: priority first
   (higher first), then enqueue time (earlier first).
+- ``cc:<account>:q:<queue name>:rr`` — round_robin: the agent id offered last.
+- ``cc:<account>:handled:<YYYYMMDD>`` — hash agent id → calls answered that UTC day
+  (fewest_calls), kept two days.
 
 Redis holds only what is rebuilt from the database and the switch (DESIGN "Data"): state of
 record is the ``agents`` table; registrations come back with the phones' next REGISTER.
@@ -18,7 +21,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Optional, Sequence
+
+from app import limits
+from app.models.enums import QUEUE_STRATEGIES
 
 if TYPE_CHECKING:  # pragma: no cover
     import redis
@@ -27,6 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # stays below this for the next ~300 years, so priorities never overlap.
 PRIORITY_WEIGHT = 10 ** 13
 _WAITING_TTL_SECONDS = 24 * 3600
+# today's calls-handled hash outlives midnight by a day (read only for today)
+_HANDLED_TTL_SECONDS = 2 * 24 * 3600
 # An agent's "engaged" mark lives this long unless the controller driving the call refreshes
 # it (every ENGAGED_REFRESH_SECONDS while the offer or call lasts): a controller that dies
 # mid-call leaves the agent un-offerable for at most this long, not forever.
@@ -41,34 +50,70 @@ end
 return 0
 """
 
-# KEYS[1] waiting callers, KEYS[2] idle agents, KEYS[3..] the candidates' registration keys.
-# ARGV[1] the call id, ARGV[2..n-3] the candidate agent ids (same order as their reg keys),
-# ARGV[n-2] the caller's switch (Core-UUID; '' = any): only agents registered on it, since the
-# offer's user/ dial resolves the contact there; ARGV[n-1] the engaged key's TTL, ARGV[n] the
-# engaged-key prefix of the account (the chosen agent is marked engaged).
-# The caller must be first in line; the chosen agent is the longest idle registered one.
-# Both leave their sets in the same step: no other caller or controller can take either.
+# KEYS[1] waiting callers, KEYS[2] idle agents, KEYS[3] the queue's round-robin pointer,
+# KEYS[4] today's calls-handled hash of the account, KEYS[5..] the candidates' registration keys.
+# ARGV[1] the call id, ARGV[2] the caller's switch (Core-UUID; '' = any): only agents
+# registered on it, since the offer's user/ dial resolves the contact there; ARGV[3] the
+# engaged key's TTL, ARGV[4] the engaged-key prefix of the account; ARGV[5] the strategy,
+# ARGV[6] ring_all's most legs; ARGV[7..] (agent id, tier) per candidate, same order as the
+# registration keys.
+# The caller must be first in line. Among the idle registered candidates of the lowest tier:
+# longest_idle = lowest idle-since; fewest_calls = fewest handled today, then longest idle;
+# round_robin = the next agent id after the pointer (wrapping); ring_all = all of them
+# (longest idle first, at most ARGV[6]). The chosen agents leave the idle set and are marked
+# engaged, the caller leaves the line, all in the same step: no other caller or controller can
+# take any of them. Returns {agent, idle-since, ...} or false.
 _CLAIM = """
 local first = redis.call('ZRANGE', KEYS[1], 0, 0)
 if first[1] ~= ARGV[1] then return false end
-local best, best_score = nil, nil
-for i = 2, #ARGV - 3 do
-  local score = redis.call('ZSCORE', KEYS[2], ARGV[i])
-  if score then
-    score = tonumber(score)
-    if best_score == nil or score < best_score then
-      local node = redis.call('GET', KEYS[i + 1])
-      if node and (ARGV[#ARGV - 2] == '' or node == ARGV[#ARGV - 2]) then
-        best, best_score = ARGV[i], score
+local node, strategy = ARGV[2], ARGV[5]
+local pointer = false
+if strategy == 'round_robin' then pointer = redis.call('GET', KEYS[3]) end
+local best_tier, best, best_score, key1, key2 = nil, nil, nil, nil, nil
+local ring = {}
+for i = 1, (#ARGV - 6) / 2 do
+  local agent, tier = ARGV[5 + 2 * i], tonumber(ARGV[6 + 2 * i])
+  if best_tier == nil or tier <= best_tier then
+    local score = redis.call('ZSCORE', KEYS[2], agent)
+    if score then
+      local reg = redis.call('GET', KEYS[4 + i])
+      if reg and (node == '' or reg == node) then
+        if best_tier == nil or tier < best_tier then
+          best_tier, best, ring = tier, nil, {}
+        end
+        if strategy == 'ring_all' then
+          ring[#ring + 1] = {agent, score}
+        else
+          local k1, k2
+          if strategy == 'fewest_calls' then
+            k1, k2 = tonumber(redis.call('HGET', KEYS[4], agent) or '0'), tonumber(score)
+          elseif strategy == 'round_robin' then
+            k1, k2 = ((pointer and agent <= pointer) and 1 or 0), agent
+          else
+            k1, k2 = tonumber(score), ''
+          end
+          if best == nil or k1 < key1 or (k1 == key1 and k2 < key2) then
+            best, best_score, key1, key2 = agent, score, k1, k2
+          end
+        end
       end
     end
   end
 end
-if best == nil then return false end
-redis.call('SET', ARGV[#ARGV] .. best, ARGV[1], 'EX', tonumber(ARGV[#ARGV - 1]))
-redis.call('ZREM', KEYS[2], best)
+if best ~= nil then ring = {{best, best_score}} end
+if #ring == 0 then return false end
+table.sort(ring, function(a, b) return tonumber(a[2]) < tonumber(b[2]) end)
+local out = {}
+for i = 1, math.min(#ring, tonumber(ARGV[6])) do
+  local agent = ring[i][1]
+  redis.call('SET', ARGV[4] .. agent, ARGV[1], 'EX', tonumber(ARGV[3]))
+  redis.call('ZREM', KEYS[2], agent)
+  out[#out + 1] = agent
+  out[#out + 1] = ring[i][2]
+end
 redis.call('ZREM', KEYS[1], ARGV[1])
-return best
+if strategy == 'round_robin' then redis.call('SET', KEYS[3], best, 'EX', 86400) end
+return out
 """
 
 
@@ -79,6 +124,33 @@ redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 return 1
 """
 
+# The callback dispatcher's claim of one agent (app/contact/callbacks.py). KEYS[1] idle agents,
+# KEYS[2] the agent's engaged key, KEYS[3] its registration key ('' = an agent reached by its
+# contact, no registration to check), KEYS[4] the callback-call key. ARGV agent id, call id,
+# engaged TTL, callback-call TTL. The agent must be idle, not engaged and registered; it leaves
+# the idle set and is marked engaged by the call in one step (a queue caller's claim and a
+# callback never get the same agent). Returns its idle-since score (to undo in place).
+_CLAIM_AGENT = """
+local since = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not since then return false end
+if redis.call('EXISTS', KEYS[2]) == 1 then return false end
+if KEYS[3] ~= '' and redis.call('EXISTS', KEYS[3]) == 0 then return false end
+redis.call('SET', KEYS[2], ARGV[2], 'EX', tonumber(ARGV[3]))
+redis.call('SET', KEYS[4], ARGV[1], 'EX', tonumber(ARGV[4]))
+redis.call('ZREM', KEYS[1], ARGV[1])
+return since
+"""
+
+# KEYS[1] the agent's engaged key, KEYS[2] idle agents (or '' to leave it), KEYS[3] the
+# callback-call key; ARGV call id, agent id, idle-since. Only the mark this call set is removed.
+_UNCLAIM_AGENT = """
+redis.call('DEL', KEYS[3])
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+if KEYS[2] ~= '' then redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2]) end
+return 1
+"""
+
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
@@ -86,11 +158,27 @@ def _now_ms() -> int:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A queue member that may be offered a call: its id and its SIP registration."""
+    """A queue member that may be offered a call: its id, its SIP registration and its tier
+    in the queue (lower tiers are offered first)."""
 
     agent_id: str
     domain: str
     sip_username: str
+    tier: int = 1
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """An agent taken by a claim, with its idle-since (ms) to give its place back (ring_all)."""
+
+    agent_id: str
+    idle_since_ms: int
+
+
+# Strategy name → the Lua claim's selector. Explicit: a queue's strategy column is checked
+# against this before it reaches the script.
+STRATEGIES = frozenset(QUEUE_STRATEGIES)
+DEFAULT_STRATEGY = "longest_idle"
 
 
 class Presence:
@@ -100,6 +188,8 @@ class Presence:
         self._claim = client.register_script(_CLAIM)
         self._idle = client.register_script(_IDLE)
         self._keep = client.register_script(_KEEP)
+        self._claim_agent = client.register_script(_CLAIM_AGENT)
+        self._unclaim_agent = client.register_script(_UNCLAIM_AGENT)
 
     # -- keys --------------------------------------------------------------------------------
     def reg_key(self, domain: str, sip_username: str) -> str:
@@ -113,6 +203,14 @@ class Presence:
 
     def waiting_key(self, account_id: str, queue: str) -> str:
         return f"{self.prefix}cc:{account_id}:q:{queue}:waiting"
+
+    def pointer_key(self, account_id: str, queue: str) -> str:
+        return f"{self.prefix}cc:{account_id}:q:{queue}:rr"
+
+    def handled_key(self, account_id: str, day: Optional[str] = None) -> str:
+        """Calls answered per agent on a UTC day (default today)."""
+        day = day or datetime.now(timezone.utc).strftime("%Y%m%d")
+        return f"{self.prefix}cc:{account_id}:handled:{day}"
 
     # -- registrations -------------------------------------------------------------------------
     def registered(self, domain: str, sip_username: str, expires_seconds: int, node: str = "") -> None:
@@ -157,6 +255,17 @@ class Presence:
     def reset_misses(self, account_id: str, agent_id: str) -> None:
         self.redis.delete(f"{self.prefix}cc:{account_id}:misses:{agent_id}")
 
+    def count_handled(self, account_id: str, agent_id: str) -> int:
+        """One more call answered by the agent today (UTC): the fewest_calls order."""
+        key = self.handled_key(account_id)
+        pipe = self.redis.pipeline()
+        pipe.hincrby(key, agent_id, 1)
+        pipe.expire(key, _HANDLED_TTL_SECONDS)
+        return int(pipe.execute()[0])
+
+    def handled_today(self, account_id: str, agent_id: str) -> int:
+        return int(self.redis.hget(self.handled_key(account_id), agent_id) or 0)
+
     def agent_busy(self, account_id: str, agent_id: str) -> None:
         """Not offerable (not available, or on a call)."""
         self.redis.zrem(self.idle_key(account_id), agent_id)
@@ -192,16 +301,59 @@ class Presence:
 
     # -- the claim -----------------------------------------------------------------------------
     def claim(self, account_id: str, queue: str, call_id: str, candidates: Sequence[Candidate],
-              node: str = "") -> Optional[str]:
-        """Atomically: if ``call_id`` is first in line and a candidate is idle and registered
-        (on switch ``node`` when given), take both out (the longest idle agent); returns that
-        agent id, else None."""
+              node: str = "", strategy: str = DEFAULT_STRATEGY) -> Optional[str]:
+        """The one agent claimed for ``call_id`` (see ``claim_agents``), or None."""
+        claimed = self.claim_agents(account_id, queue, call_id, candidates, node, strategy)
+        return claimed[0].agent_id if claimed else None
+
+    def claim_agents(self, account_id: str, queue: str, call_id: str, candidates: Sequence[Candidate],
+                     node: str = "", strategy: str = DEFAULT_STRATEGY) -> list[Claimed]:
+        """Atomically: if ``call_id`` is first in line and candidates of the queue are idle
+        and registered (on switch ``node`` when given), take the caller out of the line and
+        the agent(s) the strategy picks in the lowest tier out of the idle set (marked
+        engaged): one agent, or for ``ring_all`` every such agent up to
+        QUEUE_RING_ALL_MAX_LEGS, longest idle first. Empty when nothing was claimed."""
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown queue strategy {strategy!r}")
         if not candidates:
-            return None
+            return []
         keys = [self.waiting_key(account_id, queue), self.idle_key(account_id),
+                self.pointer_key(account_id, queue), self.handled_key(account_id),
                 *(self.reg_key(c.domain, c.sip_username) for c in candidates)]
-        chosen = self._claim(keys=keys, args=[call_id, *(c.agent_id for c in candidates), node,
-                                              ENGAGED_TTL_SECONDS, self.engaged_prefix(account_id)])
-        if not chosen:
-            return None
-        return chosen.decode() if isinstance(chosen, bytes) else str(chosen)
+        args: list[object] = [call_id, node, ENGAGED_TTL_SECONDS, self.engaged_prefix(account_id),
+                              strategy, limits.QUEUE_RING_ALL_MAX_LEGS]
+        for c in candidates:
+            args += [c.agent_id, c.tier]
+        flat = self._claim(keys=keys, args=args)
+        if not flat:
+            return []
+        text = [v.decode() if isinstance(v, bytes) else str(v) for v in flat]
+        return [Claimed(text[i], int(float(text[i + 1]))) for i in range(0, len(text), 2)]
+
+    # -- callbacks (app/contact/callbacks.py) -------------------------------------------------
+    def callback_call_key(self, account_id: str, call_id: str) -> str:
+        return f"{self.prefix}cc:{account_id}:cbcall:{call_id}"
+
+    def claim_agent(self, account_id: str, agent_id: str, call_id: str,
+                    registration: Optional[tuple[str, str]], call_ttl_seconds: int) -> Optional[int]:
+        """Atomically take one idle agent for the callback call ``call_id`` (registered, when
+        ``registration`` = (domain, sip user) is given); returns its idle-since ms, else None."""
+        keys = [self.idle_key(account_id), self.engaged_prefix(account_id) + agent_id,
+                self.reg_key(*registration) if registration else "",
+                self.callback_call_key(account_id, call_id)]
+        since = self._claim_agent(keys=keys, args=[agent_id, call_id, ENGAGED_TTL_SECONDS, call_ttl_seconds])
+        return None if since is None else int(float(since))
+
+    def callback_call_agent(self, account_id: str, call_id: str) -> Optional[str]:
+        """The agent a callback call was dialled for, while its mark lives."""
+        value = self.redis.get(self.callback_call_key(account_id, call_id))
+        return value.decode() if isinstance(value, bytes) else value
+
+    def unclaim_agent(self, account_id: str, agent_id: str, call_id: str,
+                      idle_since_ms: Optional[int]) -> bool:
+        """Undo ``claim_agent`` for ``call_id``: the engaged mark goes (only if this call still
+        holds it) and, with ``idle_since_ms``, the agent is idle again at that place."""
+        keys = [self.engaged_prefix(account_id) + agent_id,
+                self.idle_key(account_id) if idle_since_ms is not None else "",
+                self.callback_call_key(account_id, call_id)]
+        return bool(self._unclaim_agent(keys=keys, args=[call_id, agent_id, idle_since_ms or 0]))
