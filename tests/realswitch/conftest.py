@@ -20,6 +20,7 @@ from typing import Iterator
 import pytest
 
 from tests.realswitch.freeswitch import RealSwitch, SwitchPorts, freeswitch_tree, missing_reason
+from tests.realswitch.outbound import CarrierFarm
 from tests.realswitch.product import Product
 from tests.realswitch.provision import Tenant, create_tenant_with_trunk
 from tests.realswitch.sipp import Sipp
@@ -91,6 +92,20 @@ def tenant(product: Product, owner_engine) -> Tenant:
 @pytest.fixture(scope="package")
 def sipp(real_switch: RealSwitch, realswitch_workdir: Path) -> Sipp:
     return Sipp(real_switch, realswitch_workdir / "sipp")
+
+
+@pytest.fixture(scope="module")
+def routing_tenant(product: Product, owner_engine) -> Tenant:
+    """A tenant of the module's own: its least-cost-routing plan is the only one that matches."""
+    return create_tenant_with_trunk(product, owner_engine)
+
+
+@pytest.fixture
+def carriers(sipp: Sipp, realswitch_workdir: Path) -> Iterator[CarrierFarm]:
+    """sipp carriers on loopback ports, stopped when the test ends."""
+    farm = CarrierFarm(sipp, realswitch_workdir / "carriers")
+    yield farm
+    farm.stop_all()
 
 
 @pytest.fixture(autouse=True)

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import time
 
-from tests.realswitch.test_routing import (CALL_WAIT_SECONDS, _carrier, _originate_app, _prefix,  # noqa: F401
-                                           _record, _route, _wait_gateways, carriers, routing_tenant)
+from tests.realswitch import outbound
 
 
 def _state(tenant, call_id: str) -> dict:
@@ -15,7 +14,7 @@ def _state(tenant, call_id: str) -> dict:
 
 
 def _final(tenant, call_id: str, seen: list[str]) -> dict | None:
-    deadline = time.monotonic() + CALL_WAIT_SECONDS
+    deadline = time.monotonic() + outbound.CALL_WAIT_SECONDS
     while time.monotonic() < deadline:
         state = _state(tenant, call_id)
         if not seen or seen[-1] != state["state"]:
@@ -28,12 +27,12 @@ def _final(tenant, call_id: str, seen: list[str]) -> dict | None:
 
 def test_a_call_to_a_busy_callee_is_failed_busy_with_the_same_reason_on_the_record(
         product, routing_tenant, carriers, owner_engine):
-    prefix = _prefix()
+    prefix = outbound.prefix()
     busy = carriers._start("carrier-busy-486.xml", None)
-    carrier_id, gateway_id = _carrier(routing_tenant, "busy", busy.port)
-    _route(product, routing_tenant, prefix, [carrier_id])
-    _wait_gateways(product.switch, gateway_id)
-    caller_id, app = _originate_app(routing_tenant)
+    carrier_id, gateway_id = outbound.carrier(routing_tenant, "busy", busy.port)
+    outbound.route(product, routing_tenant, prefix, [carrier_id])
+    outbound.wait_gateways(product.switch, gateway_id)
+    caller_id, app = outbound.originate_app(routing_tenant)
 
     placed = routing_tenant.admin.post("/api/calls", {"to": f"+{prefix}5550104", "from": caller_id,
                                                       "application_sid": app, "timeout": 20})
@@ -43,16 +42,16 @@ def test_a_call_to_a_busy_callee_is_failed_busy_with_the_same_reason_on_the_reco
     assert final, f"no final state for {placed['call_id']} (seen {seen})\n{product.controller.log_tail()}"
     assert (final["state"], final["reason"], final["hangup_cause"]) == ("failed", "busy", "USER_BUSY"), final
     assert seen[0] in ("queued", "ringing"), seen
-    assert _record(owner_engine, placed["call_id"])["hangup_reason"] == "busy"
+    assert outbound.record(owner_engine, placed["call_id"])["hangup_reason"] == "busy"
 
 
 def test_an_answered_call_goes_to_completed_through_the_live_states(product, routing_tenant, carriers):
-    prefix = _prefix()
+    prefix = outbound.prefix()
     answering = carriers.answering("PCMU")
-    carrier_id, gateway_id = _carrier(routing_tenant, "answers", answering.port)
-    _route(product, routing_tenant, prefix, [carrier_id])
-    _wait_gateways(product.switch, gateway_id)
-    caller_id, app = _originate_app(routing_tenant)
+    carrier_id, gateway_id = outbound.carrier(routing_tenant, "answers", answering.port)
+    outbound.route(product, routing_tenant, prefix, [carrier_id])
+    outbound.wait_gateways(product.switch, gateway_id)
+    caller_id, app = outbound.originate_app(routing_tenant)
 
     placed = routing_tenant.admin.post("/api/calls", {"to": f"+{prefix}5550105", "from": caller_id,
                                                       "application_sid": app, "timeout": 20})
@@ -68,15 +67,15 @@ def test_an_answered_call_goes_to_completed_through_the_live_states(product, rou
 
 def test_a_carrier_with_e164_leading_plus_is_dialled_with_the_plus_and_answers(
         product, routing_tenant, carriers, owner_engine):
-    prefix = _prefix()
+    prefix = outbound.prefix()
     answering = carriers.answering("PCMU")
     carrier = routing_tenant.admin.post("/api/carriers", {"name": "plus", "e164_leading_plus": True,
                                                           "tech_prefix": ""})
     gateway = routing_tenant.admin.post(f"/api/carriers/{carrier['id']}/gateways",
                                         {"ipv4": "127.0.0.1", "port": answering.port, "inbound": False})
-    _route(product, routing_tenant, prefix, [carrier["id"]])
-    _wait_gateways(product.switch, gateway["id"])
-    caller_id, app = _originate_app(routing_tenant)
+    outbound.route(product, routing_tenant, prefix, [carrier["id"]])
+    outbound.wait_gateways(product.switch, gateway["id"])
+    caller_id, app = outbound.originate_app(routing_tenant)
     log_from = product.switch.log_offset()
 
     placed = routing_tenant.admin.post("/api/calls", {"to": f"{prefix}5550106", "from": caller_id,
@@ -86,4 +85,4 @@ def test_a_carrier_with_e164_leading_plus_is_dialled_with_the_plus_and_answers(
     assert final, f"no final state\n{product.controller.log_tail()}"
     assert (final["state"], final["record_status"]) == ("completed", "completed"), final
     assert f"sofia/external/+{prefix}5550106" in product.switch.log_since(log_from)
-    assert str(_record(owner_engine, placed["call_id"])["gateway_id"]) == gateway["id"]
+    assert str(outbound.record(owner_engine, placed["call_id"])["gateway_id"]) == gateway["id"]
