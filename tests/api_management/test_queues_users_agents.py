@@ -144,6 +144,34 @@ def test_given_a_user_and_queues_when_made_an_agent_then_memberships_are_listed_
     assert admin.get(f"/api/agents?queue_id={q1['id']}").get_json()["items"] == []
 
 
+def test_given_memberships_with_tiers_when_saved_then_they_read_back_and_queue_ids_means_tier_1(api, seed):
+    _, admin = admin_client(api, seed)
+    user = admin.post("/api/users", json={"username": "tia", "password": "long-enough-pass"}).get_json()
+    q1 = admin.post("/api/queues", json={"name": "t1", "strategy": "ring_all"}).get_json()
+    q2 = admin.post("/api/queues", json={"name": "t2"}).get_json()
+    assert (q1["strategy"], q2["strategy"], q2["short_abandon_seconds"], q2["service_level_seconds"]) == \
+        ("ring_all", "longest_idle", 5, 20)
+    assert admin.patch(f"/api/queues/{q2['id']}", json={"strategy": "fewest_calls"}).get_json()["strategy"] == "fewest_calls"
+    created = admin.post("/api/agents", json={"user_id": user["id"], "memberships": [
+        {"queue_id": q1["id"], "tier": 2}, {"queue_id": q2["id"]}]})
+    assert created.status_code == 201, created.get_json()
+    agent = created.get_json()
+    assert agent["memberships"] == [{"queue_id": q1["id"], "tier": 2}, {"queue_id": q2["id"], "tier": 1}]
+    assert agent["queue_ids"] == [q1["id"], q2["id"]]
+    changed = admin.patch(f"/api/agents/{agent['id']}", json={"queue_ids": [q1["id"]]}).get_json()
+    assert changed["memberships"] == [{"queue_id": q1["id"], "tier": 1}]
+    for bad, field in (({"memberships": [{"queue_id": q1["id"], "tier": 10}]}, "tier"),
+                       ({"memberships": [{"queue_id": q1["id"], "tier": 0}]}, "tier"),
+                       ({"memberships": [{"tier": 1}]}, "queue_id"),
+                       ({"memberships": [], "queue_ids": []}, "memberships")):
+        body = assert_error(admin.patch(f"/api/agents/{agent['id']}", json=bad), 422, "validation_failed")
+        assert field in json.dumps(body["details"])
+    _, other = admin_client(api, seed)
+    theirs = other.post("/api/queues", json={"name": "theirs"}).get_json()
+    assert_error(admin.patch(f"/api/agents/{agent['id']}", json={"memberships": [{"queue_id": theirs["id"]}]}),
+                 422, "invalid_reference")
+
+
 def test_given_foreign_user_or_queue_when_creating_an_agent_then_422_invalid_reference(api, seed):
     tenant_a, admin_a = admin_client(api, seed)
     _, admin_b = admin_client(api, seed)

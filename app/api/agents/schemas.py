@@ -5,6 +5,7 @@ import re
 import marshmallow as ma
 from marshmallow import validate
 
+from app import limits
 from app.models.enums import AGENT_STATES
 
 MAX_QUEUES = 100
@@ -20,17 +21,37 @@ def _contact(value: str) -> None:
                                  "(no spaces, braces, brackets, '<>', ',', '|' or ':_:').")
 
 
+class MembershipSchema(ma.Schema):
+    queue_id = ma.fields.UUID(required=True)
+    tier = ma.fields.Integer(load_default=limits.QUEUE_MIN_TIER,
+                             validate=validate.Range(min=limits.QUEUE_MIN_TIER, max=limits.QUEUE_MAX_TIER),
+                             metadata={"description": "Lower tiers are offered callers first (default 1)"})
+
+
+_MEMBERSHIPS = dict(validate=validate.Length(max=MAX_QUEUES), metadata={
+    "description": "Queue memberships with a tier each (instead of queue_ids, which means tier 1); replaces them"})
+
+
+def _one_membership_form(_schema: ma.Schema, data: dict, **_: object) -> None:
+    if "queue_ids" in data and "memberships" in data:
+        raise ma.ValidationError("Give queue_ids or memberships, not both.", "memberships")
+
+
 class AgentWriteSchema(ma.Schema):
     user_id = ma.fields.UUID(required=True, metadata={"description": "A user of the account (one agent per user)"})
     contact = ma.fields.String(allow_none=True, validate=_contact,
                                metadata={"description": "Where to ring the agent, e.g. user/1001"})
     queue_ids = ma.fields.List(ma.fields.UUID(), validate=validate.Length(max=MAX_QUEUES))
+    memberships = ma.fields.List(ma.fields.Nested(MembershipSchema), **_MEMBERSHIPS)
+    _check = ma.validates_schema(_one_membership_form)
 
 
 class AgentPatchSchema(ma.Schema):
     contact = ma.fields.String(allow_none=True, validate=_contact)
     queue_ids = ma.fields.List(ma.fields.UUID(), validate=validate.Length(max=MAX_QUEUES),
-                               metadata={"description": "Replaces the memberships"})
+                               metadata={"description": "Replaces the memberships (tier 1)"})
+    memberships = ma.fields.List(ma.fields.Nested(MembershipSchema), **_MEMBERSHIPS)
+    _check = ma.validates_schema(_one_membership_form)
 
 
 class AgentStateSchema(ma.Schema):
@@ -56,5 +77,6 @@ class AgentSchema(ma.Schema):
     state_reason = ma.fields.String(allow_none=True)
     state_changed_at = ma.fields.AwareDateTime()
     queue_ids = ma.fields.List(ma.fields.UUID())
+    memberships = ma.fields.List(ma.fields.Nested(MembershipSchema))
     sip_username = ma.fields.String(allow_none=True)
     created_at = ma.fields.AwareDateTime()

@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import delete as sql_delete, select
 from sqlalchemy.orm import Session
 
+from app import limits
 from app.api.common import flush_or_raise, get_owned
 from app.api.pagination import Page, keyset_page
 from app.contact import credentials, states
@@ -34,30 +35,47 @@ def check_queues(db: Session, account_id: uuid.UUID, queue_ids: list[uuid.UUID],
     return wanted
 
 
-def _set_queues(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID, queue_ids: list[uuid.UUID]) -> None:
+def memberships(db: Session, account_id: uuid.UUID, data: dict[str, Any]) -> dict[uuid.UUID, int] | None:
+    """queue id → tier from ``memberships`` or ``queue_ids`` (tier 1), each queue the
+    account's; None when the body names neither (memberships unchanged). A queue listed twice
+    keeps its first tier."""
+    if "memberships" in data:
+        tiers: dict[uuid.UUID, int] = {}
+        for item in data["memberships"]:
+            tiers.setdefault(item["queue_id"], item["tier"])
+        check_queues(db, account_id, list(tiers), field="memberships")
+        return tiers
+    if "queue_ids" in data:
+        return {q: limits.QUEUE_MIN_TIER for q in check_queues(db, account_id, data["queue_ids"])}
+    return None
+
+
+def _set_queues(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID, tiers: dict[uuid.UUID, int]) -> None:
     db.execute(sql_delete(AgentQueue).where(AgentQueue.agent_id == agent_id, AgentQueue.account_id == account_id))
-    for queue_id in queue_ids:
-        db.add(AgentQueue(account_id=account_id, agent_id=agent_id, queue_id=queue_id))
+    for queue_id, tier in tiers.items():
+        db.add(AgentQueue(account_id=account_id, agent_id=agent_id, queue_id=queue_id, tier=tier))
     db.flush()
 
 
 def view(db: Session, account_id: uuid.UUID, agent: Agent) -> dict[str, Any]:
     username = db.scalar(select(User.username).where(User.id == agent.user_id, User.account_id == account_id))
-    queue_ids = list(db.scalars(select(AgentQueue.queue_id).where(
-        AgentQueue.agent_id == agent.id, AgentQueue.account_id == account_id).order_by(AgentQueue.created_at)))
+    rows = db.execute(select(AgentQueue.queue_id, AgentQueue.tier).where(
+        AgentQueue.agent_id == agent.id, AgentQueue.account_id == account_id).order_by(AgentQueue.created_at)).all()
+    queue_ids = [queue_id for queue_id, _ in rows]
     body = {name: getattr(agent, name) for name in
             ("id", "user_id", "contact", "state", "state_reason", "state_changed_at", "sip_username",
              "created_at")}
-    return {**body, "username": username, "queue_ids": queue_ids}
+    return {**body, "username": username, "queue_ids": queue_ids,
+            "memberships": [{"queue_id": queue_id, "tier": tier} for queue_id, tier in rows]}
 
 
 def create(db: Session, account_id: uuid.UUID, data: dict[str, Any]) -> dict[str, Any]:
     _check_user(db, account_id, data["user_id"])
-    queue_ids = check_queues(db, account_id, data.get("queue_ids", []))
+    tiers = memberships(db, account_id, data) or {}
     row = Agent(id=uuid.uuid4(), account_id=account_id, user_id=data["user_id"], contact=data.get("contact"))
     db.add(row)
     flush_or_raise(db, conflict="This user is already an agent.", conflict_code="agent_exists")
-    _set_queues(db, account_id, row.id, queue_ids)
+    _set_queues(db, account_id, row.id, tiers)
     db.refresh(row)
     return view(db, account_id, row)
 
@@ -70,8 +88,9 @@ def update(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID, data: dict[s
     row = get_owned(db, Agent, agent_id, account_id, what="agent", for_update=True)
     if "contact" in data:
         row.contact = data["contact"]
-    if "queue_ids" in data:
-        _set_queues(db, account_id, row.id, check_queues(db, account_id, data["queue_ids"]))
+    tiers = memberships(db, account_id, data)
+    if tiers is not None:
+        _set_queues(db, account_id, row.id, tiers)
     db.flush()
     return view(db, account_id, row)
 

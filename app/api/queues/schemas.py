@@ -4,6 +4,7 @@ import marshmallow as ma
 from marshmallow import validate
 
 from app import limits
+from app.models.enums import QUEUE_STRATEGIES
 
 
 class QueueWriteSchema(ma.Schema):
@@ -24,6 +25,14 @@ class QueueWriteSchema(ma.Schema):
         "description": "Offers missed in a row that make the agent not_ready, reason missed (default 3)"})
     wrap_up_seconds = ma.fields.Integer(validate=validate.Range(min=0, max=limits.QUEUE_MAX_WRAP_UP_SECONDS), metadata={
         "description": "After-call work: the agent stays wrap_up this long after a call (default 10)"})
+    strategy = ma.fields.String(validate=validate.OneOf(
+        QUEUE_STRATEGIES, error="Must be one of: " + ", ".join(QUEUE_STRATEGIES) + "."), metadata={
+        "description": "How the agent for the first waiting caller is chosen within the lowest tier "
+                       "(docs/agents.md \"Strategies\"; default longest_idle)"})
+    short_abandon_seconds = ma.fields.Integer(validate=validate.Range(min=0, max=limits.QUEUE_MAX_SHORT_ABANDON_SECONDS), metadata={
+        "description": "A caller hanging up sooner than this is flagged shortAbandon (default 5, 0 = never)"})
+    service_level_seconds = ma.fields.Integer(validate=validate.Range(min=1, max=limits.QUEUE_MAX_SERVICE_LEVEL_SECONDS), metadata={
+        "description": "Service-level target of queue.metrics: % of answered callers who waited at most this (default 20)"})
 
 
 class QueuePatchSchema(QueueWriteSchema):
@@ -41,4 +50,7 @@ class QueueSchema(ma.Schema):
     offer_timeout_seconds = ma.fields.Integer()
     max_missed_offers = ma.fields.Integer()
     wrap_up_seconds = ma.fields.Integer()
+    strategy = ma.fields.String()
+    short_abandon_seconds = ma.fields.Integer()
+    service_level_seconds = ma.fields.Integer()
     created_at = ma.fields.AwareDateTime()

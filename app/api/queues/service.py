@@ -13,7 +13,8 @@ from app.models import Queue
 from app.webhooks.url_guard import check_url_on_save
 
 FIELDS = ("name", "moh", "max_wait_seconds", "announce_position", "announce_interval_seconds", "timeout_hook_url",
-          "offer_timeout_seconds", "max_missed_offers", "wrap_up_seconds")
+          "offer_timeout_seconds", "max_missed_offers", "wrap_up_seconds", "strategy", "short_abandon_seconds",
+          "service_level_seconds")
 NAME_TAKEN = "A queue with this name already exists."
 
 
