@@ -25,7 +25,8 @@ WS_ACK_TIMEOUT_SECONDS = 10.0  # same budget as one HTTP attempt
 # Queue callbacks
 CALLBACK_MAX_ATTEMPTS = 3
 # A customer not reached (no answer, busy, failed) is dialled again no sooner than this after
-# the attempt began: an immediate redial of a busy line mostly finds it busy again.
+# that attempt's outcome (callbacks.last_attempt_at): an immediate redial mostly finds the line
+# busy or the person away again.
 CALLBACK_RETRY_DELAY_SECONDS = 120
 # How long the customer's phone rings on each attempt.
 CALLBACK_RING_TIMEOUT_SECONDS = 30
@@ -72,6 +73,11 @@ API_KEY_LAST_USED_RESOLUTION_SECONDS = 60
 ORIGINATE_DISPATCH_DEADLINE_SECONDS = 30
 # how long GET /api/calls/:callId can see a call's live state (the record stays forever)
 CALL_STATE_TTL_SECONDS = 24 * 3600
+# Supervisor listen/whisper/barge (app/calls/supervision.py): how long the supervisor's phone
+# rings before the supervision fails, and how often the controller checks the supervisor's
+# leg is still up (call.control.stop comes at most this late)
+SUPERVISOR_RING_SECONDS = 30
+SUPERVISION_POLL_SECONDS = 1.0
 
 # Concurrency limiter (Redis): a call's slot expires unless its controller refreshes it, so a
 # crashed controller's calls free their slots after at most the TTL.

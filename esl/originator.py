@@ -23,7 +23,7 @@ from datetime import datetime
 
 import gevent
 import gevent.pool
-from typing import Callable
+from typing import Callable, Optional
 
 from app.calls import call_state
 from app.calls.hangup import ObservedHangup
@@ -126,7 +126,7 @@ class Originator:
                 raise _Failed(f"concurrency_limit:{admission.refused_scope}", REFUSAL_HANGUP_CAUSE)
             self.pending.add(call_id)
             try:
-                self._dial(request)
+                self._dial(request, route.domain)
             except BaseException:
                 self.services.limiter.release(call_id)
                 raise
@@ -158,7 +158,7 @@ class Originator:
         except Exception as exc:  # redis.RedisError, or a broken client: the call goes on
             log.warning("call %s: live state %s not written: %s", request.call_id, state, exc)
 
-    def _dial(self, request: OriginateRequest) -> None:
+    def _dial(self, request: OriginateRequest, domain: Optional[str] = None) -> None:
         """Raises _Failed with FreeSWITCH's cause unless a leg was answered.
 
         One ``originate`` per LCR leg, in order, each with the call's fixed id
@@ -176,7 +176,10 @@ class Originator:
             raise _Failed("no_route", NO_ROUTE_CAUSE) from None
         self._mark(request, call_state.RINGING)
         lcr_globals, legs = split_global_vars(lcr)
-        variables = ",".join(f"{k}={v}" for k, v in request.channel_variables().items())
+        channel_variables = request.channel_variables()
+        if domain and request.agent_id is not None:  # a callback: the agent's user/ dial
+            channel_variables["domain_name"] = domain  # resolves in the account's directory domain
+        variables = ",".join(f"{k}={v}" for k, v in channel_variables.items())
         if lcr_globals:
             variables += "," + lcr_globals
         application = socket_application(*self.socket_address())

@@ -46,6 +46,9 @@ class CallRoute:
     service_provider_limit: int
     application: Optional[AppSettings]
     direction: str = "inbound"      # the product's view: inbound | outbound (originated)
+    # the account's directory domain (its subdomain), set on a callback leg: the agent's
+    # ``user/`` dial resolves ``${domain_name}`` to it (docs/agents.md "Callbacks")
+    domain: Optional[str] = None
 
 
 def find_inbound_route(number: str) -> Optional[CallRoute]:
@@ -96,10 +99,18 @@ def find_originated_route(leg: OriginatedLeg, number: str) -> Optional[CallRoute
                 .outerjoin(CallFlow, CallFlow.id == Application.call_flow_sid)
                 .where(Application.id == application_id, Application.account_id == account_id)
             ).first()
-        contact = None
+        contact = domain = None
         if leg.agent_id is not None:
-            contact = session.scalar(select(Agent.contact).where(
-                Agent.id == leg.agent_id, Agent.account_id == account_id))
+            agent = session.execute(
+                select(Agent.contact, Agent.sip_username, Agent.sip_password_encrypted, Account.subdomain)
+                .join(Account, Account.id == Agent.account_id)
+                .where(Agent.id == leg.agent_id, Agent.account_id == account_id)).first()
+            if agent is not None:
+                domain = agent.subdomain
+                # an agent with SIP credentials is its registered endpoint on the internal
+                # profile (the queue's offers ring the same user); else its contact
+                contact = (f"user/{agent.sip_username}"
+                           if agent.sip_username and agent.sip_password_encrypted else agent.contact)
     application = None
     if app_row is not None:
         application = _settings(app_row.Application, app_row.flow_definition)
@@ -112,7 +123,7 @@ def find_originated_route(leg: OriginatedLeg, number: str) -> Optional[CallRoute
     return CallRoute(
         number=number, account_id=row.account_id, service_provider_id=row.service_provider_id,
         account_limit=row.account_limit, service_provider_limit=row.sp_limit,
-        application=application, direction="outbound",
+        application=application, direction="outbound", domain=domain,
     )
 
 

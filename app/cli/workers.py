@@ -4,6 +4,9 @@
   relays what others leave there (the API has no relay of its own; a controller that died
   before relaying leaves rows behind) to RabbitMQ. Several relays are safe: rows are claimed
   with ``FOR UPDATE SKIP LOCKED``.
+* The callback dispatcher (app/contact/callbacks.py): pending queue callbacks are dialled when
+  an agent of their queue becomes available, and by a sweep every few seconds. Several
+  ``sbc workers`` are safe (row locks with skip, the atomic agent claim).
 * The media pipeline (recording → transcription → sentiment, app/media): this process checks
   the configured engine's model, then starts ``transcription.workers`` ``sbc media-worker``
   child processes and restarts any that dies (app/cli/supervisor.py). A model that is missing
@@ -19,7 +22,7 @@ import click
 
 @click.command("workers")
 def workers() -> None:
-    """Relay the event outbox, run the media workers, announce the service on the bus."""
+    """Relay the event outbox, dispatch callbacks, run the media workers, announce the service."""
     import gevent
 
     from app.cli.supervisor import Child, GaveUp, Supervisor
@@ -37,6 +40,10 @@ def workers() -> None:
             f"cannot start the {config.transcription_engine} transcription engine: "
             f"set {exc.setting} ({exc.reason})") from None
     runtime = WorkersRuntime().start()  # relay, heartbeat, /healthz /readyz /metrics
+    from app.contact.callbacks import CallbackDispatcher
+    from app.contact.states import default_presence
+
+    dispatcher = CallbackDispatcher(default_presence()).start()
     media = Supervisor([Child(f"media-worker-{n}", [sys.executable, "-m", "app.cli", "media-worker"])
                         for n in range(1, config.transcription_workers + 1)])
     stopping = gevent.event.Event()
@@ -55,6 +62,7 @@ def workers() -> None:
     stopping.wait()
     media.stopping = True
     supervisor.join()
+    dispatcher.stop()
     runtime.stop()
     if failed:
         raise click.ClickException(f"media workers stopped: {failed[0]}")
