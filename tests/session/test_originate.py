@@ -278,3 +278,36 @@ def test_given_a_dial_string_freeswitch_would_split_when_originated_then_the_att
     assert inbound_sim.originates == []
     record = call_record(owner_conn, str(request.call_id))
     assert (record["status"], record["hangup_cause"]) == ("failed", "INVALID_NUMBER_FORMAT")
+
+
+def test_given_callback_for_an_agent_with_sip_credentials_then_the_customer_leg_dials_its_user_in_the_account_domain(
+        dialling, inbound_sim, make_account, owner_conn):
+    """The agent's registered endpoint (the same user the queue's offers ring), resolved in
+    the account's directory domain: the originate sets ``domain_name`` to the subdomain."""
+    from app.crypto import encrypt_secret
+
+    originator, _ = dialling
+    account = make_account()
+    _route(originator, account.id)
+    agent_id, queue_id, callback_id = _callback(account.id, None)
+    with tenant_session(account.id) as session:
+        agent = session.get(Agent, agent_id)
+        agent.sip_username, agent.sip_password_encrypted = "ag0123456789ab", encrypt_secret("pw")
+    inbound_sim.on_originate = lambda scenario: scenario.bridge_answers(talk=0.05)
+
+    request = _request(account, agent_id=agent_id, queue_id=queue_id, callback_id=callback_id)
+    assert originator.originate(request) is True
+
+    assert f"domain_name={account.subdomain}" in inbound_sim.originates[0]
+    leg = inbound_sim.originated_calls[0]
+    assert leg.wait(10)
+    bridges = [arg for app, arg in executed(leg) if app == "bridge"]
+    assert len(bridges) == 1 and bridges[0].endswith("user/ag0123456789ab@${domain_name}")
+    assert _callback_row(owner_conn, callback_id) == ("completed", 1)
+
+
+def test_given_application_request_then_no_domain_name_is_set_on_the_leg(dialling, inbound_sim, number_with_app):
+    originator, _ = dialling
+    account, caller_id, app_id = _routed_app(originator, number_with_app)
+    assert originator.originate(_request(account, caller_id=caller_id, application_id=app_id)) is True
+    assert "domain_name=" not in inbound_sim.originates[0]
