@@ -6,6 +6,7 @@ Started by ``sbc controller`` (and by ``sbc run``). It owns:
   ``reloadacl``/gateway rescans on routing changes, reconciliation after a reconnect, the
   module check, a watchdog for a switch that hangs with its sockets open);
 - the dialler for ``call.originate`` (esl/originator.py: least-cost routing, ``bgapi originate``);
+- the supervisor legs of ``call.supervise`` (esl/supervisor.py: listen, whisper, barge);
 - the concurrency limiter's slot refresher, the event outbox relay, the service heartbeat,
   and the listeners for ``system.config.changed`` and ``routing.config.changed``.
 """
@@ -46,6 +47,7 @@ from app.webhooks.client import get_client
 from esl.errors import EslError
 from esl.inbound import InboundConnection
 from esl.originator import Originator, start_originate_consumer
+from esl.supervisor import Supervisor, start_supervise_consumer
 from esl.outbound import OutboundConnection, OutboundServer
 from esl.orphans import OrphanSweeper
 from esl.overload import LoopLagProbe, SetupGate, refuse_unanswered
@@ -102,6 +104,8 @@ class Controller:
         self.originator = Originator(
             self.services, lambda: self.nodes,
             lambda: (self.config.controller_advertise_host, self.server.address[1]))
+        # supervisor listen/whisper/barge: call.supervise commands (esl/supervisor.py)
+        self.supervisor = Supervisor(self.redis, settings.redis_key_prefix, lambda: self.nodes)
         self._background: list = []
         self._recovering = gevent.lock.Semaphore()
         self.missing_modules: dict[str, list[str]] = {}  # "host:port" -> modules its image lacks
@@ -134,6 +138,8 @@ class Controller:
                             interval_seconds=self.config.limiter_refresh_seconds),
             start_originate_consumer(self.originator,
                                      RedisSeenIds(self.redis, name="controller.originate")),
+            start_supervise_consumer(self.supervisor,
+                                     RedisSeenIds(self.redis, name="controller.supervise")),
             start_config_listener(self.config),
             start_routing_listener(self.reloader),
             start_snapshot_refresher(self.numbers),

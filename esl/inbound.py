@@ -212,6 +212,14 @@ class InboundConnection:
             job.job_uuid = echoed
         return job
 
+    def sendevent(self, name: str, headers: list[tuple[str, str]], timeout: Optional[float] = None) -> str:
+        """``sendevent <name>`` with ``headers``; with a ``Unique-ID`` header FreeSWITCH queues
+        the event on that session instead of firing it (mod_event_socket), e.g. an
+        ``eavesdrop-command`` for a running eavesdrop. Returns the reply text."""
+        reply = self._require().send_command(f"sendevent {name}", headers,
+                                             timeout=timeout or self.command_timeout)
+        return reply.reply_text
+
     def show_channels(self, timeout: Optional[float] = None) -> list[dict]:
         return parse_channels_json(self.api("show channels as json", timeout=timeout))
 

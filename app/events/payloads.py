@@ -76,6 +76,35 @@ def call_originate(*, phone_number: str, call_id=None, caller_id: str | None = N
             "callbackId": _s(callback_id), "attempt": attempt, "timeoutSeconds": timeout_seconds}
 
 
+def call_supervise(*, action: str, supervision_id, call_id, supervisor_id, agent_id=None,
+                   mode: str | None = None, endpoint: str | None = None,
+                   timeout_seconds: int | None = None) -> dict[str, Any]:
+    """→ controller (a command, like call.originate): ``action`` start | mode | stop for one
+    supervisor's leg on ``call_id`` (app/calls/supervision.py, esl/supervisor.py)."""
+    return {"action": action, "supervisionId": _s(supervision_id), "callId": _s(call_id),
+            "supervisorId": _s(supervisor_id), "agentId": _s(agent_id), "mode": mode,
+            "endpoint": endpoint, "timeoutSeconds": timeout_seconds}
+
+
+def call_control(call_id, *, supervision_id, supervisor_id, agent_id, mode: str,
+                 reason: str | None = None, duration_ms: int | None = None,
+                 at: datetime | None = None) -> dict[str, Any]:
+    """call.control.start (``reason``/``durationMs`` null) and call.control.stop: one
+    supervisor mode segment on the call (docs/events.md)."""
+    return {"callId": _s(call_id), "supervisionId": _s(supervision_id),
+            "supervisorId": _s(supervisor_id), "agentId": _s(agent_id) or None, "mode": mode,
+            "reason": reason, "durationMs": duration_ms, "at": _t(at)}
+
+
+def supervisor_coaching(call_id, *, supervision_id, supervisor_id, agent_id, coaching: bool,
+                        at: datetime | None = None) -> dict[str, Any]:
+    """agent.supervisor.coaching: the supervisor started (``coaching`` true) or stopped
+    whispering to the agent."""
+    return {"callId": _s(call_id), "supervisionId": _s(supervision_id),
+            "supervisorId": _s(supervisor_id), "agentId": _s(agent_id) or None,
+            "coaching": coaching, "at": _t(at)}
+
+
 # media.events ----------------------------------------------------------------------------
 def recording_completed(call_id, *, trace_id, account_id, path: str, fmt: str, stereo: bool,
                         seconds: float | None, completion_cause: str | None,

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from marshmallow import post_load, validate
 
 from app import limits
+from app.calls import supervision
 from app.contact.presence import Presence
 from app.ops.metrics import QUEUE_WAITERS
 from app.settings import get_settings
@@ -202,6 +203,7 @@ class Queue(Verb):
                 answered["at"] = time.monotonic()
                 contact.accepted(ctx.account_id, agent.agent_id)
                 ctx.agent_id = agent.agent_id
+                supervision.note_agent_bridged(ctx, agent.agent_id, _event)  # supervisable now
                 ctx.publish("agent.accept", self._event(ctx, **offer))
 
         ctx.on_event("CHANNEL_BRIDGE", on_bridge)
@@ -221,6 +223,7 @@ class Queue(Verb):
             if answered["at"] is None:
                 contact.abandoned_offer(ctx.account_id, agent.agent_id)
             else:
+                supervision.note_agent_unbridged(ctx)
                 contact.call_over(ctx.account_id, config, agent.agent_id)
             raise
         if answered["at"] is None and (done.variable("DIALSTATUS") or "") == "SUCCESS":
@@ -238,6 +241,7 @@ class Queue(Verb):
                 ctx.publish("agent.missed", self._event(ctx, **offer, cause=cause))
                 contact.missed(ctx.account_id, config, agent.agent_id)
             return None
+        supervision.note_agent_unbridged(ctx)
         contact.call_over(ctx.account_id, config, agent.agent_id)
         return VerbOutcome.end("queue_answered", agentId=agent.agent_id)
 
