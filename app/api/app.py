@@ -36,6 +36,7 @@ from app.api.phone_numbers.routes import blp as phone_numbers_blp
 from app.api.sip_targets.routes import blp as sip_targets_blp
 from app.api.body_limit import BodyLimit
 from app.api.docs_ui import blp as docs_ui_blp, is_docs_path
+from app.agent_channel.server import blp as agent_channel_blp, is_channel_path
 from app.api.input_guard import refuse_unusable_input
 from app.api.security import authenticate_request, close_request_session
 from app.ops.health import Readiness, dependency_checks
@@ -123,6 +124,8 @@ def create_app(config: Mapping[str, Any] | None = None, *, bind_host: str | None
     for blueprint in BLUEPRINTS:
         api.register_blueprint(blueprint)
     app.register_blueprint(docs_ui_blp)  # /api/docs: a page, not an API operation (not in OpenAPI)
+    # /api/agents/me/channel: a WebSocket (docs/agents.md), authenticated by its first message
+    app.register_blueprint(agent_channel_blp)
     errors.register_error_handlers(app)
 
     app.teardown_request(close_request_session)
@@ -136,7 +139,8 @@ def create_app(config: Mapping[str, Any] | None = None, *, bind_host: str | None
         # OPTIONS is answered by Flask (Allow header) without running a view: it reads no data,
         # and the JWT library exempts it from verification, so there is no identity to load
         if (request.path.startswith(API_PREFIX) and request.path != OPENAPI_PATH
-                and not is_docs_path(request.path) and request.method != "OPTIONS"):
+                and not is_docs_path(request.path) and not is_channel_path(request.path)
+                and request.method != "OPTIONS"):
             authenticate_request(allow_api_keys=True)
         refuse_unusable_input()  # after authentication: an anonymous caller learns nothing more
 

@@ -13,12 +13,26 @@ import signal
 import socket
 
 import click
-from gevent.pywsgi import WSGIServer
+from gevent.pywsgi import WSGIHandler, WSGIServer
+
+
+class ApiHandler(WSGIHandler):
+    """After an agent channel's WebSocket (app/agent_channel/server.py) the TCP connection
+    carried a WebSocket, not HTTP: close it rather than read the next request from it."""
+
+    def run_application(self) -> None:
+        try:
+            super().run_application()
+        finally:
+            if self.environ.get("sbc.agent_channel.done"):
+                self.close_connection = True
 
 
 class NoDelayWSGIServer(WSGIServer):
     """pywsgi sends the status+headers and the body in two writes; with Nagle on, the body waits
     for the client's delayed ACK (~40 ms per keep-alive request). Disable Nagle per connection."""
+
+    handler_class = ApiHandler
 
     def handle(self, sock, address):  # noqa: ANN001 - gevent's signature
         with contextlib.suppress(OSError):  # not TCP (e.g. a UNIX socket): nothing to tune

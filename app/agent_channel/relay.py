@@ -1,0 +1,131 @@
+"""Bus events → the agent's socket, in the API process that holds it.
+
+Every API process runs one consumer on its own server-named, exclusive, auto-deleted queue
+(``EventConsumer`` without a queue name): each process sees every agent event and delivers
+only to its local sockets; a process that stops takes its queue with it. Events missed while a
+process is disconnected from the broker are not replayed: the agent's ``state`` is re-sent on
+every (re)connect of the socket, and an offer lasts seconds.
+
+One handler per routing key, in an explicit registry (``RELAYS``).
+"""
+from __future__ import annotations
+
+import logging
+from typing import Callable, Optional
+
+from app.agent_channel import protocol
+from app.agent_channel.connection import AgentConnection
+from app.agent_channel.hub import Hub
+from app.events.consumer import EventConsumer
+from app.events.envelope import Envelope
+from app.events.exchanges import CALL_EVENTS, SYSTEM_EVENTS
+
+log = logging.getLogger(__name__)
+
+Relay = Callable[[Hub, Envelope], None]
+
+# offer withdrawn: why (docs/agents.md "offer")
+WITHDRAWN_MISSED = "missed"
+WITHDRAWN_REJECTED = "rejected"
+WITHDRAWN_CALLER_LEFT = "caller_left"
+
+
+def _agent(hub: Hub, env: Envelope) -> Optional[AgentConnection]:
+    return hub.connection(env.account, env.payload.get("agentId"))
+
+
+def _state(hub: Hub, env: Envelope) -> None:
+    conn = _agent(hub, env)
+    if conn is not None:
+        p = env.payload
+        conn.send(protocol.message("state", state=p.get("state"), reason=p.get("reason"),
+                                   previousState=p.get("previousState"), changedAt=p.get("changedAt")))
+
+
+def _offer(hub: Hub, env: Envelope) -> None:
+    conn = _agent(hub, env)
+    if conn is not None:
+        p = env.payload
+        conn.offer_id = p.get("callId")
+        conn.send(protocol.message("offer", phase="ringing", offerId=p.get("callId"), callId=p.get("callId"),
+                                   queue=p.get("queue"), queueId=p.get("queueId"), **{"from": p.get("from")},
+                                   timeoutSeconds=p.get("timeoutSeconds"), waitedSeconds=p.get("waitedSeconds")))
+
+
+def _withdraw(conn: AgentConnection, call_id: Optional[str], reason: str, cause: Optional[str]) -> None:
+    if call_id and conn.offer_id == call_id:
+        conn.offer_id = None
+        conn.send(protocol.message("offer", phase="withdrawn", offerId=call_id, reason=reason, cause=cause))
+
+
+def _missed(hub: Hub, env: Envelope) -> None:
+    conn = _agent(hub, env)
+    if conn is not None:
+        _withdraw(conn, env.payload.get("callId"), WITHDRAWN_MISSED, env.payload.get("cause"))
+
+
+def _rejected(hub: Hub, env: Envelope) -> None:
+    conn = _agent(hub, env)
+    if conn is not None:
+        _withdraw(conn, env.payload.get("callId"), WITHDRAWN_REJECTED, env.payload.get("cause"))
+
+
+def _accepted(hub: Hub, env: Envelope) -> None:
+    conn = _agent(hub, env)
+    if conn is not None:
+        call_id = env.payload.get("callId")
+        conn.offer_id = None
+        conn.call_id = call_id
+        conn.send(protocol.message("call", phase="connected", callId=call_id))
+
+
+def _call_ended(hub: Hub, env: Envelope) -> None:
+    call_id = env.payload.get("callId")
+    cause = env.payload.get("hangupCause")
+    for conn in hub.on_call(env.account, call_id):
+        if conn.call_id == call_id:
+            conn.call_id = None
+            conn.send(protocol.message("call", phase="ended", callId=call_id, cause=cause))
+        else:  # still offered: the caller went away while the agent's phone rang
+            _withdraw(conn, call_id, WITHDRAWN_CALLER_LEFT, cause)
+
+
+def _supervisor(active: Optional[bool]) -> Relay:
+    """``call.control.start|stop`` and ``agent.supervisor.coaching`` that name an agent."""
+
+    def relay(hub: Hub, env: Envelope) -> None:
+        conn = _agent(hub, env)
+        if conn is not None:
+            p = env.payload
+            conn.send(protocol.message(
+                "supervisor", event=env.type, active=active if active is not None else True,
+                mode=p.get("mode"), supervisorId=p.get("supervisorId"), callId=p.get("callId")))
+
+    return relay
+
+
+RELAYS: dict[str, Relay] = {
+    "agent.state.changed": _state,
+    "agent.offer": _offer,
+    "agent.accept": _accepted,
+    "agent.missed": _missed,
+    "agent.reject": _rejected,
+    "call.ended": _call_ended,
+    "call.control.start": _supervisor(True),
+    "call.control.stop": _supervisor(False),
+    "agent.supervisor.coaching": _supervisor(None),
+}
+
+BINDINGS = [(SYSTEM_EVENTS, key) for key in RELAYS if not key.startswith("call.")] + \
+           [(CALL_EVENTS, key) for key in RELAYS if key.startswith("call.")]
+
+
+def relay(hub: Hub, env: Envelope) -> None:
+    handler = RELAYS.get(env.type)
+    if handler is not None and hub.local:
+        handler(hub, env)
+
+
+def start_relay(hub: Hub, **consumer_kw) -> EventConsumer:
+    """This process's consumer: exclusive queue, local delivery only."""
+    return EventConsumer(BINDINGS, lambda env: relay(hub, env), **consumer_kw).start()
