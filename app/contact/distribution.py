@@ -21,7 +21,14 @@ import gevent
 from sqlalchemy import select
 
 from app.contact import states
-from app.contact.presence import ENGAGED_REFRESH_SECONDS, Candidate, Presence
+from app.contact.presence import (
+    DEFAULT_STRATEGY,
+    ENGAGED_REFRESH_SECONDS,
+    STRATEGIES,
+    Candidate,
+    Claimed,
+    Presence,
+)
 from app.db import tenant_session
 from app.models import Account, Agent, AgentQueue, Queue
 
@@ -41,6 +48,9 @@ class QueueConfig:
     max_missed_offers: int
     wrap_up_seconds: int
     members: tuple[Candidate, ...]
+    strategy: str = DEFAULT_STRATEGY
+    short_abandon_seconds: int = 5
+    service_level_seconds: int = 20
 
 
 def load_queue(account_id: str, name: str) -> Optional[QueueConfig]:
@@ -52,16 +62,19 @@ def load_queue(account_id: str, name: str) -> Optional[QueueConfig]:
             return None
         domain = db.scalar(select(Account.subdomain).where(Account.id == account_id))
         members = db.execute(
-            select(Agent.id, Agent.sip_username)
+            select(Agent.id, Agent.sip_username, AgentQueue.tier)
             .join(AgentQueue, (AgentQueue.agent_id == Agent.id) & (AgentQueue.account_id == Agent.account_id))
             .where(AgentQueue.queue_id == queue.id, Agent.account_id == account_id,
                    Agent.sip_username.is_not(None), Agent.sip_password_encrypted.is_not(None))
+            .order_by(AgentQueue.tier, Agent.id)
         ).all()
         return QueueConfig(
             queue.id, queue.name, queue.moh, queue.max_wait_seconds, queue.announce_position,
             queue.announce_interval_seconds, queue.timeout_hook_url, queue.offer_timeout_seconds,
             queue.max_missed_offers, queue.wrap_up_seconds,
-            tuple(Candidate(str(agent_id), domain, sip_username) for agent_id, sip_username in members))
+            tuple(Candidate(str(agent_id), domain, sip_username, tier) for agent_id, sip_username, tier in members),
+            queue.strategy if queue.strategy in STRATEGIES else DEFAULT_STRATEGY,
+            queue.short_abandon_seconds, queue.service_level_seconds)
 
 
 class ContactCentre:
@@ -88,8 +101,22 @@ class ContactCentre:
 
     def claim(self, account_id: str, queue: QueueConfig, call_id: str, node: str = "") -> Optional[Candidate]:
         """The agent for this caller, registered on the caller's switch ``node`` (Core-UUID)."""
-        chosen = self.presence.claim(account_id, queue.name, call_id, queue.members, node)
-        return next((c for c in queue.members if c.agent_id == chosen), None) if chosen else None
+        offered = self.claim_agents(account_id, queue, call_id, node)
+        return offered[0][0] if offered else None
+
+    def claim_agents(self, account_id: str, queue: QueueConfig, call_id: str,
+                     node: str = "") -> list[tuple[Candidate, Claimed]]:
+        """The agent(s) the queue's strategy picks for this caller (several for ring_all),
+        registered on the caller's switch ``node`` (Core-UUID), each with its idle place."""
+        claimed = self.presence.claim_agents(account_id, queue.name, call_id, queue.members, node, queue.strategy)
+        by_id = {c.agent_id: c for c in queue.members}
+        return [(by_id[c.agent_id], c) for c in claimed if c.agent_id in by_id]
+
+    def ring_lost(self, account_id: str, claimed: Claimed) -> None:
+        """ring_all: another agent answered first. Not a miss: the agent goes back to its
+        place in the idle line (if still available)."""
+        self.presence.release(account_id, claimed.agent_id)
+        self._idle_if_available(account_id, claimed.agent_id, since_ms=claimed.idle_since_ms)
 
     def keep_engaged(self, account_id: str, agent_id: str, call_id: str) -> "gevent.Greenlet":
         """Refresh the agent's engaged mark while the offer or call lasts; ``kill()`` the
@@ -105,6 +132,10 @@ class ContactCentre:
 
     def accepted(self, account_id: str, agent_id: str) -> None:
         self.presence.reset_misses(account_id, agent_id)
+        try:  # fewest_calls order; a lost count must not fail the answered call
+            self.presence.count_handled(account_id, agent_id)
+        except Exception:
+            log.warning("agent %s: calls-handled count not updated", agent_id, exc_info=True)
 
     def missed(self, account_id: str, queue: QueueConfig, agent_id: str) -> bool:
         """The offer rang out. Returns True when the agent was made ``not_ready``."""
@@ -145,8 +176,8 @@ class ContactCentre:
         except Exception:  # the agent stays wrap_up: it can set itself available
             log.exception("agent %s: end of after-call work not applied", agent_id)
 
-    def _idle_if_available(self, account_id: str, agent_id: str) -> None:
+    def _idle_if_available(self, account_id: str, agent_id: str, since_ms: Optional[int] = None) -> None:
         with tenant_session(account_id) as db:
             state = db.scalar(select(Agent.state).where(Agent.id == agent_id, Agent.account_id == account_id))
         if state == states.AVAILABLE:
-            self.presence.agent_idle(account_id, agent_id)
+            self.presence.agent_idle(account_id, agent_id, since_ms=since_ms)
