@@ -85,12 +85,20 @@ def event_row(
     }
 
 
+# Built once, executed with parameters: the call path writes several outbox rows per call, and
+# building the statement per row (ORM bulk insert, ``.values(**row)``, its cache key) cost more
+# CPU than the insert itself. Core on the session's connection: same transaction, same SQL.
+_OUTBOX = EventOutbox.__table__
+# a retried batch whose first commit did land (acknowledgement lost) is not an error
+_INSERT_ROWS = pg_insert(_OUTBOX).on_conflict_do_nothing()
+_INSERT_ONE = insert(_OUTBOX)
+
+
 def insert_rows(session: Session, rows: list[dict[str, Any]]) -> None:
     """Queue prepared rows inside the caller's transaction (one statement for many rows);
     they are published only if that transaction commits."""
     if rows:
-        # a retried batch whose first commit did land (acknowledgement lost) is not an error
-        session.execute(pg_insert(EventOutbox).on_conflict_do_nothing(), rows)
+        session.connection().execute(_INSERT_ROWS, rows)
         _wake_after_commit(session)
 
 
@@ -106,7 +114,7 @@ def publish_in(
     """Queue an event inside the caller's transaction; it is published only if that commits.
     Raises ``UnknownRoutingKey`` for a key not registered on ``exchange``."""
     row = event_row(exchange, routing_key, payload, account_id=account_id, trace_id=trace_id)
-    session.execute(insert(EventOutbox).values(**row))
+    session.connection().execute(_INSERT_ONE, row)
     _wake_after_commit(session)
     return row["id"]
 
