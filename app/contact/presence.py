@@ -242,7 +242,26 @@ class Presence:
 
     def release(self, account_id: str, agent_id: str) -> None:
         """The offer or call is over (the agent's next state decides if it is idle again)."""
-        self.redis.delete(self.engaged_prefix(account_id) + agent_id)
+        self.redis.delete(self.engaged_prefix(account_id) + agent_id, self.leg_key(account_id, agent_id))
+
+    # -- the agent's own leg (the agent channel's reject/hangup/hold/dtmf act on it) ------------
+    def leg_key(self, account_id: str, agent_id: str) -> str:
+        return f"{self.prefix}cc:{account_id}:leg:{agent_id}"
+
+    def set_agent_leg(self, account_id: str, agent_id: str, call_id: str, leg_id: str) -> None:
+        """The agent's leg of ``call_id`` (its ``origination_uuid``); removed by ``release``."""
+        self.redis.set(self.leg_key(account_id, agent_id), f"{call_id} {leg_id}", ex=_WAITING_TTL_SECONDS)
+
+    def agent_leg(self, account_id: str, agent_id: str) -> Optional[tuple[str, str]]:
+        """(call id, leg id) of the agent's leg, while the agent is still engaged with that call
+        (a leftover key of an older call is never acted on)."""
+        engaged, leg = self.redis.mget(self.engaged_prefix(account_id) + agent_id,
+                                       self.leg_key(account_id, agent_id))
+        if not engaged or not leg:
+            return None
+        engaged = engaged.decode() if isinstance(engaged, bytes) else engaged
+        call_id, _, leg_id = (leg.decode() if isinstance(leg, bytes) else leg).partition(" ")
+        return (call_id, leg_id) if call_id == engaged and leg_id else None
 
     def count_miss(self, account_id: str, agent_id: str) -> int:
         """Consecutive missed offers of the agent (reset by an accepted offer)."""
