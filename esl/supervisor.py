@@ -141,8 +141,10 @@ class Supervisor:
         sid = p["supervisionId"]
         self.redis.set(_stopped_key(self.prefix, sid), "1", ex=_STOPPED_TTL_SECONDS)
         node = self._node_holding(sid)
-        if node is not None:
+        if node is not None:  # its watcher reports the end (call.control.stop, reason stopped)
             node.api(f"uuid_kill {sid} {STOP_CAUSE}")
+        else:  # no leg anywhere (its controller died meanwhile): only the record is left
+            sv.drop_supervision(self.redis, self.prefix, p["callId"], p.get("supervisorId") or "", sid)
 
     # -- the supervisor's leg ------------------------------------------------------------------
     def _watch(self, node: InboundConnection, p: dict, envelope: Envelope, started: float) -> None:

@@ -344,6 +344,14 @@ class ConcurrencyLimiter:
         return out[0], (out[1] if sp_id is not None else 0)
 
 
+def holds_call(client: redis.Redis, account_id: object, call_id: object,
+               key_prefix: str | None = None) -> bool:
+    """Whether ``call_id`` is a live call of ``account_id``: its slot is in the account's scope
+    (the API asks, e.g. to tell a live call without an agent from an unknown one)."""
+    prefix = (get_settings().redis_key_prefix if key_prefix is None else key_prefix) + "limiter:"
+    return client.zscore(f"{prefix}account:{account_id}", str(call_id)) is not None
+
+
 def start_refresher(
     limiter: ConcurrencyLimiter,
     live_call_ids: Callable[[], Iterable[object]],

@@ -12,8 +12,9 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from app.accounts.login_throttle import throttle_client
-from app.api.calls import service
-from app.api.calls.schemas import CallCreateSchema, CallQueuedSchema, CallStateSchema
+from app.api.calls import service, supervise
+from app.api.calls.schemas import (CallCreateSchema, CallQueuedSchema, CallStateSchema,
+                                   SuperviseSchema, SupervisionSchema)
 from app.api.common import require_admin
 from app.api.security import current_identity, require_license, tenant_db
 from app.calls import call_state
@@ -79,3 +80,34 @@ class CallById(MethodView):
                     raise ServiceUnavailable("The call's live state cannot be read right now.",
                                              code="call_state_unavailable") from None
                 raise
+
+
+@blp.route("/<uuid:call_id>/supervise")
+class CallSupervision(MethodView):
+    """Supervisor listen / whisper / barge (license ``queue-mgmt``, role admin or supervisor):
+    docs/api.md "Supervising an agent's call"."""
+
+    @require_license("queue-mgmt")
+    @blp.arguments(SuperviseSchema)
+    @blp.response(202, SupervisionSchema)
+    @blp.alt_response(200, schema=SupervisionSchema, description="Already supervising in this mode")
+    def post(self, data: dict[str, Any], call_id: uuid.UUID):
+        """Ring the supervisor's phone into the agent's live call (mode listen, whisper or
+        barge); again with another mode while active: switch modes. 404 ``call_not_found``
+        (unknown, ended or another tenant's), 409 ``no_agent_leg`` / ``supervisor_not_registered``
+        / ``supervisor_has_no_phone`` / ``supervision_not_active``. Outcome:
+        ``call.control.start`` / ``call.control.stop``."""
+        me = current_identity()
+        supervise.require_supervisor(me)
+        with tenant_db() as db:
+            status, body = supervise.start(db, _redis(), get_settings().redis_key_prefix, me, call_id, data)
+        return body, status
+
+    @require_license("queue-mgmt")
+    @blp.response(202)
+    def delete(self, call_id: uuid.UUID):
+        """Stop supervising the call: your leg is hung up (``call.control.stop`` reason ``stopped``)."""
+        me = current_identity()
+        with tenant_db() as db:
+            supervise.stop(db, _redis(), get_settings().redis_key_prefix, me, call_id)
+        return None

@@ -59,3 +59,41 @@ class CallStateSchema(ma.Schema):
     started_at = ma.fields.AwareDateTime(allow_none=True)
     answered_at = ma.fields.AwareDateTime(allow_none=True)
     ended_at = ma.fields.AwareDateTime(allow_none=True)
+
+
+class SuperviseTargetSchema(ma.Schema):
+    class Meta:
+        unknown = ma.RAISE
+
+    type = ma.fields.String(required=True, validate=validate.OneOf(("user",)),
+                            metadata={"description": "user: a SIP user of this account's directory"})
+    name = ma.fields.String(required=True, validate=validate.Regexp(
+        r"^[A-Za-z0-9_.+\-]{1,64}\Z", error="A SIP user name: letters, digits, '_', '.', '+', '-'."),
+        metadata={"description": "The SIP user name (an agent's sip_username)"})
+
+
+class SuperviseSchema(ma.Schema):
+    """POST /api/calls/:callId/supervise."""
+
+    class Meta:
+        unknown = ma.RAISE
+
+    mode = ma.fields.String(required=True, validate=validate.OneOf(("listen", "whisper", "barge")),
+                            metadata={"description": "listen (nobody hears you), whisper (only the "
+                                                     "agent hears you), barge (both parties hear you)"})
+    target = ma.fields.Nested(SuperviseTargetSchema, metadata={
+        "description": "Where to ring the supervisor; default: the phone of your own agent profile"})
+    timeout = ma.fields.Integer(
+        load_default=limits.SUPERVISOR_RING_SECONDS, strict=True, validate=validate.Range(min=5, max=120),
+        metadata={"description": "Seconds the supervisor's phone rings"})
+
+
+class SupervisionSchema(ma.Schema):
+    supervision_id = ma.fields.UUID(metadata={"description": "Also the supervisor leg's channel id"})
+    call_id = ma.fields.UUID()
+    mode = ma.fields.String()
+    previous_mode = ma.fields.String(metadata={"description": "On a mode change"})
+    state = ma.fields.String(metadata={"description": "dialing (the supervisor's phone rings) or active"})
+    supervisor_id = ma.fields.UUID(metadata={"description": "The supervising user"})
+    agent_id = ma.fields.UUID(allow_none=True, metadata={"description": "The call's agent"})
+    endpoint = ma.fields.String(metadata={"description": "What is dialled for the supervisor"})
