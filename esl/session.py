@@ -217,6 +217,9 @@ class CallSession:
         if self._ws is not None:
             self._ws.close()
         events_written = self._events.close()
+        if self._held_since is not None and self.record is not None:  # hung up while held
+            self.record.interaction.held_ms += int((time.monotonic() - self._held_since) * 1000)
+            self._held_since = None
         if event is not None and self.record is not None:
             # written now, or held until PostgreSQL is back (app/calls/record_backlog.py);
             # held too while the call's events are not in the outbox: call.ended comes last
@@ -309,7 +312,7 @@ class CallSession:
             number_owner=lambda number: services.account_owns(route.account_id, number),
             sip_policy=lambda uri: sip_targets.refusal(route.account_id, uri),
             publisher=self._events.emit, answered=call.answer_state == "answered",
-            contact=services.contact,
+            contact=services.contact, interaction=self.record.interaction,
         )
         self.conn.on("CHANNEL_ANSWER", ctx.mark_answered)
         self.conn.on("CHANNEL_ANSWER", self._on_answer)
@@ -440,6 +443,8 @@ class CallSession:
                 secret=app.signing_secret, basic_auth=app.basic_auth, client=self.services.webhooks)
 
     def _on_hold(self, _event: Event) -> None:
+        if self._held_since is None:  # counted once per window (interaction summary)
+            self.record.interaction.holds += 1
         self._held_since = time.monotonic()
         self._emit("call.hold", payloads.call_hold(self.call.call_id))
 
@@ -448,6 +453,7 @@ class CallSession:
         if self._held_since is not None:
             held_ms = int((time.monotonic() - self._held_since) * 1000)
             self._held_since = None
+            self.record.interaction.held_ms += held_ms
         self._emit("call.resumed", payloads.call_resumed(self.call.call_id, held_ms=held_ms))
 
 

@@ -19,7 +19,9 @@ from sqlalchemy.orm import Session
 
 from app import limits
 from app.calls.hangup import HangupFacts, HeaderSource, call_status, read_hangup
+from app.calls.interaction_times import InteractionTimes
 from app.calls.usage import meter_call
+from app.contact.interactions import close_segment_in, segments_acw
 from app.db.engine import tenant_session
 from app.events.envelope import rfc3339
 from app.events.exchanges import CALL_EVENTS
@@ -63,6 +65,8 @@ class CallContext:
     acw_ms: int = 0
     transfer_count: int = 0
     disposition: str | None = None
+    # stamped live by the queue verb and the session (queue join/leave, offer, agent answer, holds)
+    interaction: InteractionTimes = field(default_factory=InteractionTimes)
 
 
 @dataclass(frozen=True)
@@ -80,38 +84,59 @@ def _ms(delta) -> int:
 
 def summarise(facts: HangupFacts, ctx: CallContext) -> dict[str, Any]:
     """Interaction indicators for this leg (column names of interaction_summary).
-    - ivr: answered until bridged (or the end), minus the queue wait
+    - ivr: answered until the caller joined a queue, else until bridged (a dial) or the end
+    - queue wait: joined until the agent answered (or the caller left the line)
+    - connect latency: the accepted offer until the agent answered
     - talk: time connected to another party (bridged), minus hold; 0 for IVR-only calls
-    - aht: talk + hold + after-call work
-    - abandoned: the caller was queued and never connected to an agent"""
+    - hold: the leg's hold windows (FreeSWITCH ``hold_events``) or the CHANNEL_HOLD/UNHOLD
+      the session saw (``uuid_hold`` fires those without updating ``hold_events``)
+    - aht: talk + hold + after-call work (the agent's wrap-up, added when it ends)
+    - abandoned: the caller hung up in the queue, never connected to an agent; short when
+      that took less than the queue's ``short_abandon_seconds``"""
+    times = ctx.interaction
     answered_ms = facts.talk_ms
-    bridged = facts.bridged_at is not None
+    bridged_at = facts.bridged_at or times.connected_at
     if ctx.ivr_ms is not None:
         ivr_ms = ctx.ivr_ms
     elif facts.answered_at is not None:
-        until = facts.bridged_at or facts.ended_at
-        ivr_ms = _ms(until - facts.answered_at) - ctx.queue_wait_ms
+        if times.queue_joined_at is not None:
+            ivr_ms = _ms(times.queue_joined_at - facts.answered_at)
+        else:
+            ivr_ms = _ms((bridged_at or facts.ended_at) - facts.answered_at) - ctx.queue_wait_ms
     else:
         ivr_ms = 0
     ivr_ms = max(0, ivr_ms)
-    if bridged:
-        talk_ms = _ms(facts.ended_at - facts.bridged_at) - facts.hold_ms
+    queue_wait_ms = ctx.queue_wait_ms
+    if times.queue_joined_at is not None:
+        queue_wait_ms = times.ms_between(
+            times.queue_joined_at, times.connected_at or times.queue_left_at or facts.ended_at) or 0
+    connect_latency_ms = ctx.connect_latency_ms
+    if connect_latency_ms is None:
+        connect_latency_ms = times.ms_between(times.offered_at, times.connected_at)
+    hold_count = max(facts.hold_count, times.holds)
+    hold_ms = max(facts.hold_ms, times.held_ms)
+    if bridged_at is not None:
+        talk_ms = _ms(facts.ended_at - bridged_at) - hold_ms
     else:
         talk_ms = 0
     talk_ms = max(0, min(talk_ms, answered_ms))
-    abandoned = ctx.queue_id is not None and ctx.agent_id is None and not bridged
+    if times.queue_joined_at is not None:
+        abandoned = times.queue_result == "hangup"
+    else:
+        abandoned = ctx.queue_id is not None and ctx.agent_id is None and bridged_at is None
+    acw_ms = max(0, ctx.acw_ms)
     return {
         "ivr_ms": ivr_ms,
-        "queue_wait_ms": max(0, ctx.queue_wait_ms),
-        "connect_latency_ms": ctx.connect_latency_ms,
+        "queue_wait_ms": max(0, queue_wait_ms),
+        "connect_latency_ms": connect_latency_ms,
         "talk_ms": talk_ms,
-        "hold_count": facts.hold_count,
-        "hold_ms": facts.hold_ms,
-        "acw_ms": max(0, ctx.acw_ms),
-        "aht_ms": talk_ms + facts.hold_ms + max(0, ctx.acw_ms),
+        "hold_count": hold_count,
+        "hold_ms": hold_ms,
+        "acw_ms": acw_ms,
+        "aht_ms": talk_ms + hold_ms + acw_ms,
         "transfer_count": ctx.transfer_count,
         "abandoned": abandoned,
-        "short_abandon": abandoned and ctx.queue_wait_ms < limits.SHORT_ABANDON_SECONDS * 1000,
+        "short_abandon": abandoned and queue_wait_ms < times.short_abandon_seconds * 1000,
         "disposition": ctx.disposition,
     }
 
@@ -197,10 +222,14 @@ def _record_values(facts: HangupFacts, ctx: CallContext, status: str) -> dict[st
 
 def _upsert_summary(session: Session, ctx: CallContext, summary: dict[str, Any]) -> None:
     """One row per conversation: a second leg of the same trace adds its talk/hold/transfers
-    and keeps the longest IVR and queue wait."""
+    and keeps the longest IVR and queue wait. After-call work is the sum of the trace's agent
+    windows (interaction_segment), whether the wrap-up ended before or after this write."""
+    acw = segments_acw(ctx.trace_id) + summary["acw_ms"]
+    values = {**summary, "acw_ms": acw, "aht_ms": summary["talk_ms"] + summary["hold_ms"] + acw}
     stmt = pg_insert(InteractionSummary).values(
-        id=uuid.uuid4(), account_id=ctx.account_id, trace_id=ctx.trace_id, **summary)
+        id=uuid.uuid4(), account_id=ctx.account_id, trace_id=ctx.trace_id, **values)
     ex, cur = stmt.excluded, InteractionSummary
+    acw_after = func.greatest(cur.acw_ms, ex.acw_ms)
     session.execute(stmt.on_conflict_do_update(
         index_elements=[InteractionSummary.trace_id],
         set_={
@@ -210,8 +239,8 @@ def _upsert_summary(session: Session, ctx: CallContext, summary: dict[str, Any])
             "talk_ms": cur.talk_ms + ex.talk_ms,
             "hold_count": cur.hold_count + ex.hold_count,
             "hold_ms": cur.hold_ms + ex.hold_ms,
-            "acw_ms": cur.acw_ms + ex.acw_ms,
-            "aht_ms": cur.aht_ms + ex.aht_ms,
+            "acw_ms": acw_after,
+            "aht_ms": cur.talk_ms + ex.talk_ms + cur.hold_ms + ex.hold_ms + acw_after,
             "transfer_count": cur.transfer_count + ex.transfer_count,
             "abandoned": ex.abandoned,
             "short_abandon": ex.short_abandon,
@@ -219,6 +248,16 @@ def _upsert_summary(session: Session, ctx: CallContext, summary: dict[str, Any])
             "updated_at": func.now(),
         },
     ))
+
+
+def _close_segment(session: Session, facts: HangupFacts, ctx: CallContext, summary: dict[str, Any]) -> None:
+    """The agent's window on this leg (a queue call the agent answered): talk and hold."""
+    times = ctx.interaction
+    started = times.connected_at or facts.bridged_at
+    if ctx.agent_id is None or started is None:
+        return
+    close_segment_in(session, ctx.account_id, ctx.trace_id, uuid.UUID(facts.call_id), ctx.agent_id,
+                     times.segment_id, started, facts.ended_at, summary["talk_ms"], summary["hold_ms"])
 
 
 # Built once, executed with the row as parameters: building the statement per call (ORM insert,
@@ -238,6 +277,8 @@ def write_in(session: Session, event: HeaderSource, ctx: CallContext) -> Written
     if inserted is None:
         return None
     summary = summarise(facts, ctx)
+    if ctx.interaction.connected_at is not None:  # only calls an agent answered
+        _close_segment(session, facts, ctx, summary)
     _upsert_summary(session, ctx, summary)
     event_id = publish_in(session, CALL_EVENTS, "call.ended", ended_payload(values, summary),
                           account_id=ctx.account_id, trace_id=ctx.trace_id)

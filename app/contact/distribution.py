@@ -15,12 +15,13 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Callable, Optional
 
 import gevent
 from sqlalchemy import select
 
-from app.contact import states
+from app.contact import interactions, states
 from app.contact.presence import (
     DEFAULT_STRATEGY,
     ENGAGED_REFRESH_SECONDS,
@@ -137,6 +138,11 @@ class ContactCentre:
         except Exception:
             log.warning("agent %s: calls-handled count not updated", agent_id, exc_info=True)
 
+    def open_segment(self, account_id: str, trace_id: str, call_id: str, agent_id: str,
+                     started_at: datetime) -> Optional[uuid.UUID]:
+        """The agent answered: its ownership window starts (app/contact/interactions.py)."""
+        return interactions.open_segment(account_id, trace_id, call_id, agent_id, started_at)
+
     def missed(self, account_id: str, queue: QueueConfig, agent_id: str) -> bool:
         """The offer rang out. Returns True when the agent was made ``not_ready``."""
         misses = self.presence.count_miss(account_id, agent_id)
@@ -164,7 +170,7 @@ class ContactCentre:
             return
         with tenant_session(account_id) as db:
             moved = states.set_state(db, uuid.UUID(account_id), uuid.UUID(agent_id), states.WRAP_UP,
-                                     "after_call_work", presence=self.presence, only_from=states.AVAILABLE)
+                                     states.REASON_AFTER_CALL_WORK, presence=self.presence, only_from=states.AVAILABLE)
         if moved is not None:
             self.later(queue.wrap_up_seconds, self._wrap_up_over, account_id, agent_id)
 

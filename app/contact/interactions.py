@@ -1,4 +1,12 @@
-"""An agent's interactions: the disposition code it sets on the conversation it handled.
+"""An agent's interactions: its ownership windows (``interaction_segment``), the after-call
+work that ends them, and the disposition code it sets on the conversation it handled.
+
+A window opens when the agent answers an offer (``open_segment``, its own small transaction:
+the agent channel must find a live call), closes in the call record's transaction
+(app/calls/records.py: talk, hold, ended_at) and gets its after-call work when the agent
+leaves ``wrap_up`` (``after_call_work_over``, called by app/contact/states.py in the state
+change's transaction), which can be before or after the record is written: the summary's
+``acw_ms`` is always the sum of its segments', so the order does not matter.
 
 The agent channel's ``disposition`` command (docs/agents.md) and any REST twin call
 ``set_disposition``. The interaction is found through the agent's own ``interaction_segment``
@@ -11,10 +19,12 @@ hang-up's upsert (which keeps an existing disposition when the session has none)
 """
 from __future__ import annotations
 
+import logging
 import unicodedata
 import uuid
 from dataclasses import dataclass
-from typing import Optional
+from datetime import datetime
+from typing import Any, Optional
 
 from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -23,6 +33,8 @@ from sqlalchemy.orm import Session
 from app import limits
 from app.errors import NotFound, ValidationFailed
 from app.models import InteractionSegment, InteractionSummary
+
+log = logging.getLogger(__name__)
 
 
 class InvalidDisposition(ValidationFailed):
@@ -84,3 +96,68 @@ def set_disposition(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID, cod
         set_={"disposition": stmt.excluded.disposition, "updated_at": func.now()},
         where=InteractionSummary.account_id == account_id))
     return Disposition(segment.trace_id, segment.call_id, value)
+
+
+# -- ownership windows --------------------------------------------------------------------------
+def segments_acw(trace_id: uuid.UUID) -> Any:
+    """SQL: the after-call work of every window of the conversation (summary ``acw_ms``)."""
+    return (select(func.coalesce(func.sum(InteractionSegment.acw_ms), 0))
+            .where(InteractionSegment.trace_id == trace_id).scalar_subquery())
+
+
+def open_segment(account_id: uuid.UUID | str, trace_id: uuid.UUID | str, call_id: uuid.UUID | str,
+                 agent_id: uuid.UUID | str, started_at: datetime) -> Optional[uuid.UUID]:
+    """The agent answered: its window starts (own tenant transaction, one INSERT). Returns the
+    segment id, or None when the database is away (the call goes on; the record's
+    transaction writes the window then)."""
+    from app.db.engine import tenant_session
+
+    segment_id = uuid.uuid4()
+    try:
+        with tenant_session(account_id) as db:
+            db.execute(pg_insert(InteractionSegment).values(
+                id=segment_id, account_id=uuid.UUID(str(account_id)), trace_id=uuid.UUID(str(trace_id)),
+                call_id=uuid.UUID(str(call_id)), agent_id=uuid.UUID(str(agent_id)), started_at=started_at))
+    except Exception:
+        log.warning("agent %s: interaction segment not opened (database unavailable?)", agent_id,
+                    exc_info=True)
+        return None
+    return segment_id
+
+
+def close_segment_in(db: Session, account_id: uuid.UUID, trace_id: uuid.UUID, call_id: uuid.UUID,
+                     agent_id: uuid.UUID, segment_id: Optional[uuid.UUID], started_at: datetime,
+                     ended_at: datetime, talk_ms: int, hold_ms: int) -> None:
+    """The call is over: talk and hold of the window (inside the call record's transaction).
+    Inserts the window when opening it failed; keeps after-call work already measured."""
+    stmt = pg_insert(InteractionSegment).values(
+        id=segment_id or uuid.uuid4(), account_id=account_id, trace_id=trace_id, call_id=call_id,
+        agent_id=agent_id, started_at=started_at, ended_at=ended_at, talk_ms=talk_ms, hold_ms=hold_ms,
+        handle_ms=talk_ms + hold_ms)
+    cur = InteractionSegment
+    db.execute(stmt.on_conflict_do_update(
+        index_elements=[InteractionSegment.id],
+        set_={"ended_at": stmt.excluded.ended_at, "talk_ms": stmt.excluded.talk_ms,
+              "hold_ms": stmt.excluded.hold_ms,
+              "handle_ms": stmt.excluded.talk_ms + stmt.excluded.hold_ms + cur.acw_ms},
+        where=cur.account_id == account_id))
+
+
+def after_call_work_over(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID, acw_ms: int) -> None:
+    """The agent left ``wrap_up``: ``acw_ms`` goes on its latest window and on the
+    conversation's summary (acw and AHT = talk + hold + acw). Nothing when it has no window."""
+    segment = db.scalar(select(InteractionSegment)
+                        .where(InteractionSegment.account_id == account_id,
+                               InteractionSegment.agent_id == agent_id)
+                        .order_by(InteractionSegment.started_at.desc()).limit(1).with_for_update())
+    if segment is None:
+        return
+    acw_ms = max(0, acw_ms)
+    segment.acw_ms = acw_ms
+    segment.handle_ms = segment.talk_ms + segment.hold_ms + acw_ms
+    db.flush()
+    summary = InteractionSummary
+    acw = segments_acw(segment.trace_id)
+    db.execute(summary.__table__.update()
+               .where(summary.trace_id == segment.trace_id, summary.account_id == account_id)
+               .values(acw_ms=acw, aht_ms=summary.talk_ms + summary.hold_ms + acw, updated_at=func.now()))

@@ -12,6 +12,7 @@ from typing import Any, Optional
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.contact import interactions
 from app.contact.presence import Presence
 from app.errors import NotFound
 from app.events.payloads import emit
@@ -20,6 +21,9 @@ from app.models.enums import AGENT_STATES
 
 AVAILABLE, NOT_READY, WRAP_UP, OFFLINE = AGENT_STATES
 REASON_MISSED = "missed"
+# the reason of the wrap_up the controller sets after a call (app/contact/distribution.py):
+# leaving it ends the call's after-call work (interaction summary and segment)
+REASON_AFTER_CALL_WORK = "after_call_work"
 
 
 @lru_cache(maxsize=1)
@@ -52,10 +56,14 @@ def set_state(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID, state: st
         raise NotFound("No such agent.", code="not_found")
     if only_from is not None and agent.state != only_from:
         return None
-    previous = agent.state
+    previous, previous_reason, since = agent.state, agent.state_reason, agent.state_changed_at
     agent.state, agent.state_reason = state, reason
     agent.state_changed_at = datetime.now(timezone.utc)
     db.flush()
+    if previous == WRAP_UP and previous_reason == REASON_AFTER_CALL_WORK and state != WRAP_UP \
+            and since is not None:
+        acw_ms = round((agent.state_changed_at - since).total_seconds() * 1000)
+        interactions.after_call_work_over(db, account_id, agent.id, acw_ms)
     emit("agent.state.changed", state_payload(agent, previous), account_id=account_id, session=db)
     presence = presence or default_presence()
     if state == AVAILABLE:

@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
+from app.calls.interaction_times import InteractionTimes
 from app.calls.sip_targets import NOT_LISTED as SIP_NOT_ALLOWED
 from esl.verbs.registry import VerbList, parse_verb_list
 
@@ -74,6 +75,9 @@ class ChannelVerbContext:
     contact: Optional[Any] = None
     queue_id: Optional[uuid.UUID] = None   # the configured queue the caller joined (call record)
     agent_id: Optional[str] = None         # the agent who answered (call record)
+    # queue join/leave, offer, agent answer, holds: the interaction summary's raw times (the
+    # session hands its CallContext's, so the record sees what the verbs stamped)
+    interaction: InteractionTimes = field(default_factory=InteractionTimes)
     _subscribed: set[str] = field(default_factory=set, repr=False)
 
     @property

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, runtime_che
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import redis
 
+    from app.calls.interaction_times import InteractionTimes
     from esl.protocol import Event
     from esl.verbs.base import Verb
 
@@ -38,6 +39,7 @@ class VerbContext(Protocol):
     contact: Any              # app.contact.distribution.ContactCentre, or None (queue holds only)
     queue_id: Optional[uuid.UUID]  # set by the queue verb: the configured queue (call record)
     agent_id: Optional[str]        # set by the queue verb: the agent who answered (call record)
+    interaction: "InteractionTimes"  # stamped by the queue verb (app/calls/interaction_times.py)
     switch_id: str                 # Core-UUID of the call's FreeSWITCH (agents registered there)
 
     def execute(self, app: str, arg: str = "", timeout: Optional[float] = None) -> "Event":

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from marshmallow import post_load, validate
 
 from app import limits
+from app.calls.interaction_times import utc_now
 from app.calls import supervision
 from app.contact.presence import Presence
 from app.ops.metrics import QUEUE_WAITERS
@@ -119,9 +120,16 @@ class Queue(Verb):
             if config is None:  # the session reports it: call.failed reason queue_not_found
                 return VerbOutcome.end("queue_not_found", queue=self.params["name"])
             ctx.queue_id = config.id
+            # queues.short_abandon_seconds once QueueConfig carries it (the strategies work
+            # adds it); the platform default until then
+            ctx.interaction.short_abandon_seconds = getattr(
+                config, "short_abandon_seconds", limits.SHORT_ABANDON_SECONDS)
         p = self._settings(config)
         presence = contact.presence if contact is not None else Presence(ctx.redis, get_settings().redis_key_prefix)
         score = presence.join(ctx.account_id, p["name"], ctx.call_id)
+        times = ctx.interaction
+        if times.queue_joined_at is None:  # queued again (timeout hook): the wait counts from the first
+            times.queue_joined_at = utc_now()
         QUEUE_WAITERS.join(ctx.call_id)
         ctx.publish("queue.caller.enqueued", self._event(
             ctx, position=presence.position(ctx.account_id, p["name"], ctx.call_id)))
@@ -173,6 +181,7 @@ class Queue(Verb):
             if reason == "hangup" and ctx.agent_id is not None:  # hung up talking to the agent
                 reason = "answered"
             waited = round(time.monotonic() - joined)
+            times.queue_left_at, times.queue_result = utc_now(), reason
             presence.leave(ctx.account_id, p["name"], ctx.call_id)
             QUEUE_WAITERS.leave(ctx.call_id)
             key = "queue.caller.abandoned" if reason == "hangup" else "queue.caller.dequeued"
@@ -201,12 +210,17 @@ class Queue(Verb):
         # handlers stay registered for the rest of the call: this offer's answers only while
         # its bridge runs (a later offer's CHANNEL_BRIDGE is not this agent's accept)
         answered: dict[str, Any] = {"at": None, "live": True}
+        offered_at = utc_now()
 
         def on_bridge(_event: Any) -> None:
             if answered["live"] and answered["at"] is None:
                 answered["at"] = time.monotonic()
+                times = ctx.interaction
+                times.offered_at, times.connected_at = offered_at, utc_now()
                 contact.accepted(ctx.account_id, agent.agent_id)
                 ctx.agent_id = agent.agent_id
+                times.segment_id = contact.open_segment(ctx.account_id, ctx.trace_id, ctx.call_id,
+                                                        agent.agent_id, times.connected_at)
                 supervision.note_agent_bridged(ctx, agent.agent_id, _event)  # supervisable now
                 ctx.publish("agent.accept", self._event(ctx, **offer))
 
