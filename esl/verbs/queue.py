@@ -22,6 +22,7 @@ queue.caller.abandoned (hangup).
 """
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 
@@ -33,12 +34,15 @@ from app import limits
 from app.calls.interaction_times import utc_now
 from app.calls import supervision
 from app.contact.presence import Presence
+from app.contact.queue_stats import QueueStats, wait_text
 from app.ops.metrics import QUEUE_WAITERS
 from app.settings import get_settings
 from esl.verbs import tts
 from esl.verbs.base import Verb, VerbOutcome, VerbSchema
 from esl.verbs.context import VerbContext
 from esl.verbs.fields import HookUrl, StrictBoolean, StrictInteger, Text
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.contact.distribution import QueueConfig
@@ -60,6 +64,8 @@ REJECT_CAUSES = frozenset({"USER_BUSY", "CALL_REJECTED"})
 # The offer ended because the caller's own leg went away (its hang-up may reach us after the
 # bridge's completion): neither a miss nor a reject.
 CALLER_LEFT_CAUSE = "ORIGINATOR_CANCEL"
+# A queue held without the contact centre (no configured queue): abandons under this are short.
+SHORT_ABANDON_DEFAULT_SECONDS = 5
 # Less than this left: the wait is over (not worth another playback/sleep round trip).
 _DEADLINE_SLACK_SECONDS = 0.05
 
@@ -77,6 +83,9 @@ class QueueSchema(VerbSchema):
                                      validate=validate.Range(
                                          min=limits.QUEUE_MIN_ANNOUNCE_INTERVAL_SECONDS,
                                          max=limits.QUEUE_MAX_WAIT_SECONDS))
+    # higher first: the line is ordered by priority, then by enqueue time
+    priority = StrictInteger(load_default=limits.QUEUE_MIN_PRIORITY,
+                             validate=validate.Range(min=limits.QUEUE_MIN_PRIORITY, max=limits.QUEUE_MAX_PRIORITY))
 
     @post_load(pass_original=True)
     def _note_given(self, data: dict, original: Any, **_: object) -> dict:
@@ -91,8 +100,34 @@ _CONFIGURABLE = {"moh": "moh", "timeout": "max_wait_seconds", "timeoutHook": "ti
                  "announcePosition": "announce_position", "announceInterval": "announce_interval_seconds"}
 
 
-def position_text(position: int) -> str:
-    return f"You are caller number {position}"
+def position_text(position: int, ewt_seconds: Optional[int] = None) -> str:
+    """"You are caller number N", plus the estimated wait when the queue has handle times."""
+    text = f"You are caller number {position}"
+    return text if ewt_seconds is None else f"{text}. {wait_text(ewt_seconds)}"
+
+
+# Set on every leg of a ring_all offer and exported to the caller's leg by the one that
+# answers (bridge_export_vars, as the dial verb's carrier ids): which agent answered.
+OFFER_ID_VARIABLE = "sbc_offer_id"
+OFFER_AGENT_VARIABLE = "sbc_agent_id"
+
+
+def _serving(presence: Presence, config: "QueueConfig") -> int:
+    """Members with a live SIP registration (any state): the agents the line moves through."""
+    pipe = presence.redis.pipeline()
+    for member in config.members:
+        pipe.exists(presence.reg_key(member.domain, member.sip_username))
+    return sum(1 for live in pipe.execute() if live)
+
+
+def _ring_all_legs(offered: list, offer_id: str, leg_ids: dict) -> str:
+    """``[vars]user/a@d,[vars]user/b@d``: rung at once, the first to answer is bridged and
+    FreeSWITCH cancels the others (LOSE_RACE); each leg exports its agent id and the offer id."""
+    exports = f"{OFFER_AGENT_VARIABLE}\\,{OFFER_ID_VARIABLE}"
+    return ",".join(
+        f"[origination_uuid={leg_ids[c.agent_id]},{OFFER_AGENT_VARIABLE}={c.agent_id},"
+        f"bridge_export_vars={exports}]user/{c.sip_username}@{c.domain}"
+        for c, _ in offered)
 
 
 class Queue(Verb):
@@ -126,7 +161,8 @@ class Queue(Verb):
                 config, "short_abandon_seconds", limits.SHORT_ABANDON_SECONDS)
         p = self._settings(config)
         presence = contact.presence if contact is not None else Presence(ctx.redis, get_settings().redis_key_prefix)
-        score = presence.join(ctx.account_id, p["name"], ctx.call_id)
+        stats = QueueStats(presence.redis, presence.prefix)
+        score = presence.join(ctx.account_id, p["name"], ctx.call_id, priority=p["priority"])
         times = ctx.interaction
         if times.queue_joined_at is None:  # queued again (timeout hook): the wait counts from the first
             times.queue_joined_at = utc_now()
@@ -146,12 +182,12 @@ class Queue(Verb):
                 if config is not None:
                     if time.monotonic() - config_loaded >= QUEUE_MEMBERS_REFRESH_SECONDS:
                         config, config_loaded = contact.refreshed(ctx.account_id, config), time.monotonic()
-                    agent = contact.claim(ctx.account_id, config, ctx.call_id, ctx.switch_id)
-                    if agent is not None:
+                    offered = contact.claim_agents(ctx.account_id, config, ctx.call_id, ctx.switch_id)
+                    if offered:
                         if not media_started:  # not left ringing through the offer: answered,
                             ctx.execute("answer")  # it hears the hold music (transfer_ringback)
                             media_started = True
-                        outcome = self._offer(ctx, contact, config, agent, p, joined)
+                        outcome = self._offer(ctx, contact, config, offered, p, joined, stats)
                         if outcome is not None:
                             reason = "answered"
                             break
@@ -161,7 +197,9 @@ class Queue(Verb):
                 if p["announcePosition"] and now >= next_announcement and deadline - now > ANNOUNCEMENT_ALLOWANCE_SECONDS:
                     position = presence.position(ctx.account_id, p["name"], ctx.call_id)
                     if position is not None:
-                        ctx.execute("speak", tts.speak_arg(voice, position_text(position)))
+                        ewt = None if config is None else stats.estimated_wait_seconds(
+                            ctx.account_id, p["name"], position, _serving(presence, config))
+                        ctx.execute("speak", tts.speak_arg(voice, position_text(position, ewt)))
                         media_started = True
                     next_announcement = time.monotonic() + p["announceInterval"]
                 remaining = deadline - time.monotonic()
@@ -180,12 +218,17 @@ class Queue(Verb):
         finally:
             if reason == "hangup" and ctx.agent_id is not None:  # hung up talking to the agent
                 reason = "answered"
-            waited = round(time.monotonic() - joined)
+            waited_exact = time.monotonic() - joined
+            waited = round(waited_exact)
             times.queue_left_at, times.queue_result = utc_now(), reason
             presence.leave(ctx.account_id, p["name"], ctx.call_id)
             QUEUE_WAITERS.leave(ctx.call_id)
-            key = "queue.caller.abandoned" if reason == "hangup" else "queue.caller.dequeued"
-            ctx.publish(key, self._event(ctx, waitedSeconds=waited, reason=reason))
+            if reason == "hangup":  # short: under the queue's short_abandon_seconds (0 = never)
+                short = config.short_abandon_seconds if config is not None else SHORT_ABANDON_DEFAULT_SECONDS
+                ctx.publish("queue.caller.abandoned", self._event(
+                    ctx, waitedSeconds=waited, reason=reason, shortAbandon=waited_exact < short))
+            else:
+                ctx.publish("queue.caller.dequeued", self._event(ctx, waitedSeconds=waited, reason=reason))
         if outcome is not None:
             return outcome
         if timeout_set:  # left set, it would cut every later playback of this call short
@@ -195,26 +238,38 @@ class Queue(Verb):
             return VerbOutcome.replace(ctx.fetch_instructions(hook, {"queue": p["name"], "queueResult": "timeout"}))
         return VerbOutcome.end("queue_timeout")
 
-    def _offer(self, ctx: VerbContext, contact: Any, config: "QueueConfig", agent: "Candidate",
-               p: dict, joined: float) -> Optional[VerbOutcome]:
-        """Ring the claimed agent from the caller's leg. Returns the verb's outcome when the
-        agent answered (the call is over when the bridge returns), None when the offer was
-        missed (the caller goes back in line)."""
-        offer = {"agentId": agent.agent_id, "queueId": str(config.id),
-                 "waitedSeconds": round(time.monotonic() - joined)}
-        ctx.publish("queue.assignment", self._event(ctx, **offer))
-        ctx.publish("agent.offer", self._event(ctx, **offer, timeoutSeconds=config.offer_timeout_seconds,
-                                               **{"from": ctx.from_number or None}))
+    def _offer(self, ctx: VerbContext, contact: Any, config: "QueueConfig", offered: list,
+               p: dict, joined: float, stats: QueueStats) -> Optional[VerbOutcome]:
+        """Ring the claimed agent from the caller's leg (ring_all: every claimed agent at once,
+        one bridge with ``,``-separated legs; the first to answer wins, the others are put
+        back in the idle line, not missed). Returns the verb's outcome when an agent answered
+        (the call is over when the bridge returns), None when the offer was missed (the
+        caller goes back in line)."""
+        agent = offered[0][0]
+        waited_ms = int((time.monotonic() - joined) * 1000)
+        offers = {c.agent_id: {"agentId": c.agent_id, "queueId": str(config.id), "waitedSeconds": round(waited_ms / 1000)}
+                  for c, _ in offered}
+        offer = offers[agent.agent_id]
+        for c, _ in offered:
+            ctx.publish("queue.assignment", self._event(ctx, **offers[c.agent_id]))
+            ctx.publish("agent.offer", self._event(ctx, **offers[c.agent_id], timeoutSeconds=config.offer_timeout_seconds,
+                                                   **{"from": ctx.from_number or None}))
         # the agent's leg gets a known uuid: the agent channel's reject/hangup/hold act on it
-        leg_id = str(uuid.uuid4())
+        leg_ids = {c.agent_id: str(uuid.uuid4()) for c, _ in offered}
+        leg_id = leg_ids[agent.agent_id]
+        offer_id = str(uuid.uuid4())
         # handlers stay registered for the rest of the call: this offer's answers only while
         # its bridge runs (a later offer's CHANNEL_BRIDGE is not this agent's accept)
-        answered: dict[str, Any] = {"at": None, "live": True}
+        answered: dict[str, Any] = {"at": None, "live": True, "agent": agent}
         offered_at = utc_now()
 
         def on_bridge(_event: Any) -> None:
             if answered["live"] and answered["at"] is None:
+                agent = answered["agent"] = self._answering(_event, offer_id, offered)
+                offer = offers[agent.agent_id]
+                self._ring_lost(ctx, contact, offered, agent, keepers)  # ring_all: the others stop
                 answered["at"] = time.monotonic()
+                stats.answered(ctx.account_id, config.name, ctx.call_id, int((answered["at"] - joined) * 1000))
                 times = ctx.interaction
                 times.offered_at, times.connected_at = offered_at, utc_now()
                 contact.accepted(ctx.account_id, agent.agent_id)
@@ -229,40 +284,86 @@ class Queue(Verb):
         ctx.set_var("hangup_after_bridge", "true")
         ctx.set_var("transfer_ringback", f"local_stream://{p['moh']}")
         ctx.set_var("playback_timeout_sec", "")
-        dial = (f"{{leg_timeout={config.offer_timeout_seconds},origination_uuid={leg_id},sbc_trace_id={ctx.trace_id},"
-                f"sbc_agent_id={agent.agent_id},sbc_queue_id={config.id}}}"
-                f"user/{agent.sip_username}@{agent.domain}")
-        keeper = contact.keep_engaged(ctx.account_id, agent.agent_id, ctx.call_id)
-        contact.presence.set_agent_leg(ctx.account_id, agent.agent_id, ctx.call_id, leg_id)
+        if len(offered) == 1:
+            dial = (f"{{leg_timeout={config.offer_timeout_seconds},origination_uuid={leg_id},sbc_trace_id={ctx.trace_id},"
+                    f"sbc_agent_id={agent.agent_id},sbc_queue_id={config.id}}}"
+                    f"user/{agent.sip_username}@{agent.domain}")
+        else:
+            dial = (f"{{leg_timeout={config.offer_timeout_seconds},sbc_trace_id={ctx.trace_id},"
+                    f"sbc_queue_id={config.id},{OFFER_ID_VARIABLE}={offer_id}}}"
+                    + _ring_all_legs(offered, offer_id, leg_ids))
+        keepers = {c.agent_id: contact.keep_engaged(ctx.account_id, c.agent_id, ctx.call_id) for c, _ in offered}
+        for c, _ in offered:
+            contact.presence.set_agent_leg(ctx.account_id, c.agent_id, ctx.call_id, leg_ids[c.agent_id])
         try:
             done = ctx.execute("bridge", dial)
         except BaseException:  # the caller hung up: during the ring, or during the talk
-            keeper.kill(block=False)
+            for keeper in keepers.values():
+                keeper.kill(block=False)
             answered["live"] = False
             if answered["at"] is None:
-                contact.abandoned_offer(ctx.account_id, agent.agent_id)
+                for c, _ in offered:
+                    contact.abandoned_offer(ctx.account_id, c.agent_id)
             else:
+                agent = answered["agent"]
+                self._handled(ctx, stats, config, answered["at"])
                 supervision.note_agent_unbridged(ctx)
                 contact.call_over(ctx.account_id, config, agent.agent_id)
             raise
         if answered["at"] is None and (done.variable("DIALSTATUS") or "") == "SUCCESS":
             on_bridge(done)
-        keeper.kill(block=False)
+        for keeper in keepers.values():
+            keeper.kill(block=False)
         answered["live"] = False
         if answered["at"] is None:
             cause = done.variable("originate_failed_cause") or done.variable("last_bridge_hangup_cause") or ""
-            if cause == CALLER_LEFT_CAUSE:  # the caller hung up while the agent's phone rang
-                contact.abandoned_offer(ctx.account_id, agent.agent_id)
-            elif cause in REJECT_CAUSES:  # the phone declined (486/603): the agent's choice
-                ctx.publish("agent.reject", self._event(ctx, **offer, cause=cause))
-                contact.abandoned_offer(ctx.account_id, agent.agent_id)
-            else:
-                ctx.publish("agent.missed", self._event(ctx, **offer, cause=cause))
-                contact.missed(ctx.account_id, config, agent.agent_id)
+            for agent, _ in offered:  # ring_all: every agent rang out (or the caller left)
+                offer = offers[agent.agent_id]
+                if cause == CALLER_LEFT_CAUSE:  # the caller hung up while the agent's phone rang
+                    contact.abandoned_offer(ctx.account_id, agent.agent_id)
+                elif cause in REJECT_CAUSES:  # the phone declined (486/603): the agent's choice
+                    ctx.publish("agent.reject", self._event(ctx, **offer, cause=cause))
+                    contact.abandoned_offer(ctx.account_id, agent.agent_id)
+                else:
+                    ctx.publish("agent.missed", self._event(ctx, **offer, cause=cause))
+                    contact.missed(ctx.account_id, config, agent.agent_id)
             return None
+        agent = answered["agent"]
+        self._handled(ctx, stats, config, answered["at"])
         supervision.note_agent_unbridged(ctx)
         contact.call_over(ctx.account_id, config, agent.agent_id)
         return VerbOutcome.end("queue_answered", agentId=agent.agent_id)
+
+    @staticmethod
+    def _answering(event: Any, offer_id: str, offered: list) -> "Candidate":
+        """The agent whose leg answered: the only one, or (ring_all) the one the answered leg
+        exported with this offer's id."""
+        if len(offered) > 1 and event.variable(OFFER_ID_VARIABLE) == offer_id:
+            winner = event.variable(OFFER_AGENT_VARIABLE)
+            for candidate, _ in offered:
+                if candidate.agent_id == winner:
+                    return candidate
+        return offered[0][0]
+
+    @staticmethod
+    def _ring_lost(ctx: VerbContext, contact: Any, offered: list, winner: "Candidate", keepers: dict) -> None:
+        """ring_all: the agents who did not answer first (FreeSWITCH cancelled their legs,
+        LOSE_RACE) go back to their idle place at once: no miss, not engaged by this call."""
+        for candidate, claimed in offered:
+            if candidate.agent_id != winner.agent_id:
+                keepers[candidate.agent_id].kill(block=False)
+                try:
+                    contact.ring_lost(ctx.account_id, claimed)
+                except Exception:  # the engaged mark expires by itself; the agent can set available
+                    log.exception("agent %s: not put back after a lost ring_all", candidate.agent_id)
+
+    @staticmethod
+    def _handled(ctx: VerbContext, stats: QueueStats, config: "QueueConfig", answered_at: float) -> None:
+        """The handle time (answer to end of the agent's leg) feeds the queue's EWT."""
+        try:
+            stats.handled(ctx.account_id, config.name, ctx.call_id, int((time.monotonic() - answered_at) * 1000))
+        except Exception:  # Redis away: one sample less, the call is not affected
+            log.warning("queue %s: handle time not recorded", config.name, exc_info=True)
 
     def _hold(self, ctx: VerbContext, seconds: float) -> bool:
         """Hold music for ``seconds``. ``playback_timeout_sec`` takes whole seconds and

@@ -113,8 +113,34 @@ def originate_parts(arg: str) -> Optional[Originate]:
     return Originate(dial_string, exten, app, data, argv[2], argv[3])
 
 
+def _top_level_legs(rest: str) -> list[str]:
+    """Split on the leg separators outside ``[...]``: ``|`` (one after another), ``,`` and
+    ``:_:`` (rung at once, switch_ivr_originate: the first to answer wins)."""
+    legs, depth, start, i = [], 0, 0, 0
+    while i < len(rest):
+        ch = rest[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth = max(0, depth - 1)
+        elif depth == 0 and ch in "|,":
+            legs.append(rest[start:i])
+            start = i + 1
+        elif depth == 0 and rest.startswith(":_:", i):
+            legs.append(rest[start:i])
+            start = i = i + 3
+            continue
+        i += 1
+    legs.append(rest[start:])
+    return legs
+
+
 def dial_legs(dial_string: str) -> tuple[dict[str, str], list[tuple[dict[str, str], str]]]:
-    """``{globals}[leg vars]endpoint|[leg vars]endpoint`` → (globals, [(leg vars, endpoint)])."""
+    """``{globals}[leg vars]endpoint|[leg vars]endpoint`` (or ``,`` / ``:_:`` between legs rung
+    at once) → (globals, [(leg vars, endpoint)])."""
     global_vars: dict[str, str] = {}
     rest = dial_string
     head = re.match(r"\{((?:[^}\\]|\\.)*)\}", rest)
@@ -122,7 +148,7 @@ def dial_legs(dial_string: str) -> tuple[dict[str, str], list[tuple[dict[str, st
         global_vars = _variables(head.group(1))
         rest = rest[head.end():]
     legs = []
-    for leg in re.split(_UNESCAPED + r"\|", rest):
+    for leg in _top_level_legs(rest):
         block = re.match(r"\[((?:[^]\\]|\\.)*)\]", leg)
         legs.append((_variables(block.group(1)) if block else {}, leg[block.end():] if block else leg))
     return global_vars, legs
