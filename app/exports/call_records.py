@@ -1,6 +1,10 @@
 """The call-record CSV export: 18 fixed columns, interaction summary merged by ``trace_id``,
 at most ``CSV_EXPORT_MAX_ROWS`` rows, streamed from a server-side cursor.
 
+The 18 columns are SPEC's, exactly and in order, by default. ``indicators=true`` appends the
+summary indicators SPEC's list leaves out (``INDICATOR_COLUMNS``, stable names) after them,
+so a reader of the 18 never breaks and a data team gets every indicator in one pull.
+
 Memory stays flat whatever the row count: rows come from PostgreSQL in batches of
 ``FETCH_BATCH`` (``yield_per`` → psycopg2 named cursor), are turned into CSV text and handed to
 the WSGI server chunk by chunk; nothing accumulates.
@@ -40,6 +44,10 @@ EXPORT_COLUMNS: tuple[str, ...] = (
     "Queue Wait", "Hold Count", "Hold Time", "AHT", "Abandoned", "Disposition", "Sentiment",
     "Recording", "Call ID",
 )
+# appended with ``indicators=true``, in this order (docs/api.md "CSV export")
+INDICATOR_COLUMNS: tuple[str, ...] = (
+    "IVR", "Connect Latency", "ACW", "Transfers", "Short Abandon",
+)
 FETCH_BATCH = 1000
 
 ACTION_STARTED = "call_records.export.started"
@@ -48,8 +56,10 @@ ACTION_INCOMPLETE = "call_records.export.incomplete"
 ACTION_FAILED = "call_records.export.failed"
 
 
-def export_statement(account_id: uuid.UUID, filters: CallRecordFilters, max_rows: int) -> Select[Any]:
-    """Plain columns (no ORM entities): cheaper per row, and nothing is kept in an identity map."""
+def export_statement(account_id: uuid.UUID, filters: CallRecordFilters, max_rows: int,
+                     indicators: bool = False) -> Select[Any]:
+    """Plain columns (no ORM entities): cheaper per row, and nothing is kept in an identity map.
+    ``indicators``: the summary columns of INDICATOR_COLUMNS follow the 18."""
     stmt = (
         select(
             CallRecord.started_at, CallRecord.direction, CallRecord.from_number, CallRecord.to_number,
@@ -68,6 +78,10 @@ def export_statement(account_id: uuid.UUID, filters: CallRecordFilters, max_rows
         .outerjoin(Queue, and_(Queue.id == CallRecord.queue_id, Queue.account_id == CallRecord.account_id))
         .where(CallRecord.account_id == account_id)
     )
+    if indicators:
+        stmt = stmt.add_columns(
+            InteractionSummary.ivr_ms, InteractionSummary.connect_latency_ms, InteractionSummary.acw_ms,
+            InteractionSummary.transfer_count, InteractionSummary.short_abandon)
     stmt = filters.apply(stmt)
     return stmt.order_by(CallRecord.started_at.desc(), CallRecord.id.desc()).limit(max_rows)
 
@@ -91,10 +105,14 @@ def _sentiment(label: str | None, score: Any) -> str | None:
     return label or (None if score is None else str(score))
 
 
+_BASE_FIELDS = 22  # the columns export_statement always selects
+
+
 def to_csv_row(row: Sequence[Any]) -> list[Any]:
     (started_at, direction, caller, callee, agent, queue, status, journey, record_talk_ms,
      summary_talk_ms, queue_wait_ms, hold_count, hold_ms, aht_ms, abandoned, disposition,
-     sentiment_label, sentiment_score, has_recording, recording_url, call_id, summary_id) = row
+     sentiment_label, sentiment_score, has_recording, recording_url, call_id,
+     summary_id) = row[:_BASE_FIELDS]
     has_summary = summary_id is not None
     sentiment = _sentiment(sentiment_label, sentiment_score)
     return [
@@ -103,7 +121,17 @@ def to_csv_row(row: Sequence[Any]) -> list[Any]:
         _seconds(queue_wait_ms), hold_count, _seconds(hold_ms), _seconds(aht_ms),
         _yes_no(abandoned), disposition, sentiment,
         recording_url if has_recording else None, call_id,
-    ]
+    ] + _indicator_cells(row[_BASE_FIELDS:])
+
+
+def _indicator_cells(extra: Sequence[Any]) -> list[Any]:
+    """INDICATOR_COLUMNS cells (none without ``indicators``): seconds and yes/no as above;
+    Connect Latency is empty for calls no agent answered."""
+    if not extra:
+        return []
+    ivr_ms, connect_latency_ms, acw_ms, transfer_count, short_abandon = extra
+    return [_seconds(ivr_ms), _seconds(connect_latency_ms), _seconds(acw_ms), transfer_count,
+            _yes_no(short_abandon)]
 
 
 @dataclass(frozen=True)
@@ -113,6 +141,17 @@ class ExportRequest:
     filters: CallRecordFilters
     remote_addr: str | None = None
     max_rows: int = limits.CSV_EXPORT_MAX_ROWS
+    indicators: bool = False      # append INDICATOR_COLUMNS
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return EXPORT_COLUMNS + INDICATOR_COLUMNS if self.indicators else EXPORT_COLUMNS
+
+    def log_filters(self) -> dict[str, Any]:
+        logged = self.filters.to_log()
+        if self.indicators:
+            logged["indicators"] = "true"
+        return logged
 
 
 def stream_export(request: ExportRequest) -> Iterator[str]:
@@ -122,16 +161,16 @@ def stream_export(request: ExportRequest) -> Iterator[str]:
     failure can only cut the CSV short. A query PostgreSQL refuses is logged as
     ``call_records.export.failed`` and raised, so the API answers in its JSON error shape."""
     log_access(request.account_id, request.user_id, ACTION_STARTED,
-               filters=request.filters.to_log(), row_count=None, remote_addr=request.remote_addr)
+               filters=request.log_filters(), row_count=None, remote_addr=request.remote_addr)
     session = ExitStack()
     try:
         db = session.enter_context(tenant_session(request.account_id))
-        stmt = export_statement(request.account_id, request.filters, request.max_rows)
+        stmt = export_statement(request.account_id, request.filters, request.max_rows, request.indicators)
         result = db.execute(stmt.execution_options(yield_per=FETCH_BATCH))
     except BaseException:
         session.close()
         log_access(request.account_id, request.user_id, ACTION_FAILED,
-                   filters=request.filters.to_log(), row_count=0, remote_addr=request.remote_addr)
+                   filters=request.log_filters(), row_count=0, remote_addr=request.remote_addr)
         raise
     return _chunks(request, session, result)
 
@@ -147,11 +186,11 @@ def _chunks(request: ExportRequest, session: ExitStack, result: Any) -> Iterator
             written += 1
 
     try:
-        yield from iter_csv(EXPORT_COLUMNS, rows())
+        yield from iter_csv(request.columns, rows())
         completed = True
     finally:
         session.close()  # ends the read transaction (server-side cursor) before logging
         log_access(request.account_id, request.user_id,
                    ACTION_COMPLETED if completed else ACTION_INCOMPLETE,
-                   filters=request.filters.to_log(), row_count=written,
+                   filters=request.log_filters(), row_count=written,
                    remote_addr=request.remote_addr)

@@ -13,7 +13,7 @@ from sqlalchemy import text
 from app import limits
 from app.exports.call_records import EXPORT_COLUMNS
 from tests.api_management.helpers import admin_client, assert_error
-from tests.api_management.records_seed import insert_records
+from tests.api_management.records_seed import BASE_TIME, insert_records
 
 EXPECTED_HEADER = ["Time", "Direction", "Caller", "Callee", "Agent", "Queue", "Status", "Journey", "Talk",
                    "Queue Wait", "Hold Count", "Hold Time", "AHT", "Abandoned", "Disposition", "Sentiment",
@@ -185,3 +185,31 @@ def test_given_the_same_filters_when_listing_and_exporting_then_both_select_the_
         exported = _csv(admin.get(f"/api/call-records/export?{query}"))[1:]
         assert sorted(r["call_id"] for r in listed) == sorted(row[-1] for row in exported), query
         assert exported, query
+
+
+INDICATOR_HEADER = ["IVR", "Connect Latency", "ACW", "Transfers", "Short Abandon"]
+
+
+def test_given_indicators_true_when_exporting_then_the_18_columns_are_followed_by_the_indicator_columns(api, seed, owner_engine):
+    tenant, admin = admin_client(api, seed)
+    insert_records(owner_engine, tenant.account_id, 1, with_summary=True)
+    insert_records(owner_engine, tenant.account_id, 1, start=BASE_TIME.replace(hour=11))  # no summary
+    with owner_engine.begin() as conn:
+        conn.execute(text("UPDATE interaction_summary SET ivr_ms = 8400, connect_latency_ms = 3600, acw_ms = 25600, "
+                          "transfer_count = 1, abandoned = true, short_abandon = true WHERE account_id = :a"),
+                     {"a": str(tenant.account_id)})
+    header, with_summary, without = _csv(admin.get("/api/call-records/export?indicators=true"))
+    assert header == EXPECTED_HEADER + INDICATOR_HEADER
+    cell = dict(zip(header, with_summary))
+    assert (cell["IVR"], cell["Connect Latency"], cell["ACW"], cell["Transfers"], cell["Short Abandon"]) == \
+        ("8", "4", "26", "1", "yes")
+    assert cell["Abandoned"] == "yes" and cell["Call ID"] == with_summary[17]  # the 18 keep their places
+    assert without[18:] == ["", "", "", "", ""]
+    started = [e for e in _log(owner_engine, tenant.account_id) if e["action"] == "call_records.export.started"]
+    assert started[-1]["filters"] == {"indicators": "true"}
+    assert _csv(admin.get("/api/call-records/export?indicators=false"))[0] == EXPECTED_HEADER
+
+
+def test_given_a_bad_indicators_value_when_exporting_then_422(api, seed):
+    _, admin = admin_client(api, seed)
+    assert admin.get("/api/call-records/export?indicators=maybe").status_code == 422

@@ -17,7 +17,7 @@ from app import limits
 from app.api.call_records import service
 from app.api.call_records.schemas import (
     CallRecordDetailSchema,
-    CallRecordFilterSchema,
+    CallRecordExportQuerySchema,
     CallRecordListQuerySchema,
     CallRecordSchema,
 )
@@ -46,7 +46,7 @@ class CallRecords(MethodView):
 @blp.route("/export")
 class CallRecordsExport(MethodView):
     @require_permission("recordings.view")
-    @blp.arguments(CallRecordFilterSchema, location="query", unknown=ma.RAISE)
+    @blp.arguments(CallRecordExportQuerySchema, location="query", unknown=ma.RAISE)
     @blp.response(200, content_type="text/csv", description=(
         f"CSV, at most {limits.CSV_EXPORT_MAX_ROWS} rows, newest first; logged to the compliance log"))
     def get(self, query: dict[str, Any]):
@@ -54,7 +54,7 @@ class CallRecordsExport(MethodView):
         me = current_identity()
         export = ExportRequest(account_id=me.account_id, user_id=me.user_id,
                                filters=CallRecordFilters.from_query(query),
-                               remote_addr=request.remote_addr)
+                               remote_addr=request.remote_addr, indicators=query["indicators"])
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         return Response(
             stream_export(export),

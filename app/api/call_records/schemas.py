@@ -34,6 +34,12 @@ class CallRecordListQuerySchema(ListQuerySchema, CallRecordFilterSchema):
     """The export's filters plus cursor pagination: a list and its export always agree."""
 
 
+class CallRecordExportQuerySchema(CallRecordFilterSchema):
+    """The list's filters, plus the opt-in interaction indicator columns."""
+    indicators = ma.fields.Boolean(load_default=False, metadata={
+        "description": "append IVR, Connect Latency, ACW, Transfers, Short Abandon after the 18 columns"})
+
+
 class InteractionSummarySchema(ma.Schema):
     ivr_ms = ma.fields.Integer()
     queue_wait_ms = ma.fields.Integer()
@@ -84,5 +90,20 @@ class CallRecordSchema(ma.Schema):
     journey = ma.fields.String(allow_none=True)
 
 
+class InteractionSegmentSchema(ma.Schema):
+    """One agent's ownership window of the conversation."""
+    agent_id = ma.fields.UUID(allow_none=True)
+    call_id = ma.fields.UUID(allow_none=True)
+    started_at = ma.fields.AwareDateTime()
+    ended_at = ma.fields.AwareDateTime(allow_none=True)
+    talk_ms = ma.fields.Integer()
+    hold_ms = ma.fields.Integer()
+    acw_ms = ma.fields.Integer()
+    handle_ms = ma.fields.Integer()
+    transferred = ma.fields.Boolean()
+    conferenced = ma.fields.Boolean()
+
+
 class CallRecordDetailSchema(CallRecordSchema):
     summary = ma.fields.Nested(InteractionSummarySchema, allow_none=True)
+    segments = ma.fields.List(ma.fields.Nested(InteractionSegmentSchema))
