@@ -40,6 +40,11 @@ CALLBACK_DIALING_STALE_SECONDS = 300
 # The callback-call mark (call id → agent) lives at most this long: a callback call longer than
 # this ends without sending the agent to wrap-up (the agent sets itself available).
 CALLBACK_CALL_MARK_TTL_SECONDS = 12 * 3600
+# The agent's engaged mark for a callback call (nobody refreshes it, unlike a queue offer's):
+# removed by the call's call.ended (also written for calls a dead controller left behind,
+# app/calls/recovery.py); this TTL only bounds a lost one. A callback call longer than this
+# leaves the agent offerable again if it sets itself available meanwhile.
+CALLBACK_ENGAGED_TTL_SECONDS = 3600
 
 # Gateway health: SIP OPTIONS interval (FreeSWITCH gateway `ping`)
 GATEWAY_PING_SECONDS = 30

@@ -109,7 +109,8 @@ def dispatch_for_agent(account_id: uuid.UUID | str, agent_id: uuid.UUID | str, *
                 return None
             call_id = uuid.uuid4()
             since = presence.claim_agent(str(account_id), str(agent_id), str(call_id), registration,
-                                         limits.CALLBACK_CALL_MARK_TTL_SECONDS)
+                                         limits.CALLBACK_CALL_MARK_TTL_SECONDS,
+                                         limits.CALLBACK_ENGAGED_TTL_SECONDS)
             if since is None:
                 return None  # taken by a queue caller or another dispatcher, or not registered
             claim = (str(call_id), since)
@@ -237,7 +238,7 @@ class CallbackDispatcher:
         if envelope.type == "agent.state.changed":
             if payload.get("state") == states.AVAILABLE and payload.get("agentId"):
                 self.dispatch(account, payload["agentId"])
-        elif envelope.type == "call.ended" and payload.get("agentId") and payload.get("callId"):
+        elif envelope.type == "call.ended" and payload.get("callId"):  # one Redis GET per call
             agent = call_ended(account, str(payload["callId"]), answered=bool(payload.get("answeredAt")),
                                queue_id=payload.get("queueId"), presence=self.presence)
             if agent is not None:

@@ -354,13 +354,14 @@ class Presence:
         return f"{self.prefix}cc:{account_id}:cbcall:{call_id}"
 
     def claim_agent(self, account_id: str, agent_id: str, call_id: str,
-                    registration: Optional[tuple[str, str]], call_ttl_seconds: int) -> Optional[int]:
+                    registration: Optional[tuple[str, str]], call_ttl_seconds: int,
+                    engaged_ttl_seconds: int = ENGAGED_TTL_SECONDS) -> Optional[int]:
         """Atomically take one idle agent for the callback call ``call_id`` (registered, when
         ``registration`` = (domain, sip user) is given); returns its idle-since ms, else None."""
         keys = [self.idle_key(account_id), self.engaged_prefix(account_id) + agent_id,
                 self.reg_key(*registration) if registration else "",
                 self.callback_call_key(account_id, call_id)]
-        since = self._claim_agent(keys=keys, args=[agent_id, call_id, ENGAGED_TTL_SECONDS, call_ttl_seconds])
+        since = self._claim_agent(keys=keys, args=[agent_id, call_id, engaged_ttl_seconds, call_ttl_seconds])
         return None if since is None else int(float(since))
 
     def callback_call_agent(self, account_id: str, call_id: str) -> Optional[str]:

@@ -20,7 +20,7 @@ from app import limits
 from app.calls.originate import OriginateRequest, record_callback_attempt
 from app.contact import callbacks
 from app.contact.callbacks import CallbackDispatcher, call_ended, dispatch_for_agent
-from app.contact.presence import Presence
+from app.contact.presence import ENGAGED_TTL_SECONDS, Presence
 from app.crypto import encrypt_secret
 from app.events.envelope import Envelope
 from app.models import Agent, AgentQueue, Callback, Queue, User
@@ -142,6 +142,9 @@ def test_given_callbacks_of_several_priorities_and_ages_when_an_agent_is_availab
     # the agent is claimed: out of the idle set, engaged by the callback's call
     assert str(agent.id) not in centre.idle()
     assert centre.presence.engaged_by(str(centre.account_id), str(agent.id)) == str(done.call_id)
+    # nobody refreshes a callback call's mark: it is set for the callback's own (longer) bound
+    mark = centre.presence.engaged_prefix(str(centre.account_id)) + str(agent.id)
+    assert ENGAGED_TTL_SECONDS < centre.presence.redis.ttl(mark) <= limits.CALLBACK_ENGAGED_TTL_SECONDS
 
 
 def test_given_callbacks_only_in_other_queues_when_an_agent_is_available_then_nothing_is_dialled(centre):
