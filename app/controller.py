@@ -32,6 +32,7 @@ from app.contact.directory import DirectoryWriter
 from app.contact.distribution import ContactCentre
 from app.contact.presence import Presence
 from app.contact.registrations import REGISTRATION_EVENTS, RegistrationTracker
+from app.contact.queue_metrics import QueueMetricsEmitter
 from app.events.payloads import emit
 from app.events.publisher import start_publisher, stop_publisher
 from app.ops.collectors import QueueCollector, SwitchCollector
@@ -147,6 +148,8 @@ class Controller:
         self.heartbeat.start()
         for collector in self.collectors:
             REGISTRY.register(collector)
+            # queue.metrics once per period across every controller (a Redis lock per period)
+            QueueMetricsEmitter(self.redis, get_settings().redis_key_prefix, emit=emit).start(),
         self.ops_server = start_ops_server(OpsEndpoints(self.readiness), self.config.controller_listen[0],
                                            self.config.health_controller_port)
         log.info("controller up: outbound ESL on %s:%s, %d FreeSWITCH node(s) configured "
