@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Optional
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from app.calls.originate import OriginatedLeg, agent_connect_verbs
 from app.crypto import decrypt_secret
@@ -51,29 +52,43 @@ class CallRoute:
     domain: Optional[str] = None
 
 
+# The inbound lookup runs once per call: a Core statement built once, the application's columns
+# read as plain values (loading an ORM Application per call, with its identity map, cost as much
+# CPU as the query itself). ``app_`` labels keep its columns apart from the account's.
+_APPLICATIONS = Application.__table__
+_APP_PREFIX = "app_"
+_INBOUND_ROUTE = (
+    select(PhoneNumber.number, Account.id.label("account_id"), Account.service_provider_id,
+           Account.max_concurrent_calls.label("account_limit"),
+           ServiceProvider.max_concurrent_calls.label("sp_limit"),
+           *[c.label(_APP_PREFIX + c.key) for c in _APPLICATIONS.c],
+           CallFlow.definition.label("flow_definition"))
+    .join(Account, Account.id == PhoneNumber.account_id)
+    .join(ServiceProvider, ServiceProvider.id == Account.service_provider_id)
+    .outerjoin(_APPLICATIONS, _APPLICATIONS.c.id == PhoneNumber.application_id)
+    .outerjoin(CallFlow, CallFlow.id == _APPLICATIONS.c.call_flow_sid)
+    .where(PhoneNumber.number == bindparam("number"), Account.disabled_at.is_(None))  # disabled: 404
+)
+
+
 def find_inbound_route(number: str) -> Optional[CallRoute]:
     """None when no account owns ``number`` (digits only, as stored)."""
     with platform_session() as session:
-        row = session.execute(
-            select(PhoneNumber.number, Account.id.label("account_id"),
-                   Account.service_provider_id, Account.max_concurrent_calls.label("account_limit"),
-                   ServiceProvider.max_concurrent_calls.label("sp_limit"), Application,
-                   CallFlow.definition.label("flow_definition"))
-            .join(Account, Account.id == PhoneNumber.account_id)
-            .join(ServiceProvider, ServiceProvider.id == Account.service_provider_id)
-            .outerjoin(Application, Application.id == PhoneNumber.application_id)
-            .outerjoin(CallFlow, CallFlow.id == Application.call_flow_sid)
-            .where(PhoneNumber.number == number, Account.disabled_at.is_(None))  # disabled: 404
-        ).first()
+        row = session.connection().execute(_INBOUND_ROUTE, {"number": number}).first()
     if row is None:
         return None
+    application = None
+    if row.app_id is not None:
+        columns = row._mapping
+        app = SimpleNamespace(**{c.key: columns[_APP_PREFIX + c.key] for c in _APPLICATIONS.c})
+        application = _settings(app, row.flow_definition)
     return CallRoute(
         number=row.number,
         account_id=row.account_id,
         service_provider_id=row.service_provider_id,
         account_limit=row.account_limit,
         service_provider_limit=row.sp_limit,
-        application=_settings(row.Application, row.flow_definition) if row.Application else None,
+        application=application,
     )
 
 
