@@ -4,7 +4,8 @@ agent of its queue becomes available). docs/agents.md "Callbacks" has the status
 One dispatch, for one agent (``dispatch_for_agent``), in one tenant transaction:
 
 1. the agent must be ``available`` (database) and reachable (SIP credentials or a contact);
-2. the highest-priority eligible callback of the agent's queues — ``priority`` desc,
+2. the highest-priority eligible callback of the agent's queues that have no caller waiting
+   (live callers first: the queue verb's claim gets the agent) — ``priority`` desc,
    ``requested_at`` asc; ``pending``, under the attempt limit, its retry delay over — is
    locked with ``FOR UPDATE SKIP LOCKED``: a second dispatcher skips it and takes the next;
 3. the agent is claimed in Redis with the queue callers' rules (app/contact/presence.py
@@ -97,8 +98,15 @@ def dispatch_for_agent(account_id: uuid.UUID | str, agent_id: uuid.UUID | str, *
                 registration = (domain, agent.sip_username)
             elif not agent.contact:
                 return None  # nowhere to ring the agent
-            queues = select(AgentQueue.queue_id).where(AgentQueue.agent_id == agent_id,
-                                                       AgentQueue.account_id == account_id)
+            memberships = db.execute(
+                select(Queue.id, Queue.name)
+                .join(AgentQueue, and_(AgentQueue.queue_id == Queue.id, AgentQueue.account_id == Queue.account_id))
+                .where(AgentQueue.agent_id == agent_id, AgentQueue.account_id == account_id)).all()
+            # live callers first: a queue with callers waiting keeps its agents for them
+            queues = [queue_id for queue_id, name in memberships
+                      if not presence.waiting(str(account_id), name)]
+            if not queues:
+                return None
             callback = db.scalars(
                 select(Callback)
                 .where(Callback.account_id == account_id, Callback.queue_id.in_(queues),

@@ -156,7 +156,8 @@ def test_given_callbacks_only_in_other_queues_when_an_agent_is_available_then_no
     assert str(centre.agents[0].id) in centre.idle()
 
 
-@pytest.mark.parametrize("why", ["not_ready", "unregistered", "engaged_by_a_queue_caller"])
+@pytest.mark.parametrize("why", ["not_ready", "unregistered", "engaged_by_a_queue_caller",
+                                 "a_live_caller_waits_in_the_queue"])
 def test_given_an_agent_that_cannot_take_a_call_then_the_callback_stays_pending(centre, why):
     agent = centre.agents[0]
     callback = centre.add_callback("support")
@@ -165,6 +166,8 @@ def test_given_an_agent_that_cannot_take_a_call_then_the_callback_stays_pending(
             conn.execute(text("UPDATE agents SET state = 'not_ready' WHERE id = :i"), {"i": agent.id})
     elif why == "unregistered":
         centre.presence.unregistered(centre.subdomain, agent.sip_username)
+    elif why == "a_live_caller_waits_in_the_queue":  # live callers first: the queue verb claims it
+        centre.presence.join(str(centre.account_id), "support", "caller-2")
     else:  # the queue verb's claim took it first
         centre.presence.redis.set(centre.presence.engaged_prefix(str(centre.account_id)) + str(agent.id), "caller-1")
 
