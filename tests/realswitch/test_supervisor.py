@@ -1,0 +1,173 @@
+"""Supervisor listen / whisper on the real switch: a trunk caller who talks is queued and
+bridged to a registered sipp agent; a supervisor (role ``supervisor``, its own agent profile
+with SIP credentials, registered on the ``internal`` profile as another sipp phone) asks the
+API to listen. The controller rings the supervisor's phone into ``eavesdrop(<callId>)``; the
+supervisor's phone answers and the switch sends it the call's audio (mediaStats of its leg);
+a mode change to whisper reaches the running eavesdrop; stopping hangs the supervisor's leg
+up; each step is in the outbox as call.control.start / call.control.stop /
+agent.supervisor.coaching."""
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass
+
+import pytest
+
+from app.calls import supervision as sv
+from app.contact.presence import Presence
+from app.settings import get_settings
+from tests.realswitch.provision import poll
+from tests.realswitch.sipp import SippProcess, free_port
+
+PASSWORD = "agent-pass-123456"
+
+
+@dataclass
+class Phone:
+    user_id: str
+    username: str
+    agent_id: str
+    sip_username: str
+    sip_password: str
+    domain: str
+
+
+def _redis():
+    import redis
+
+    return redis.Redis.from_url(get_settings().redis_url)
+
+
+def _phone(tenant, queue_ids: list[str], role: str = "agent") -> Phone:
+    name = f"sv-{uuid.uuid4().hex[:6]}"
+    user = tenant.admin.post("/api/users", {"username": name, "password": PASSWORD, "role": role})
+    agent = tenant.admin.post("/api/agents", {"user_id": user["id"], "queue_ids": queue_ids})
+    creds = tenant.admin.post(f"/api/agents/{agent['id']}/sip-credentials", None)
+    return Phone(user["id"], name, agent["id"], creds["sip_username"], creds["sip_password"], creds["sip_domain"])
+
+
+def _register(sipp, real_switch, phone: Phone, seconds: int) -> SippProcess:
+    port = free_port()
+    tag = f"phone-{phone.sip_username}"
+    cmd = sipp._base("agent-register.xml", port, tag) + [
+        "-oocsf", str(sipp._base("agent-answer-ooc.xml", port, tag)[2]),
+        "-s", phone.sip_username, "-au", phone.sip_username, "-ap", phone.sip_password,
+        "-key", "domain", phone.domain, "-d", str(seconds * 1000), "-m", "1",
+        "-trace_msg", f"127.0.0.1:{real_switch.ports.agent_sip}"]
+    proc = SippProcess(cmd, sipp.workdir, tag).start()
+    presence = Presence(_redis(), get_settings().redis_key_prefix)
+    assert poll(lambda: presence.is_registered(phone.domain, phone.sip_username), 10), real_switch.log_tail(40)
+    return proc
+
+
+def _media_stats(real_switch, uuid_: str) -> dict:
+    reply = real_switch.api('json {"command":"mediaStats","data":{"uuid":"%s"}}' % uuid_, check=False)
+    try:
+        return json.loads(reply)
+    except ValueError:
+        return {"raw": reply}
+
+
+def _audio_out_packets(stats: dict) -> int:
+    """Media packets the switch sent to the supervisor's phone (mod_commands' mediaStats:
+    ``response.audio.out_media_packet_count``)."""
+    audio = (stats.get("response") or {}).get("audio") or {}
+    return int(audio.get("out_media_packet_count") or 0) if isinstance(audio, dict) else 0
+
+
+@pytest.fixture
+def floor(tenant, real_switch):
+    queue = tenant.admin.post("/api/queues", {"name": f"sv-{uuid.uuid4().hex[:6]}", "offer_timeout_seconds": 8,
+                                              "wrap_up_seconds": 0, "announce_position": False})
+    agent = _phone(tenant, [queue["id"]])
+    supervisor = _phone(tenant, [], role="supervisor")
+    for phone in (agent, supervisor):
+        assert poll(lambda p=phone: real_switch.api(f"user_exists id {p.sip_username} {p.domain}",
+                                                    check=False).strip() == "true", 15), "directory not applied"
+    return queue, agent, supervisor
+
+
+def test_a_supervisor_listens_to_an_agents_live_call_then_whispers_then_stops(
+        tenant, floor, sipp, real_switch, product):
+    queue, agent, supervisor = floor
+    phones = [_register(sipp, real_switch, agent, seconds=40), _register(sipp, real_switch, supervisor, seconds=40)]
+    offset = real_switch.log_offset()
+    try:
+        tenant.admin.put(f"/api/agents/{agent.agent_id}/state", {"state": "available"})
+        number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
+        caller = sipp.start_calls(number, codec="PCMA", scenario="uac-talk-long.xml")
+        client = _redis()
+        prefix = get_settings().redis_key_prefix
+
+        def agent_leg():
+            for key in client.scan_iter(match=f"{prefix}agent-leg:*"):
+                leg = sv.read_agent_leg(client, prefix, key.decode().rsplit(":", 1)[1])
+                if leg is not None and leg.agent_id == agent.agent_id:
+                    return leg
+            return None
+
+        leg = poll(agent_leg, 15)
+        assert leg is not None, f"the agent was never bridged:\n{real_switch.log_tail(40)}"
+        boss = product.client(tenant.subdomain, supervisor.username, PASSWORD)
+        started = boss.post(f"/api/calls/{leg.call_id}/supervise", {"mode": "listen"}, expect=202)
+        sid = started["supervision_id"]
+
+        def control(key: str, mode: str | None = None):
+            return [e for e in tenant.events(key) if e["payload"].get("supervisionId") == sid
+                    and (mode is None or e["payload"]["mode"] == mode)]
+
+        assert poll(lambda: control("call.control.start", "listen"), 15), real_switch.log_tail(60)
+        # the supervisor's phone answered and eavesdrop sends it the call's audio
+        assert poll(lambda: _audio_out_packets(_media_stats(real_switch, sid)) > 25, 5), \
+            _media_stats(real_switch, sid)
+        changed = boss.post(f"/api/calls/{leg.call_id}/supervise", {"mode": "whisper"}, expect=202)
+        assert changed["previous_mode"] == "listen"
+        assert poll(lambda: control("call.control.start", "whisper"), 10)
+        assert [e["payload"]["coaching"] for e in tenant.events("agent.supervisor.coaching")
+                if e["payload"]["supervisionId"] == sid] == [True]
+        boss.request("DELETE", f"/api/calls/{leg.call_id}/supervise", expect=202)
+        assert poll(lambda: [e for e in control("call.control.stop") if e["payload"]["reason"] == "stopped"], 10)
+        assert real_switch.api(f"uuid_exists {sid}").strip() == "false"
+        assert real_switch.api(f"uuid_exists {leg.call_id}").strip() == "true"  # the call goes on
+        stops = [(e["payload"]["mode"], e["payload"]["reason"]) for e in control("call.control.stop")]
+        assert stops == [("listen", "mode_changed"), ("whisper", "stopped")], stops
+        coaching = [e["payload"]["coaching"] for e in tenant.events("agent.supervisor.coaching")
+                    if e["payload"]["supervisionId"] == sid]
+        assert coaching == [True, False]
+        result = caller.wait(60)
+        assert result.ok, result.errors
+    finally:
+        for phone in phones:
+            phone.wait(60)
+    log = real_switch.log_since(offset)
+    assert f"eavesdrop({leg.call_id})" in log
+
+
+def test_a_supervisor_listening_when_the_call_ends_gets_call_control_stop_call_ended(
+        tenant, floor, sipp, real_switch, product):
+    queue, agent, supervisor = floor
+    phones = [_register(sipp, real_switch, agent, seconds=30), _register(sipp, real_switch, supervisor, seconds=30)]
+    try:
+        tenant.admin.put(f"/api/agents/{agent.agent_id}/state", {"state": "available"})
+        number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
+        caller = sipp.start_calls(number, scenario="uac-bye-after.xml", extra=("-d", "9000"))
+        client, prefix = _redis(), get_settings().redis_key_prefix
+        leg = poll(lambda: next((sv.read_agent_leg(client, prefix, k.decode().rsplit(":", 1)[1])
+                                 for k in client.scan_iter(match=f"{prefix}agent-leg:*")), None), 15)
+        assert leg is not None
+        boss = product.client(tenant.subdomain, supervisor.username, PASSWORD)
+        sid = boss.post(f"/api/calls/{leg.call_id}/supervise", {"mode": "barge"}, expect=202)["supervision_id"]
+        assert caller.wait(40).ok
+        stop = poll(lambda: [e for e in tenant.events("call.control.stop")
+                             if e["payload"]["supervisionId"] == sid], 15)
+        assert stop and stop[0]["payload"]["reason"] == "call_ended", stop
+        assert [e for e in tenant.events("call.control.start") if e["payload"]["supervisionId"] == sid]
+        assert real_switch.api(f"uuid_exists {sid}").strip() == "false"
+        # the call is over: supervising it again is 404
+        again = boss.post(f"/api/calls/{leg.call_id}/supervise", {"mode": "listen"}, expect=404)
+        assert again["code"] == "call_not_found"
+    finally:
+        for phone in phones:
+            phone.wait(60)
