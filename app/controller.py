@@ -6,6 +6,7 @@ Started by ``sbc controller`` (and by ``sbc run``). It owns:
   ``reloadacl``/gateway rescans on routing changes, reconciliation after a reconnect, the
   module check, a watchdog for a switch that hangs with its sockets open);
 - the dialler for ``call.originate`` (esl/originator.py: least-cost routing, ``bgapi originate``);
+- ``call.control`` requests (esl/call_control.py: the agent channel's reject, hangup, hold, dtmf);
 - the supervisor legs of ``call.supervise`` (esl/supervisor.py: listen, whisper, barge);
 - the concurrency limiter's slot refresher, the event outbox relay, the service heartbeat,
   and the listeners for ``system.config.changed`` and ``routing.config.changed``.
@@ -32,7 +33,6 @@ from app.contact.directory import DirectoryWriter
 from app.contact.distribution import ContactCentre
 from app.contact.presence import Presence
 from app.contact.registrations import REGISTRATION_EVENTS, RegistrationTracker
-from app.contact.queue_metrics import QueueMetricsEmitter
 from app.events.payloads import emit
 from app.events.publisher import start_publisher, stop_publisher
 from app.ops.collectors import QueueCollector, SwitchCollector
@@ -48,6 +48,7 @@ from app.webhooks.client import get_client
 from esl.errors import EslError
 from esl.inbound import InboundConnection
 from esl.originator import Originator, start_originate_consumer
+from esl.call_control import CallControl, start_call_control_consumer
 from esl.supervisor import Supervisor, start_supervise_consumer
 from esl.outbound import OutboundConnection, OutboundServer
 from esl.orphans import OrphanSweeper
@@ -139,6 +140,8 @@ class Controller:
                             interval_seconds=self.config.limiter_refresh_seconds),
             start_originate_consumer(self.originator,
                                      RedisSeenIds(self.redis, name="controller.originate")),
+            start_call_control_consumer(CallControl(lambda: self.nodes),
+                                        RedisSeenIds(self.redis, name="controller.call.control")),
             start_supervise_consumer(self.supervisor,
                                      RedisSeenIds(self.redis, name="controller.supervise")),
             start_config_listener(self.config),
@@ -148,8 +151,6 @@ class Controller:
         self.heartbeat.start()
         for collector in self.collectors:
             REGISTRY.register(collector)
-            # queue.metrics once per period across every controller (a Redis lock per period)
-            QueueMetricsEmitter(self.redis, get_settings().redis_key_prefix, emit=emit).start(),
         self.ops_server = start_ops_server(OpsEndpoints(self.readiness), self.config.controller_listen[0],
                                            self.config.health_controller_port)
         log.info("controller up: outbound ESL on %s:%s, %d FreeSWITCH node(s) configured "

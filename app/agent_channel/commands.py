@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from marshmallow import ValidationError
 
@@ -23,6 +23,9 @@ from app.agent_channel.protocol import ProtocolError
 from app.api.agents import service as agents_service
 from app.api.agents.schemas import AgentStateSchema
 from app.api.security import tenant_db
+from app.calls.control import ControlRequest, request_control
+from app.contact import interactions
+from app.contact.states import default_presence
 from app.errors import ValidationFailed
 
 _DTMF = re.compile(r"[0-9A-Da-d*#]+\Z")
@@ -65,6 +68,77 @@ def _accept(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
     return {"offerId": offer_id}
 
 
+def _engaged_leg(ctx: CommandContext) -> Optional[tuple[str, str]]:
+    """(call id, leg id) of the agent's leg, from the queue's engaged mark (Redis): the truth
+    even when this socket missed an event."""
+    return default_presence().agent_leg(ctx.conn.account_id, ctx.conn.agent_id)
+
+
+def _control(ctx: CommandContext, call_id: str, leg_id: str, action: str, **fields: Any) -> None:
+    with tenant_db() as db:
+        request_control(db, ControlRequest(account_id=ctx.conn.account_id, call_id=call_id, leg_id=leg_id,
+                                           action=action, agent_id=ctx.conn.agent_id, **fields))
+
+
+def _reject(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
+    """End the agent's ringing leg with CALL_REJECTED: the queue verb publishes
+    ``agent.reject`` (not a miss) and offers the caller to the next agent."""
+    leg = _engaged_leg(ctx)
+    offer_id = body.get("offerId") or ctx.conn.offer_id or (leg[0] if leg else None)
+    if leg is None or leg[0] != offer_id or ctx.conn.call_id == offer_id:
+        raise ProtocolError(protocol.NO_OFFER, "No such offer is ringing.")
+    _control(ctx, leg[0], leg[1], "kill", cause="CALL_REJECTED")
+    return {"offerId": offer_id}
+
+
+def _live_leg(ctx: CommandContext) -> tuple[str, str]:
+    """The agent's leg of the call it is connected to (not one still ringing: that is
+    ``reject``)."""
+    leg = _engaged_leg(ctx)
+    if leg is None or ctx.conn.offer_id == leg[0]:
+        raise ProtocolError(protocol.NO_CALL, "You are not on a call.")
+    return leg
+
+
+def _hangup(ctx: CommandContext, _body: dict[str, Any]) -> dict[str, Any]:
+    call_id, leg_id = _live_leg(ctx)
+    _control(ctx, call_id, leg_id, "kill", cause="NORMAL_CLEARING")
+    return {"callId": call_id}
+
+
+def _hold(held: bool) -> Handler:
+    """hold / unhold the agent's leg (``uuid_hold``): the caller hears the hold music."""
+
+    def handler(ctx: CommandContext, _body: dict[str, Any]) -> dict[str, Any]:
+        call_id, leg_id = _live_leg(ctx)
+        _control(ctx, call_id, leg_id, "hold" if held else "unhold")
+        ctx.conn.send(protocol.message("media", state="held" if held else "connected", callId=call_id))
+        return {"callId": call_id}
+
+    return handler
+
+
+def _dtmf(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
+    digits = dtmf_digits(body)
+    call_id, leg_id = _live_leg(ctx)
+    _control(ctx, call_id, leg_id, "dtmf", digits=digits)
+    return {"callId": call_id}
+
+
+def _disposition(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
+    """The wrap-up code on the agent's interaction (app/contact/interactions.set_disposition):
+    of ``callId`` when given, else of the call the agent is on or had last."""
+    call_id = body.get("callId")
+    try:
+        call_uuid = uuid.UUID(call_id) if call_id is not None else None
+    except (TypeError, ValueError, AttributeError):
+        raise ValidationFailed("'callId' must be a call id.", code="validation_failed") from None
+    with tenant_db() as db:
+        done = interactions.set_disposition(db, uuid.UUID(ctx.conn.account_id), uuid.UUID(ctx.conn.agent_id),
+                                            body.get("code"), call_id=call_uuid)
+    return {"callId": str(done.call_id) if done.call_id else None, "code": done.code}
+
+
 def _media(state: str) -> Handler:
     """mute / unmute: the microphone is the SDK's (browser media never crosses the API); the
     server acknowledges and echoes ``media`` so every view of the agent agrees."""
@@ -88,6 +162,12 @@ def dtmf_digits(body: dict[str, Any]) -> str:
 COMMANDS: dict[str, Handler] = {
     "setState": _set_state,
     "accept": _accept,
+    "reject": _reject,
+    "hangup": _hangup,
+    "hold": _hold(True),
+    "unhold": _hold(False),
     "mute": _media("muted"),
     "unmute": _media("connected"),
+    "dtmf": _dtmf,
+    "disposition": _disposition,
 }

@@ -55,12 +55,13 @@ def error(code: str, text: str) -> dict[str, Any]:
     return message("error", code=code, message=text)
 
 
-def ack(command_id: str | None, *, ok: bool = True, code: str | None = None,
-        text: str | None = None, **fields: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"type": "ack", "id": command_id, "ok": ok, **fields}
-    if not ok:
-        body["error"] = {"code": code, "message": text}
-    return body
+def ack(command_id: str | None, **fields: Any) -> dict[str, Any]:
+    """A command's success, with the command's own fields (a disposition's ``code``...)."""
+    return {"type": "ack", "id": command_id, "ok": True, **fields}
+
+
+def nack(command_id: str | None, code: str, text: str) -> dict[str, Any]:
+    return {"type": "ack", "id": command_id, "ok": False, "error": {"code": code, "message": text}}
 
 
 def encode(body: dict[str, Any]) -> str:

@@ -280,11 +280,11 @@ def _answer(ctx: CommandContext, frame: Any) -> dict[str, Any]:
     except (ProtocolError, SbcError) as exc:
         if command_id is None:
             return protocol.error(exc.code, exc.message)
-        return protocol.ack(command_id, ok=False, code=exc.code, text=exc.message)
+        return protocol.nack(command_id, exc.code, exc.message)
     except Exception:
         log.exception("agent channel %s: command failed", ctx.conn.session_id)
         if command_id is None:
             return protocol.error(protocol.INTERNAL_ERROR, "The command failed; try again.")
-        return protocol.ack(command_id, ok=False, code=protocol.INTERNAL_ERROR, text="The command failed; try again.")
+        return protocol.nack(command_id, protocol.INTERNAL_ERROR, "The command failed; try again.")
     finally:
         close_request_session()

@@ -27,6 +27,7 @@ class ChannelClient:
     def __init__(self, port: int, host: str, *, timeout: float = 10.0) -> None:
         self.ws = websocket.create_connection(f"ws://127.0.0.1:{port}{CHANNEL}", host=host, timeout=timeout)
         self.seen: list[dict[str, Any]] = []
+        self.pending: list[dict[str, Any]] = []  # received, not yet expected
         self._ids = 0
 
     def send(self, body: Any) -> None:
@@ -55,6 +56,11 @@ class ChannelClient:
 
     def expect(self, type_: str, match: Callable[[dict], bool] = lambda _m: True,
                timeout: float = 15.0) -> dict[str, Any]:
+        """The first message of ``type_`` matching ``match``, received before or now; the
+        messages passed over stay for later ``expect`` calls (order kept)."""
+        for n, body in enumerate(self.pending):
+            if body.get("type") == type_ and match(body):
+                return self.pending.pop(n)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             body = self.recv()
@@ -62,6 +68,7 @@ class ChannelClient:
                 raise AssertionError(f"closed ({getattr(self, 'close_code', None)}) waiting for {type_}; seen {self.seen}")
             if body.get("type") == type_ and match(body):
                 return body
+            self.pending.append(body)
         raise AssertionError(f"no {type_} within {timeout}s; seen {self.seen}")
 
     def closed_with(self, timeout: float = 10.0) -> Optional[int]:
@@ -125,3 +132,25 @@ def channel_server(database, amqp_vhost, publisher) -> Iterator[Callable[[], Cha
     for server in servers:
         server.stop()
     gevent.sleep(0)
+
+
+# the verbs harness: a queue verb on a simulated call (tests/verbs/conftest.py)
+from tests.verbs.conftest import run_on_call  # noqa: E402,F401
+
+
+@pytest.fixture
+def call_control(inbound_sim, amqp_vhost) -> Iterator[Any]:
+    """A controller's ``call.control`` consumer, its one node the simulator's inbound port
+    (which reaches the simulated calls' channels, as a switch's ESL port does)."""
+    from app.events.consumer import RecentIds
+    from esl.call_control import CallControl, start_call_control_consumer
+    from esl.inbound import InboundConnection
+
+    node = InboundConnection(*inbound_sim.address, "ClueCon", reconnect=False)
+    node.connect()
+    control = CallControl(lambda: [node])
+    consumer = start_call_control_consumer(control, RecentIds())
+    consumer.ready.wait(10)
+    yield control
+    consumer.stop()
+    node.close()

@@ -24,7 +24,7 @@ from esl.protocol import encode_event_plain, parse_header_lines
 from tests.simulator import templates as T
 from tests.simulator.channel import SimChannel, preamble
 from tests.simulator.fsparse import Originate, dial_legs, originate_parts, separate_blank
-from tests.simulator.outbound import GOODBYE, SimOutboundCall
+from tests.simulator.outbound import GOODBYE, LIVE_CALLS, SimOutboundCall
 from tests.simulator.scenario import Call
 
 ORIGINATE_SYNTAX = ("<call url> <exten>|&<application_name>(<app_args>) [<dialplan>] [<context>] "
@@ -274,10 +274,15 @@ class InboundServer:
         verb, args = (parts[0], parts[1:]) if parts else ("", [])
         if command.strip() == "show channels as json":
             return self._show_channels()
-        if verb == "uuid_kill":
-            if args and args[0] in self.channels:
-                gevent.spawn(self.hangup_channel, args[0], args[1] if len(args) > 1 else "NORMAL_CLEARING")
-                return "+OK\n"
+        if verb == "uuid_kill" and args and args[0] in self.channels:
+            gevent.spawn(self.hangup_channel, args[0], args[1] if len(args) > 1 else "NORMAL_CLEARING")
+            return "+OK\n"
+        if verb in ("uuid_kill", "uuid_hold", "uuid_send_dtmf"):
+            # a channel of a simulated call (its own leg or a bridged b-leg), as on the switch
+            for call in list(LIVE_CALLS):
+                reply = call._api(command)
+                if not reply.startswith("-ERR No such channel"):
+                    return reply
             return "-ERR No such channel!\n"
         if verb == "reloadacl":
             return "+OK acl reloaded\n"

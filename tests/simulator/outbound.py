@@ -15,6 +15,7 @@ import re
 import socket as _socket
 import time
 import uuid as _uuid
+import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -65,6 +66,11 @@ class _Interrupted(Exception):
     pass
 
 
+# Every simulated call of the process: the inbound port's ``api uuid_*`` reaches their channels
+# (on a switch, any ESL connection can act on any channel, not only the call's own socket).
+LIVE_CALLS: "weakref.WeakSet[SimOutboundCall]" = weakref.WeakSet()
+
+
 class SimOutboundCall:
     """One simulated call dialling the controller. Use :meth:`start` then :meth:`wait`."""
 
@@ -108,6 +114,8 @@ class SimOutboundCall:
         self._pending_presses = list(scenario.presses)
         self._bridges = list(scenario.bridges)
         self._bridge_kill: dict[str, gevent.event.Event] = {}
+        self.controls: list[str] = []  # uuid_hold / uuid_send_dtmf api commands that applied
+        LIVE_CALLS.add(self)  # the inbound port reaches this call's channels as the switch's does
         self._greenlets: list[gevent.Greenlet] = []
         self.socket_app_uuid = str(_uuid.uuid4())
         self.error: Optional[BaseException] = None
@@ -331,6 +339,17 @@ class SimOutboundCall:
             if target in self._bridge_kill:
                 self._bridge_kill[target].set()
                 return "+OK\n"
+            return "-ERR No such channel!\n"
+        if verb == "uuid_hold":  # [off] <uuid>: the caller's leg, or its bridged b-leg
+            target = args[1] if args[:1] == ["off"] and len(args) > 1 else (args[0] if args else "")
+            if target in self._bridge_kill or (target == self.uuid and not self._hung.is_set()):
+                self.controls.append(command)
+                return "+OK Success\n"
+            return "-ERR No such channel!\n"
+        if verb == "uuid_send_dtmf":
+            if args and args[0] == self.uuid and not self._hung.is_set():
+                self.controls.append(command)
+                return "+OK Success\n"
             return "-ERR No such channel!\n"
         if verb == "uuid_setvar" and len(args) >= 2:
             if args[0] != self.uuid:
