@@ -44,7 +44,7 @@ from app.contact import states
 from app.contact.presence import Presence
 from app.db.engine import platform_session, tenant_session
 from app.events.payloads import emit
-from app.models import Account, Agent, AgentQueue, Callback, Queue
+from app.models import Account, Agent, AgentQueue, Callback, EventOutbox, Queue
 
 log = logging.getLogger(__name__)
 
@@ -185,17 +185,29 @@ def _wrap_up_over(account_id: str, agent_id: str, presence: Presence) -> None:
 
 
 def expire_stale_attempts(*, now: Optional[datetime] = None,
-                          stale_seconds: float = limits.CALLBACK_DIALING_STALE_SECONDS) -> int:
+                          stale_seconds: float = limits.CALLBACK_DIALING_STALE_SECONDS) -> list[tuple[uuid.UUID, uuid.UUID]]:
     """Attempts still ``dialing`` long after they began lost their outcome: not reached
-    (``pending`` again, or ``failed`` at the last attempt). Returns how many."""
+    (``pending`` again, or ``failed`` at the last attempt). Returns their (account, callback)."""
     now = now or _now()
     with platform_session() as db:
-        result = db.execute(
+        rows = db.execute(
             update(Callback)
             .where(Callback.status == DIALING,
                    Callback.last_attempt_at < now - timedelta(seconds=stale_seconds))
-            .values(status=case((Callback.attempts >= limits.CALLBACK_MAX_ATTEMPTS, FAILED), else_=PENDING)))
-        return result.rowcount or 0
+            .values(status=case((Callback.attempts >= limits.CALLBACK_MAX_ATTEMPTS, FAILED), else_=PENDING))
+            .returning(Callback.account_id, Callback.id)).all()
+    return [(row[0], row[1]) for row in rows]
+
+
+def lost_attempt_call(callback_id: uuid.UUID) -> Optional[str]:
+    """The call id of a callback's last ``call.originate`` (the outbox keeps it for its
+    retention): a lost attempt's agent is freed through it."""
+    with platform_session() as db:
+        return db.scalar(
+            select(EventOutbox.body["payload"]["callId"].astext)
+            .where(EventOutbox.routing_key == "call.originate",
+                   EventOutbox.body["payload"]["callbackId"].astext == str(callback_id))
+            .order_by(EventOutbox.created_at.desc()).limit(1))
 
 
 def agents_with_work(*, now: Optional[datetime] = None,
@@ -254,9 +266,11 @@ class CallbackDispatcher:
 
     def sweep(self) -> int:
         """Lost outcomes back to pending, then one dispatch per agent with work."""
-        expired = expire_stale_attempts()
-        if expired:
-            log.warning("callbacks: %d attempts lost their outcome (no call.ended in time)", expired)
+        for account_id, callback_id in expire_stale_attempts():
+            log.warning("callback %s: attempt lost its outcome (no result in time)", callback_id)
+            call_id = lost_attempt_call(callback_id)
+            if call_id:  # its agent is still claimed by that call: free it
+                call_ended(account_id, call_id, answered=False, queue_id=None, presence=self.presence)
         count = 0
         for account_id, agent_id in agents_with_work(retry_delay_seconds=self.retry_delay_seconds):
             try:

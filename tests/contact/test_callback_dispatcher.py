@@ -226,10 +226,28 @@ def test_given_an_attempt_whose_outcome_is_lost_then_the_sweep_makes_it_pending_
     with centre.engine.begin() as conn:
         conn.execute(text("UPDATE callbacks SET status = 'dialing', attempts = 1, last_attempt_at = now() WHERE id = :i"), {"i": fresh})
 
-    assert callbacks.expire_stale_attempts() >= 2
+    expired = callbacks.expire_stale_attempts()
+    assert {(centre.account_id, first), (centre.account_id, last)} <= set(expired)
 
     assert centre.row(first) == ("pending", 1) and centre.row(last) == ("failed", 3)
     assert centre.row(fresh) == ("dialing", 1)
+
+
+def test_given_an_attempt_lost_with_its_agent_claimed_then_the_sweep_frees_the_agent_and_dials_again(centre):
+    """No controller ever took the call.originate: no call.ended will come for it."""
+    agent = centre.agents[0]
+    callback = centre.add_callback("support")
+    first = dispatch_for_agent(centre.account_id, agent.id, presence=centre.presence)
+    with centre.engine.begin() as conn:
+        conn.execute(text("UPDATE callbacks SET last_attempt_at = now() - interval '1 hour' WHERE id = :i"),
+                     {"i": callback})
+
+    CallbackDispatcher(centre.presence).sweep()
+
+    assert centre.row(callback) == ("dialing", 2)
+    second = centre.originates()[-1]
+    assert second["agentId"] == str(agent.id) and second["callId"] != str(first.call_id)
+    assert centre.presence.engaged_by(str(centre.account_id), str(agent.id)) == second["callId"]
 
 
 def test_given_an_agent_already_available_when_a_callback_is_created_then_the_sweep_dials_it(centre):
