@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
@@ -220,18 +220,33 @@ def _record_values(facts: HangupFacts, ctx: CallContext, status: str) -> dict[st
     }
 
 
-def _upsert_summary(session: Session, ctx: CallContext, summary: dict[str, Any]) -> None:
-    """One row per conversation: a second leg of the same trace adds its talk/hold/transfers
-    and keeps the longest IVR and queue wait. After-call work is the sum of the trace's agent
-    windows (interaction_segment), whether the wrap-up ended before or after this write."""
-    acw = segments_acw(ctx.trace_id) + summary["acw_ms"]
-    values = {**summary, "acw_ms": acw, "aht_ms": summary["talk_ms"] + summary["hold_ms"] + acw}
-    stmt = pg_insert(InteractionSummary).values(
-        id=uuid.uuid4(), account_id=ctx.account_id, trace_id=ctx.trace_id, **values)
-    ex, cur = stmt.excluded, InteractionSummary
+_SUMMARIES = InteractionSummary.__table__
+_SUMMARY_PARAM = "s_"  # bind names apart from the column names (SQLAlchemy reserves those)
+_summary_upserts: dict[tuple[str, ...], Any] = {}
+
+
+def _summary_upsert(keys: tuple[str, ...]) -> Any:
+    """The upsert for a summary with these keys, built once per key set: building it per call
+    (``.values(**row)``, and ``excluded``, which copies the table's columns and registers
+    listeners for each) cost more CPU than the statement, and grew SQLAlchemy's event registry
+    with every call."""
+    stmt = _summary_upserts.get(keys)
+    if stmt is not None:
+        return stmt
+    cols = _SUMMARIES.c
+
+    def param(name: str) -> Any:
+        return bindparam(_SUMMARY_PARAM + name, type_=cols[name].type)
+
+    acw = segments_acw(param("trace_id")) + param("acw_ms")
+    values = {**{k: param(k) for k in keys}, "id": param("id"), "account_id": param("account_id"),
+              "trace_id": param("trace_id"), "acw_ms": acw,
+              "aht_ms": param("talk_ms") + param("hold_ms") + acw}
+    insert_ = pg_insert(_SUMMARIES).values(values)
+    ex, cur = insert_.excluded, cols
     acw_after = func.greatest(cur.acw_ms, ex.acw_ms)
-    session.execute(stmt.on_conflict_do_update(
-        index_elements=[InteractionSummary.trace_id],
+    stmt = insert_.on_conflict_do_update(
+        index_elements=[cols.trace_id],
         set_={
             "ivr_ms": func.greatest(cur.ivr_ms, ex.ivr_ms),
             "queue_wait_ms": func.greatest(cur.queue_wait_ms, ex.queue_wait_ms),
@@ -247,7 +262,21 @@ def _upsert_summary(session: Session, ctx: CallContext, summary: dict[str, Any])
             "disposition": func.coalesce(ex.disposition, cur.disposition),
             "updated_at": func.now(),
         },
-    ))
+    )
+    _summary_upserts[keys] = stmt
+    return stmt
+
+
+def _upsert_summary(session: Session, ctx: CallContext, summary: dict[str, Any]) -> None:
+    """One row per conversation: a second leg of the same trace adds its talk/hold/transfers
+    and keeps the longest IVR and queue wait. After-call work is the sum of the trace's agent
+    windows (interaction_segment), whether the wrap-up ended before or after this write."""
+    keys = tuple(k for k in summary if k not in ("acw_ms", "aht_ms"))
+    params = {_SUMMARY_PARAM + k: v for k, v in summary.items()}
+    params.update({_SUMMARY_PARAM + "id": uuid.uuid4(),
+                   _SUMMARY_PARAM + "account_id": ctx.account_id,
+                   _SUMMARY_PARAM + "trace_id": ctx.trace_id})
+    session.connection().execute(_summary_upsert(keys), params)
 
 
 def _close_segment(session: Session, facts: HangupFacts, ctx: CallContext, summary: dict[str, Any]) -> None:
