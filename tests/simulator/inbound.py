@@ -113,6 +113,9 @@ class InboundServer:
         self._thawed = gevent.event.Event()  # cleared by freeze()
         self._thawed.set()
         self.api_delay = 0.0  # seconds before each api reply: a loaded switch
+        # eavesdropper uuid -> {"target", "whisper_aleg", "whisper_bleg", "dtmf", "commands"}:
+        # the legs originated into ``&eavesdrop(<uuid>)`` (supervisor listen/whisper/barge)
+        self.eavesdrops: dict[str, dict] = {}
 
     # -- lifecycle -----------------------------------------------------------------------------
     @property
@@ -191,6 +194,8 @@ class InboundServer:
 
     def hangup_channel(self, uuid: str, cause: str = "NORMAL_CLEARING") -> None:
         ch = self.channels.pop(uuid)
+        self.eavesdrops.pop(uuid, None)
+        self._end_eavesdroppers_of(uuid)
         ch.hangup(cause, "send_bye")
         self.emit_channel_event(ch, "CHANNEL_HANGUP")
         ch.set_state("CS_REPORTING")
@@ -262,6 +267,8 @@ class InboundServer:
             job = headers.get("Job-UUID") or str(_uuid.uuid4())
             client.reply(f"+OK Job-UUID: {job}", f"Job-UUID: {job}\n")
             gevent.spawn(self._bgapi, job, rest)
+        elif word == "sendevent":
+            client.reply(self._sendevent(rest.strip(), headers))
         elif word == "exit":
             client.reply("+OK bye")
             client.write(b"Content-Type: text/disconnect-notice\nContent-Length: 67\n\n" + GOODBYE.encode())
@@ -380,7 +387,58 @@ class InboundServer:
         self.emit_channel_event(ch, "CHANNEL_CREATE")
         ch.answer()
         self.emit_channel_event(ch, "CHANNEL_ANSWER")
+        if parsed.app == "eavesdrop":
+            self._eavesdrop(ch.uuid, (parsed.app_data or "").strip(), variables)
         return f"+OK {ch.uuid}\n"
+
+    # -- eavesdrop (mod_dptools; switch_ivr_eavesdrop_session, FreeSWITCH 1.10.12) --------------
+    def _eavesdrop(self, uuid: str, target: str, variables: dict[str, str]) -> None:
+        """The answered leg runs ``eavesdrop(<target>)``. As on the real switch
+        (tests/fixtures/esl_captures/eavesdrop_supervisor.md): a target that does not exist
+        makes eavesdrop return at once and the leg, with nothing left to run, hangs up
+        NORMAL_CLEARING; otherwise it listens until the target or the leg itself goes away."""
+        if not target or target == uuid or not self.uuid_in_use(target):
+            gevent.spawn_later(0.02, self._hangup_if_up, uuid)
+            return
+        self.eavesdrops[uuid] = {
+            "target": target, "commands": [],
+            "whisper_aleg": _true(variables.get("eavesdrop_whisper_aleg")),
+            "whisper_bleg": _true(variables.get("eavesdrop_whisper_bleg")),
+            "dtmf": _true(variables.get("eavesdrop_enable_dtmf", "true")),
+        }
+
+    def eavesdrop_mode(self, uuid: str) -> Optional[str]:
+        """listen / whisper (the eavesdropped leg's read: its bridged partner hears) /
+        barge (both), from the start variables and the ``eavesdrop-command`` digits since."""
+        state = self.eavesdrops.get(uuid)
+        if state is None:
+            return None
+        read, write = state["whisper_aleg"], state["whisper_bleg"]
+        for digit in "".join(state["commands"]):
+            read, write = {"1": (True, False), "2": (False, True), "3": (True, True),
+                           "0": (False, False)}.get(digit, (read, write))
+        return {(False, False): "listen", (True, False): "whisper", (True, True): "barge",
+                (False, True): "whisper-target"}[(read, write)]
+
+    def _sendevent(self, name: str, headers: dict[str, str]) -> str:
+        """mod_event_socket: with a ``Unique-ID`` of a live session the event is queued on
+        that session (eavesdrop reads ``eavesdrop-command`` from it), else it is fired."""
+        lowered = {k.lower(): v for k, v in headers.items()}
+        target = lowered.get("unique-id")
+        command = lowered.get("eavesdrop-command")
+        if target in self.eavesdrops and command:
+            self.eavesdrops[target]["commands"].append(command)
+        return f"+OK {_uuid.uuid4()}"
+
+    def _end_eavesdroppers_of(self, target: str) -> None:
+        for uuid, state in list(self.eavesdrops.items()):
+            if state["target"] == target:
+                self.eavesdrops.pop(uuid, None)
+                gevent.spawn_later(0.02, self._hangup_if_up, uuid)
+
+    def _hangup_if_up(self, uuid: str) -> None:
+        if uuid in self.channels:
+            self.hangup_channel(uuid)
 
     def _originate_to_socket(self, variables: dict[str, str], endpoint: str, host: str, port: int,
                              socket_args: tuple[str, ...]) -> str:
@@ -405,6 +463,11 @@ class InboundServer:
         body = self._api(command)
         headers = preamble("BACKGROUND_JOB") + [("Job-UUID", job), ("Job-Command", verb), ("Job-Command-Arg", arg)]
         self.emit(headers, body)
+
+
+def _true(value: Optional[str]) -> bool:
+    """switch_true()"""
+    return (value or "").strip().lower() in ("true", "yes", "on", "1", "t", "y", "enabled", "active", "allow")
 
 
 def _stops_walk(fail_on_single_reject: Optional[str], cause: str) -> bool:
