@@ -394,7 +394,7 @@ class InboundServer:
     # -- eavesdrop (mod_dptools; switch_ivr_eavesdrop_session, FreeSWITCH 1.10.12) --------------
     def _eavesdrop(self, uuid: str, target: str, variables: dict[str, str]) -> None:
         """The answered leg runs ``eavesdrop(<target>)``. As on the real switch
-        (tests/fixtures/esl_captures/eavesdrop_supervisor.md): a target that does not exist
+        (tests/fixtures/esl_captures/realswitch_eavesdrop/notes.md): a target that does not exist
         makes eavesdrop return at once and the leg, with nothing left to run, hangs up
         NORMAL_CLEARING; otherwise it listens until the target or the leg itself goes away."""
         if not target or target == uuid or not self.uuid_in_use(target):
