@@ -88,14 +88,14 @@ def dispatch_for_agent(account_id: uuid.UUID | str, agent_id: uuid.UUID | str, *
     try:
         with tenant_session(account_id) as db:
             agent = db.execute(select(Agent.state, Agent.sip_username, Agent.sip_password_encrypted,
-                                      Agent.contact)
+                                      Agent.contact, Account.subdomain)
+                               .join(Account, Account.id == Agent.account_id)
                                .where(Agent.id == agent_id, Agent.account_id == account_id)).first()
             if agent is None or agent.state != states.AVAILABLE:
                 return None
             registration = None
             if agent.sip_username and agent.sip_password_encrypted:
-                domain = db.scalar(select(Account.subdomain).where(Account.id == account_id))
-                registration = (domain, agent.sip_username)
+                registration = (agent.subdomain, agent.sip_username)
             elif not agent.contact:
                 return None  # nowhere to ring the agent
             memberships = db.execute(
