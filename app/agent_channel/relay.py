@@ -28,6 +28,7 @@ Relay = Callable[[Hub, Envelope], None]
 WITHDRAWN_MISSED = "missed"
 WITHDRAWN_REJECTED = "rejected"
 WITHDRAWN_CALLER_LEFT = "caller_left"
+WITHDRAWN_ANSWERED_ELSEWHERE = "answered_elsewhere"
 
 
 def _agent(hub: Hub, env: Envelope) -> Optional[AgentConnection]:
@@ -71,12 +72,15 @@ def _rejected(hub: Hub, env: Envelope) -> None:
 
 
 def _accepted(hub: Hub, env: Envelope) -> None:
+    call_id = env.payload.get("callId")
     conn = _agent(hub, env)
     if conn is not None:
-        call_id = env.payload.get("callId")
         conn.offer_id = None
         conn.call_id = call_id
         conn.send(protocol.message("call", phase="connected", callId=call_id))
+    for other in hub.on_call(env.account, call_id):  # ring_all: the agents who did not answer first
+        if other is not conn:
+            _withdraw(other, call_id, WITHDRAWN_ANSWERED_ELSEWHERE, None)
 
 
 def _call_ended(hub: Hub, env: Envelope) -> None:

@@ -72,6 +72,9 @@ def api(host: str | None, port: int, access_log: bool) -> None:
                                error_log=logging.getLogger("sbc.wsgi"))
 
     def _stop() -> None:
+        channel = app.extensions.get("agent_channel")
+        if channel is not None:  # agent sockets never finish by themselves: close them (1001)
+            channel.stop()
         server.stop(timeout=5)  # finish in-flight requests, then exit
 
     gevent.signal_handler(signal.SIGTERM, _stop)

@@ -69,3 +69,20 @@ def test_given_two_sbc_api_processes_when_the_agent_logs_in_on_both_then_the_old
     assert second.command("setState", state="not_ready", reason="break")["ok"] is True
     assert second.expect("state", lambda m: m["state"] == "not_ready")["reason"] == "break"
     second.close()
+
+
+def test_given_an_open_socket_when_sbc_api_gets_sigterm_then_the_socket_is_closed_1001_and_the_process_exits(
+        database, amqp_vhost, seed, api):
+    tenant = seed.tenant()
+    seed.user(tenant, "di", agent=True)
+    proc, port = _start_api()
+    try:
+        client = ChannelClient(port, tenant.host)
+        client.auth(api.mint(tenant, "di", session="agent"))
+        proc.terminate()
+        assert client.closed_with() == 1001
+        assert proc.wait(15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,73 @@
+"""Bus events → the agent's socket (app/agent_channel/relay.py), published on the real bus as
+the controller and the supervisor feature publish them."""
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+
+from app.events.payloads import emit
+
+
+def _agents(seed, api, owner_conn, *names):
+    tenant = seed.tenant()
+    for name in names:
+        seed.user(tenant, name, agent=True)
+    ids = {name: str(owner_conn.execute(text("SELECT id FROM agents WHERE user_id = :u"),
+                                        {"u": tenant.users[name].id}).scalar_one()) for name in names}
+    return tenant, ids
+
+
+def _offer(tenant, agent_id: str, call_id: str) -> None:
+    emit("agent.offer", {"callId": call_id, "queue": "support", "agentId": agent_id, "queueId": str(uuid.uuid4()),
+                         "waitedSeconds": 1, "timeoutSeconds": 20, "from": "+15550001111"},
+         account_id=tenant.account_id)
+
+
+def test_given_a_ring_all_offer_when_another_agent_answers_then_the_offer_is_withdrawn_answered_elsewhere(
+        channel_server, seed, api, owner_conn):
+    tenant, ids = _agents(seed, api, owner_conn, "ana", "ben")
+    server = channel_server()
+    ana, ben = server.connect(tenant.host), server.connect(tenant.host)
+    ana.auth(api.mint(tenant, "ana", session="agent"))
+    ben.auth(api.mint(tenant, "ben", session="agent"))
+    call_id = str(uuid.uuid4())
+    _offer(tenant, ids["ana"], call_id)
+    _offer(tenant, ids["ben"], call_id)
+    assert ana.expect("offer")["from"] == "+15550001111"
+    ben.expect("offer")
+    emit("agent.accept", {"callId": call_id, "agentId": ids["ben"]}, account_id=tenant.account_id)
+    assert ben.expect("call")["phase"] == "connected"
+    withdrawn = ana.expect("offer", lambda m: m["phase"] == "withdrawn")
+    assert withdrawn["reason"] == "answered_elsewhere" and withdrawn["offerId"] == call_id
+
+
+def test_given_supervisor_events_naming_the_agent_then_supervisor_messages_arrive(channel_server, seed, api, owner_conn):
+    tenant, ids = _agents(seed, api, owner_conn, "cy")
+    client = channel_server().connect(tenant.host)
+    client.auth(api.mint(tenant, "cy", session="agent"))
+    call_id, supervisor = str(uuid.uuid4()), str(uuid.uuid4())
+    emit("call.control.start", {"callId": call_id, "agentId": ids["cy"], "mode": "listen",
+                                "supervisorId": supervisor}, account_id=tenant.account_id)
+    started = client.expect("supervisor")
+    assert (started["active"], started["mode"], started["supervisorId"], started["callId"]) == (
+        True, "listen", supervisor, call_id)
+    emit("agent.supervisor.coaching", {"callId": call_id, "agentId": ids["cy"], "mode": "whisper",
+                                       "supervisorId": supervisor}, account_id=tenant.account_id)
+    assert client.expect("supervisor", lambda m: m["event"] == "agent.supervisor.coaching")["mode"] == "whisper"
+    emit("call.control.stop", {"callId": call_id, "agentId": ids["cy"], "mode": "whisper",
+                               "supervisorId": supervisor}, account_id=tenant.account_id)
+    assert client.expect("supervisor", lambda m: m["event"] == "call.control.stop")["active"] is False
+
+
+def test_given_an_event_of_another_account_naming_the_same_agent_id_then_it_is_not_delivered(
+        channel_server, seed, api, owner_conn):
+    tenant, ids = _agents(seed, api, owner_conn, "dee")
+    client = channel_server().connect(tenant.host)
+    client.auth(api.mint(tenant, "dee", session="agent"))
+    other = seed.tenant()
+    _offer(other, ids["dee"], str(uuid.uuid4()))  # a forged or mistaken event: other account
+    mine = str(uuid.uuid4())
+    _offer(tenant, ids["dee"], mine)
+    assert client.expect("offer")["offerId"] == mine  # the foreign one never arrived first
+    assert [m for m in client.seen if m["type"] == "offer"] == [client.seen[-1]]
