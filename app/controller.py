@@ -46,6 +46,7 @@ from app.routing.node_modules import missing_modules
 from app.settings import get_settings
 from app.webhooks.client import get_client
 from esl.errors import EslError
+from esl.agent_holds import AGENT_HOLD_EVENTS, AgentHoldRelay
 from esl.inbound import InboundConnection
 from esl.originator import Originator, start_originate_consumer
 from esl.call_control import CallControl, start_call_control_consumer
@@ -190,8 +191,10 @@ class Controller:
             self.reloader.on_freeswitch_connected(node)
             check_modules()
 
-        node = InboundConnection(host, port, password, events=NODE_EVENTS + REGISTRATION_EVENTS,
+        node = InboundConnection(host, port, password,
+                                 events=NODE_EVENTS + REGISTRATION_EVENTS + AGENT_HOLD_EVENTS,
                                  on_reconcile=reconcile)
+        AgentHoldRelay(self.services.live_calls).attach(node)  # holds on agents' legs
         self.health.attach(node)
         self.registrations.attach(node)
         self.nodes.append(node)

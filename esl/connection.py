@@ -252,6 +252,11 @@ class EslConnection:
                     result.set(event)
         self._enqueue(event.dispatch_key, event)
 
+    def deliver(self, event: Event) -> None:
+        """Hand this connection's handlers an event seen on another connection (an agent
+        leg's hold, esl/agent_holds.py), as if it had arrived here."""
+        self._enqueue(event.dispatch_key, event)
+
     def _enqueue(self, key: Optional[str], event: Event) -> None:
         if key not in self._handlers and "*" not in self._handlers:
             return

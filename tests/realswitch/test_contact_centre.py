@@ -187,3 +187,69 @@ def test_a_caller_who_hangs_up_while_the_agent_rings_is_abandoned_and_the_agent_
     finally:
         ring = phone.wait(30)
     assert "CANCEL" in ring.messages, ring.errors
+
+
+def test_a_queue_call_answered_by_an_agent_and_held_once_measures_its_interaction_summary_and_segment(
+        tenant, contact_queue, sipp, real_switch):
+    """IVR (a 1 s pause before the queue), the agent answers at once, the caller holds once for
+    1.5 s (re-INVITE sendonly, then sendrecv) and hangs up; the 1 s wrap-up then ends. The
+    summary and the agent's segment, read through GET /api/call-records/:id: values within the
+    scenario's bounds (sanity, not timing)."""
+    queue, (agent, _other) = contact_queue
+    phone = _register(sipp, real_switch, agent, "agent-answer-ooc.xml", seconds=25)
+    try:
+        _available(tenant, agent)
+        number = tenant.number_for([{"verb": "pause", "length": 1}, {"verb": "queue", "name": queue["name"]}])
+        result = sipp.call(number, scenario="uac-hold-bye.xml")
+        assert result.ok, result.errors or result.stdout[-1500:]
+        record = tenant.wait_record(number)[0]
+        assert str(record["queue_id"]) == queue["id"] and str(record["agent_id"]) == agent.id
+        # the wrap-up (1 s) ends after the call: ACW and AHT are added then
+        path = f"/api/call-records/{record['public_id']}"
+        detail = poll(lambda: (d := tenant.admin.get(path)) and d["summary"] and d["summary"]["acw_ms"] > 0 and d, 15)
+        assert detail, f"no after-call work measured: {tenant.admin.get(path)}"
+        summary = detail["summary"]
+        assert 800 <= summary["ivr_ms"] <= 4000, summary
+        assert 0 <= summary["queue_wait_ms"] <= 4000, summary
+        assert summary["connect_latency_ms"] is not None and 0 < summary["connect_latency_ms"] <= 4000, summary
+        assert summary["hold_count"] == 1 and 1000 <= summary["hold_ms"] <= 3000, summary
+        assert 2500 <= summary["talk_ms"] <= 8000, summary  # 2.5 s + 2 s unheld, bridged
+        assert 800 <= summary["acw_ms"] <= 5000, summary
+        assert summary["aht_ms"] == summary["talk_ms"] + summary["hold_ms"] + summary["acw_ms"], summary
+        assert (summary["abandoned"], summary["short_abandon"], summary["transfer_count"]) == (False, False, 0)
+        (segment,) = detail["segments"]
+        assert segment["agent_id"] == agent.id and segment["call_id"] == str(record["call_id"])
+        assert (segment["talk_ms"], segment["hold_ms"], segment["acw_ms"]) == \
+            (summary["talk_ms"], summary["hold_ms"], summary["acw_ms"])
+        assert segment["handle_ms"] == summary["aht_ms"] and segment["ended_at"] is not None
+    finally:
+        phone.wait(40)
+
+
+def test_a_hold_on_the_agents_leg_is_counted_on_the_callers_interaction_summary(
+        tenant, contact_queue, sipp, real_switch):
+    """uuid_hold on the agent's leg (what the agent channel's hold does): CHANNEL_HOLD/UNHOLD
+    fire on that leg only; the controller's inbound connection relays them to the caller's
+    session (esl/agent_holds.py)."""
+    queue, (agent, _other) = contact_queue
+    phone = _register(sipp, real_switch, agent, "agent-answer-ooc.xml", seconds=25)
+    try:
+        _available(tenant, agent)
+        number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
+        caller = sipp.start_calls(number, scenario="uac-bye-after.xml", extra=("-d", "7000"))
+        presence = _presence()
+        leg = poll(lambda: presence.agent_leg(str(tenant.account_id), agent.id), 10)
+        assert leg, "the agent's leg was never bridged"
+        assert poll(lambda: real_switch.api(f"uuid_exists {leg[1]}", check=False).strip() == "true", 5)
+        time.sleep(1.0)
+        assert "+OK" in real_switch.api(f"uuid_hold {leg[1]}", check=False)
+        time.sleep(1.5)
+        assert "+OK" in real_switch.api(f"uuid_hold off {leg[1]}", check=False)
+        result = caller.wait(30)
+        assert result.ok, result.errors or result.stdout[-1500:]
+        record = tenant.wait_record(number)[0]
+        summary = poll(lambda: tenant.admin.get(f"/api/call-records/{record['public_id']}")["summary"], 10)
+        assert summary["hold_count"] == 1 and 1000 <= summary["hold_ms"] <= 3500, summary
+        assert summary["talk_ms"] > 0 and str(record["agent_id"]) == agent.id, summary
+    finally:
+        phone.wait(40)

@@ -121,3 +121,38 @@ def test_given_a_caller_who_hangs_up_in_the_queue_before_the_threshold_then_aban
     assert (summary["talk_ms"], summary["connect_latency_ms"], summary["aht_ms"]) == (0, None, 0)
     assert _row(owner_conn, "SELECT count(*) AS n FROM interaction_segment WHERE trace_id = :t",
                 t=record["trace_id"])["n"] == 0
+
+
+def test_given_the_agent_holds_its_own_leg_then_the_callers_summary_counts_the_hold(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client, redis_prefix):
+    """uuid_hold on the agent's leg (the agent channel's hold): FreeSWITCH fires CHANNEL_HOLD /
+    UNHOLD on that leg, which the controller's inbound connection relays to the caller's session
+    (esl/agent_holds.py); the caller's leg has no hold_events of its own."""
+    from esl.agent_holds import AgentHoldRelay
+    from esl.protocol import Event
+
+    account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support"}])
+    subdomain = owner_conn.execute(text("SELECT subdomain FROM accounts WHERE id = :a"),
+                                   {"a": account.id}).scalar_one()
+    _, agent, presence = _queue_with_agent(owner_engine, redis_client, redis_prefix, account, subdomain)
+    services.contact = ContactCentre(presence)
+    relay = AgentHoldRelay(services.live_calls)
+    call = simulate_call(Call(callee=number).bridge_answers(talk=2.0), controller)
+
+    def agent_leg(name: str) -> Event:
+        return Event([("Event-Name", name), ("Unique-ID", str(uuid.uuid4())), ("Other-Leg-Unique-ID", call.uuid),
+                      ("variable_sbc_agent_id", str(agent.id))])
+
+    assert _wait_for(lambda: call.uuid in services.live_calls, 5)
+    gevent.sleep(0.7)
+    assert relay.relay(agent_leg("CHANNEL_HOLD"))
+    gevent.sleep(0.6)
+    assert relay.relay(agent_leg("CHANNEL_UNHOLD"))
+    assert call.wait(15), "simulated call did not finish"
+    record = call_record(owner_conn, call.uuid)
+    summary = _row(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
+    assert summary["hold_count"] == 1 and 500 <= summary["hold_ms"] <= 1500, dict(summary)
+    keys = [r[0] for r in owner_conn.execute(text(
+        "SELECT routing_key FROM event_outbox WHERE body->>'trace_id' = :t ORDER BY created_at"),
+        {"t": str(record["trace_id"])})]
+    assert "call.hold" in keys and "call.resumed" in keys
