@@ -159,6 +159,7 @@ def test_given_every_api_blueprint_then_each_has_a_scope_or_is_deliberately_clos
     from app.api.api_key_auth import SCOPE_BY_BLUEPRINT
 
     closed_to_keys = {"api_keys"}  # keys never manage keys
+    closed_to_keys |= {"agent_channel"}  # the agent's WebSocket: a login token in its first message
     public = {"api_docs", "api-docs"}  # /api/docs and /api/openapi.json: no authentication at all
     api_blueprints = {rule.endpoint.split(".")[0] for rule in api_app.url_map.iter_rules()
                       if rule.rule.startswith("/api/") and "." in rule.endpoint}
