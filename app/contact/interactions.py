@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Optional
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
@@ -89,13 +89,28 @@ def set_disposition(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID, cod
     segment = _segment(db, account_id, agent_id, call_id, trace_id)
     if segment is None:
         raise InteractionNotFound("No interaction of this agent matches.")
-    stmt = pg_insert(InteractionSummary).values(
-        id=uuid.uuid4(), account_id=account_id, trace_id=segment.trace_id, disposition=value)
-    db.execute(stmt.on_conflict_do_update(
-        index_elements=[InteractionSummary.trace_id],
-        set_={"disposition": stmt.excluded.disposition, "updated_at": func.now()},
-        where=InteractionSummary.account_id == account_id))
+    db.connection().execute(_SET_DISPOSITION, {"id": uuid.uuid4(), "account_id": account_id,
+                                               "trace_id": segment.trace_id, "disposition": value})
     return Disposition(segment.trace_id, segment.call_id, value)
+
+
+# Statements built once and executed with parameters: building an upsert per call (its
+# ``excluded`` alias copies the table's columns and registers SQLAlchemy listeners each time)
+# costs more CPU than running it and grows the event registry with every call.
+def _param(table: Any, name: str) -> Any:
+    return bindparam(name, type_=table.c[name].type)
+
+
+def _set_disposition_statement() -> Any:
+    t = InteractionSummary.__table__
+    insert_ = pg_insert(t).values({k: _param(t, k) for k in ("id", "account_id", "trace_id", "disposition")})
+    return insert_.on_conflict_do_update(
+        index_elements=[t.c.trace_id],
+        set_={"disposition": insert_.excluded.disposition, "updated_at": func.now()},
+        where=t.c.account_id == insert_.excluded.account_id)
+
+
+_SET_DISPOSITION = _set_disposition_statement()
 
 
 # -- ownership windows --------------------------------------------------------------------------
@@ -115,9 +130,10 @@ def open_segment(account_id: uuid.UUID | str, trace_id: uuid.UUID | str, call_id
     segment_id = uuid.uuid4()
     try:
         with tenant_session(account_id) as db:
-            db.execute(pg_insert(InteractionSegment).values(
-                id=segment_id, account_id=uuid.UUID(str(account_id)), trace_id=uuid.UUID(str(trace_id)),
-                call_id=uuid.UUID(str(call_id)), agent_id=uuid.UUID(str(agent_id)), started_at=started_at))
+            db.connection().execute(_OPEN_SEGMENT, {
+                "id": segment_id, "account_id": uuid.UUID(str(account_id)), "trace_id": uuid.UUID(str(trace_id)),
+                "call_id": uuid.UUID(str(call_id)), "agent_id": uuid.UUID(str(agent_id)),
+                "started_at": started_at})
     except Exception:
         log.warning("agent %s: interaction segment not opened (database unavailable?)", agent_id,
                     exc_info=True)
@@ -130,17 +146,10 @@ def close_segment_in(db: Session, account_id: uuid.UUID, trace_id: uuid.UUID, ca
                      ended_at: datetime, talk_ms: int, hold_ms: int) -> None:
     """The call is over: talk and hold of the window (inside the call record's transaction).
     Inserts the window when opening it failed; keeps after-call work already measured."""
-    stmt = pg_insert(InteractionSegment).values(
-        id=segment_id or uuid.uuid4(), account_id=account_id, trace_id=trace_id, call_id=call_id,
-        agent_id=agent_id, started_at=started_at, ended_at=ended_at, talk_ms=talk_ms, hold_ms=hold_ms,
-        handle_ms=talk_ms + hold_ms)
-    cur = InteractionSegment
-    db.execute(stmt.on_conflict_do_update(
-        index_elements=[InteractionSegment.id],
-        set_={"ended_at": stmt.excluded.ended_at, "talk_ms": stmt.excluded.talk_ms,
-              "hold_ms": stmt.excluded.hold_ms,
-              "handle_ms": stmt.excluded.talk_ms + stmt.excluded.hold_ms + cur.acw_ms},
-        where=cur.account_id == account_id))
+    db.connection().execute(_CLOSE_SEGMENT, {
+        "id": segment_id or uuid.uuid4(), "account_id": account_id, "trace_id": trace_id, "call_id": call_id,
+        "agent_id": agent_id, "started_at": started_at, "ended_at": ended_at, "talk_ms": talk_ms,
+        "hold_ms": hold_ms, "handle_ms": talk_ms + hold_ms})
 
 
 def after_call_work_over(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID, acw_ms: int) -> None:
@@ -161,3 +170,27 @@ def after_call_work_over(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID
     db.execute(summary.__table__.update()
                .where(summary.trace_id == segment.trace_id, summary.account_id == account_id)
                .values(acw_ms=acw, aht_ms=summary.talk_ms + summary.hold_ms + acw, updated_at=func.now()))
+
+
+_SEGMENT_OPEN_COLUMNS = ("id", "account_id", "trace_id", "call_id", "agent_id", "started_at")
+
+
+def _open_segment_statement() -> Any:
+    t = InteractionSegment.__table__
+    return pg_insert(t).values({k: _param(t, k) for k in _SEGMENT_OPEN_COLUMNS})
+
+
+def _close_segment_statement() -> Any:
+    t = InteractionSegment.__table__
+    names = _SEGMENT_OPEN_COLUMNS + ("ended_at", "talk_ms", "hold_ms", "handle_ms")
+    insert_ = pg_insert(t).values({k: _param(t, k) for k in names})
+    ex = insert_.excluded
+    return insert_.on_conflict_do_update(
+        index_elements=[t.c.id],
+        set_={"ended_at": ex.ended_at, "talk_ms": ex.talk_ms, "hold_ms": ex.hold_ms,
+              "handle_ms": ex.talk_ms + ex.hold_ms + t.c.acw_ms},
+        where=t.c.account_id == ex.account_id)
+
+
+_OPEN_SEGMENT = _open_segment_statement()
+_CLOSE_SEGMENT = _close_segment_statement()
