@@ -8,7 +8,7 @@ import pytest
 import websocket
 
 from app import limits
-from tests.agent_channel.conftest import CHANNEL
+from tests.agent_channel.client import CHANNEL
 
 
 def _agent(seed, api, name: str = "ana"):

@@ -12,7 +12,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.agent_channel.conftest import ChannelClient
+from tests.agent_channel.client import ChannelClient
 
 ROOT = Path(__file__).resolve().parents[2]
 
