@@ -155,10 +155,7 @@ class Queue(Verb):
             if config is None:  # the session reports it: call.failed reason queue_not_found
                 return VerbOutcome.end("queue_not_found", queue=self.params["name"])
             ctx.queue_id = config.id
-            # queues.short_abandon_seconds once QueueConfig carries it (the strategies work
-            # adds it); the platform default until then
-            ctx.interaction.short_abandon_seconds = getattr(
-                config, "short_abandon_seconds", limits.SHORT_ABANDON_SECONDS)
+            ctx.interaction.short_abandon_seconds = config.short_abandon_seconds  # the summary's too
         p = self._settings(config)
         presence = contact.presence if contact is not None else Presence(ctx.redis, get_settings().redis_key_prefix)
         stats = QueueStats(presence.redis, presence.prefix)

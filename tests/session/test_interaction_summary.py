@@ -9,6 +9,7 @@ import time
 import uuid
 
 import gevent
+import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
@@ -25,9 +26,10 @@ from tests.simulator.channel import CORE_UUID
 WRAP_UP_SECONDS = 1
 
 
-def _queue_with_agent(owner_engine, redis_client, redis_prefix, account, subdomain: str):
+def _queue_with_agent(owner_engine, redis_client, redis_prefix, account, subdomain: str, short_abandon_seconds: int = 5):
     queue = Queue(id=uuid.uuid4(), account_id=account.id, name="support", offer_timeout_seconds=5,
-                  max_missed_offers=2, wrap_up_seconds=WRAP_UP_SECONDS, announce_position=False)
+                  max_missed_offers=2, wrap_up_seconds=WRAP_UP_SECONDS, announce_position=False,
+                  short_abandon_seconds=short_abandon_seconds)
     with Session(owner_engine, expire_on_commit=False) as db, db.begin():
         db.add(queue)
         user = User(id=uuid.uuid4(), account_id=account.id, username="agent-a", password_hash="x", role="agent")
@@ -103,21 +105,24 @@ def test_given_a_queue_call_answered_by_an_agent_with_a_hold_then_every_indicato
                 t=record["trace_id"])["disposition"] == "sale"
 
 
-def test_given_a_caller_who_hangs_up_in_the_queue_before_the_threshold_then_abandoned_and_short_abandon(
-        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client, redis_prefix):
+@pytest.mark.parametrize("threshold, short", [(5, True), (1, False)])
+def test_given_a_caller_who_hangs_up_in_the_queue_then_abandoned_and_short_under_the_queues_threshold(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client, redis_prefix,
+        threshold, short):
     account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support"}])
     subdomain = owner_conn.execute(text("SELECT subdomain FROM accounts WHERE id = :a"),
                                    {"a": account.id}).scalar_one()
-    _, agent, presence = _queue_with_agent(owner_engine, redis_client, redis_prefix, account, subdomain)
+    _, agent, presence = _queue_with_agent(owner_engine, redis_client, redis_prefix, account, subdomain,
+                                           short_abandon_seconds=threshold)
     presence.agent_busy(str(account.id), str(agent.id))  # nobody to take the caller
     services.contact = ContactCentre(presence)
-    call = simulate_call(Call(callee=number).hangup_after(1.0), controller)
+    call = simulate_call(Call(callee=number).hangup_after(2.0), controller)
     assert call.wait(15), "simulated call did not finish"
     record = call_record(owner_conn, call.uuid)
     assert record["queue_id"] is not None and record["agent_id"] is None
     summary = _row(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
-    assert (summary["abandoned"], summary["short_abandon"]) == (True, True)
-    assert 500 <= summary["queue_wait_ms"] <= 3000
+    assert (summary["abandoned"], summary["short_abandon"]) == (True, short)
+    assert 1500 <= summary["queue_wait_ms"] <= 4000
     assert (summary["talk_ms"], summary["connect_latency_ms"], summary["aht_ms"]) == (0, None, 0)
     assert _row(owner_conn, "SELECT count(*) AS n FROM interaction_segment WHERE trace_id = :t",
                 t=record["trace_id"])["n"] == 0
