@@ -54,7 +54,7 @@ LOST_SOCKET_CAUSE = "NORMAL_TEMPORARY_FAILURE"      # recorded when FreeSWITCH n
 # from a gateway of a platform carrier or of the dialled number's own account.
 TRUNK_PROFILE = "external"
 # verb-list endings that are call failures (webhook_error on the record and call.failed)
-FAILED_OUTCOMES = frozenset({"queue_not_found"})
+FAILED_OUTCOMES = frozenset({"queue_not_found", "user_not_found"})
 
 
 @dataclass(frozen=True)

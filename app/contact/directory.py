@@ -17,7 +17,7 @@ import logging
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Optional
 from xml.sax.saxutils import quoteattr
 
 from app.contact.credentials import a1_hash
@@ -82,6 +82,32 @@ def load_directory_users() -> list[DirectoryUser]:
             .where(Agent.sip_username.is_not(None), Agent.sip_password_encrypted.is_not(None))
         ).all()
     return [DirectoryUser(*row) for row in rows]
+
+
+@dataclass(frozen=True)
+class DirectoryEntry:
+    """One user of an account's directory domain, as a ``dial`` target resolves it."""
+    agent_id: str
+    username: str          # the SIP user (``agents.sip_username``)
+    domain: str            # the account's subdomain: ``user/<username>@<domain>``
+
+
+def find_directory_user(account_id: str, username: str) -> Optional[DirectoryEntry]:
+    """The account's agent whose SIP user is ``username`` and who has credentials (so is in
+    the generated directory); None otherwise. Read under the account's row-level security:
+    another tenant's SIP user is never found, so ``user`` dial targets stay in the account."""
+    from sqlalchemy import select
+
+    from app.db import tenant_session
+    from app.models import Account, Agent
+
+    with tenant_session(account_id) as db:
+        row = db.execute(
+            select(Agent.id, Agent.sip_username, Account.subdomain)
+            .join(Account, Account.id == Agent.account_id)
+            .where(Agent.account_id == account_id, Agent.sip_username == username,
+                   Agent.sip_password_encrypted.is_not(None))).first()
+    return DirectoryEntry(str(row.id), row.sip_username, row.subdomain) if row is not None else None
 
 
 def write_directory(generated_dir: Path, users: Iterable[DirectoryUser]) -> bool:

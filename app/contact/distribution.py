@@ -22,6 +22,7 @@ import gevent
 from sqlalchemy import select
 
 from app.contact import interactions, states
+from app.contact.directory import DirectoryEntry, find_directory_user
 from app.contact.presence import (
     DEFAULT_STRATEGY,
     ENGAGED_REFRESH_SECONDS,
@@ -83,10 +84,16 @@ class ContactCentre:
 
     def __init__(self, presence: Presence, *,
                  loader: Callable[[str, str], Optional[QueueConfig]] = load_queue,
-                 later: Callable[..., object] = gevent.spawn_later) -> None:
+                 later: Callable[..., object] = gevent.spawn_later,
+                 directory: Callable[[str, str], Optional[DirectoryEntry]] = find_directory_user) -> None:
         self.presence = presence
         self.loader = loader
         self.later = later
+        self.directory = directory
+
+    def directory_user(self, account_id: str, username: str) -> Optional[DirectoryEntry]:
+        """A ``dial`` target of type ``user``: the account's own directory user, or None."""
+        return self.directory(account_id, username)
 
     def queue(self, account_id: str, name: str) -> Optional[QueueConfig]:
         return self.loader(account_id, name)

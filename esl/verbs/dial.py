@@ -1,7 +1,9 @@
 """dial → ``bridge {call_timeout=..,origination_caller_id_number=..}<leg>|<leg>|...``.
 
 Targets are tried in order (``|`` is FreeSWITCH's sequential failover):
-user → ``user/<name>@${domain_name}``; phone → the least-cost-routing bridge string (itself a
+user → ``user/<sip user>@<account subdomain>``, only a user of the account's own directory
+(app/contact/directory.py: an agent with SIP credentials; else skipped, ``user_not_found``
+when nothing is left to dial); phone → the least-cost-routing bridge string (itself a
 ``|`` chain of gateways); sip → ``sofia/external/<uri>``, only to hosts the account lists and
 the address policy admits (else skipped with the reason); queue → the queue verb (a queue
 target must be the only target).
@@ -24,11 +26,12 @@ caller's leg together with this dial's ``sbc_dial_id`` (app.routing.lcr.answerin
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Optional
 
 from marshmallow import ValidationError, fields, validate, validates_schema
 
 from app import limits
+from app.calls import supervision
 from app.errors import SbcError
 from app.routing.lcr import DIAL_ID_VARIABLE, answering_carrier
 from esl.verbs.base import PartSchema, Verb, VerbOutcome, VerbSchema
@@ -41,6 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from esl.protocol import Event
 
 RECORDING_FORMAT = "wav"  # both legs, stereo: caller left, callee right
+USER_NOT_FOUND = "user_not_found"  # a user target that is not in the account's directory
 PHONE_PATTERN = r"^\+?[0-9]{3,20}$"
 USER_PATTERN = r"^[A-Za-z0-9_.+\-]{1,64}$"
 SIP_PATTERN = r"^(sips?:)?[A-Za-z0-9_.+\-!~*()&=$;?%]+@[A-Za-z0-9.\-\[\]:]+(;[A-Za-z0-9_.=\-]+)*$"
@@ -101,6 +105,15 @@ def _record_answering_carrier(ctx: VerbContext, event: "Event", dial_id: str) ->
         ctx.record_dial_carrier(*answered)
 
 
+def _answering_user(event: "Event", users: dict) -> Optional[Any]:
+    """The directory user whose phone answered: the other leg is ``sofia/<profile>/<sip user>@…``
+    (the directory's dial-string resolves the registered contact)."""
+    name = event.get("Other-Leg-Channel-Name") or ""
+    parts = name.split("/", 2)
+    user = parts[2].split("@", 1)[0] if len(parts) == 3 else ""
+    return users.get(user)
+
+
 def split_global_vars(dial_string: str) -> tuple[str, str]:
     """``{a=1,b=2}rest`` → (``a=1,b=2``, ``rest``); no leading block → ("", dial_string)."""
     if not dial_string.startswith("{"):
@@ -116,10 +129,16 @@ class Dial(Verb):
     schema_class = DialSchema
     ends_list = True
 
-    def leg(self, ctx: VerbContext, target: dict) -> str:
+    def leg(self, ctx: VerbContext, target: dict, users: Optional[dict] = None) -> str:
+        """``users`` collects the directory entries of the user targets (sip user → entry)."""
         kind, name = target["type"], target["name"]
-        if kind == "user":
-            return f"user/{name}@${{domain_name}}"
+        if kind == "user":  # the account's directory only: never ${domain_name}, never another tenant's
+            entry = ctx.contact.directory_user(ctx.account_id, name) if ctx.contact is not None else None
+            if entry is None:
+                raise ValueError(USER_NOT_FOUND)
+            if users is not None:
+                users[entry.username] = entry
+            return f"user/{entry.username}@{entry.domain}"
         if kind == "sip":  # refused unless the account lists the host (app.calls.sip_targets)
             refused = ctx.sip_target_refusal(name)
             if refused:
@@ -128,7 +147,8 @@ class Dial(Verb):
             return f"sofia/external/{uri}"
         return ctx.lcr_bridge_string(name.lstrip("+"))
 
-    def bridge_arg(self, ctx: VerbContext, dial_id: str = "") -> tuple[str, list[dict]]:
+    def bridge_arg(self, ctx: VerbContext, dial_id: str = "",
+                   users: Optional[dict] = None) -> tuple[str, list[dict]]:
         """The bridge data and the targets that had no route (skipped).
 
         FreeSWITCH reads ``{...}`` global variables only at the very start of the dial string,
@@ -138,7 +158,7 @@ class Dial(Verb):
         legs, skipped, lifted = [], [], []
         for target in self.params["target"]:
             try:
-                leg = self.leg(ctx, target)
+                leg = self.leg(ctx, target, users)
             except (SbcError, ValueError) as exc:  # e.g. no LCR route for this number
                 skipped.append({"target": target, "reason": getattr(exc, "message", str(exc))})
                 continue
@@ -169,8 +189,11 @@ class Dial(Verb):
                 "reason": "caller_id_not_owned", "callerId": caller_id})
             return VerbOutcome.end("caller_id_not_owned", callerId=caller_id)
         dial_id = uuid.uuid4().hex
-        arg, skipped = self.bridge_arg(ctx, dial_id)
+        users: dict = {}
+        arg, skipped = self.bridge_arg(ctx, dial_id, users)
         if not arg:
+            if skipped and all(s["reason"] == USER_NOT_FOUND for s in skipped):
+                return VerbOutcome.end(USER_NOT_FOUND, skipped=skipped)
             return VerbOutcome.end("no_route", skipped=skipped)
         ctx.set_var("continue_on_fail", "true")
         ctx.set_var("hangup_after_bridge", "true")
@@ -184,7 +207,22 @@ class Dial(Verb):
         # caller's leg variables after the export): a caller hanging up mid-call ends the
         # bridge with ChannelHungUp, and its completion is never read.
         ctx.on_event("CHANNEL_BRIDGE", lambda event: _record_answering_carrier(ctx, event, dial_id))
-        done = ctx.execute("bridge", arg)
+        agent = {"marked": False}
+
+        def on_agent_bridge(event: "Event") -> None:  # a directory user answered: supervisable
+            entry = _answering_user(event, users)
+            if entry is not None and not agent["marked"]:
+                agent["marked"] = True
+                supervision.note_agent_bridged(ctx, entry.agent_id, event)
+
+        if users:
+            ctx.on_event("CHANNEL_BRIDGE", on_agent_bridge)
+        try:
+            done = ctx.execute("bridge", arg)
+        finally:
+            if agent["marked"]:
+                agent["marked"] = False
+                supervision.note_agent_unbridged(ctx)
         status = done.variable("DIALSTATUS") or ""
         cause = done.variable("originate_failed_cause") or done.variable("last_bridge_hangup_cause") or ""
         reason = "dial_completed" if status == "SUCCESS" else "dial_failed"

@@ -294,6 +294,11 @@ def test_given_callback_for_an_agent_with_sip_credentials_then_the_customer_leg_
         agent = session.get(Agent, agent_id)
         agent.sip_username, agent.sip_password_encrypted = "ag0123456789ab", encrypt_secret("pw")
     inbound_sim.on_originate = lambda scenario: scenario.bridge_answers(talk=0.05)
+    from app.contact.distribution import ContactCentre  # the controller's: the real directory lookup
+    from app.contact.presence import Presence
+    from app.settings import get_settings
+    originator.services.contact = ContactCentre(Presence(originator.services.redis,
+                                                         get_settings().redis_key_prefix))
 
     request = _request(account, agent_id=agent_id, queue_id=queue_id, callback_id=callback_id)
     assert originator.originate(request) is True
@@ -302,7 +307,7 @@ def test_given_callback_for_an_agent_with_sip_credentials_then_the_customer_leg_
     leg = inbound_sim.originated_calls[0]
     assert leg.wait(10)
     bridges = [arg for app, arg in executed(leg) if app == "bridge"]
-    assert len(bridges) == 1 and bridges[0].endswith("user/ag0123456789ab@${domain_name}")
+    assert len(bridges) == 1 and bridges[0].endswith(f"user/ag0123456789ab@{account.subdomain}")
     assert _callback_row(owner_conn, callback_id) == ("completed", 1)
 
 

@@ -6,6 +6,7 @@ import uuid
 
 from app.routing.lcr import bridge_string, compile_table
 from app.routing.rows import CarrierEntryRow, CarrierRow, GatewayRow, PlanRow, RouteRow, RoutingRows
+from tests.verbs.directory_fake import DirectoryContact
 from tests.simulator import Call
 
 NUMBER = "+14155550100"
@@ -38,7 +39,8 @@ def test_given_an_earlier_dials_carrier_on_the_leg_when_a_user_answers_then_no_c
     stale = {"sbc_dial_id": uuid.uuid4().hex, "lcr_carrier_id": str(cheap), "lcr_gateway_id": str(gw_a)}
     run = run_on_call(Call(variables=stale).bridge_answers(talk=0.02),
                       [{"verb": "dial", "target": [{"type": "user", "name": "alice"},
-                                                   {"type": "phone", "name": NUMBER}]}], router=router)
+                                                   {"type": "phone", "name": NUMBER}]}], router=router,
+                      contact=DirectoryContact("alice"))
     assert run.error is None and run.outcome.data["dialStatus"] == "SUCCESS"
     assert run.outcome.data["carrierId"] is None and run.ctx.dial_carrier is None
 
@@ -47,7 +49,8 @@ def test_given_shipped_config_when_pcma_caller_is_bridged_to_a_pcmu_only_callee_
     """fs-conf/vars.xml's media_mix_inbound_outbound_codecs: the bridged leg offers the trunk
     codecs too, so the callee picks one and FreeSWITCH transcodes."""
     run = run_on_call(Call(codec="PCMA").bridge_answers(talk=0.02, codecs=("PCMU",)),
-                      [{"verb": "dial", "target": [{"type": "user", "name": "bob"}]}])
+                      [{"verb": "dial", "target": [{"type": "user", "name": "bob"}]}],
+                      contact=DirectoryContact("bob"))
     assert run.error is None and run.outcome.data["dialStatus"] == "SUCCESS"
 
 
@@ -56,5 +59,6 @@ def test_given_the_switch_default_when_pcma_caller_is_bridged_to_a_g729_only_cal
     switch answered before the fix (issue 9 item 6)."""
     run = run_on_call(Call(codec="PCMA", variables={"media_mix_inbound_outbound_codecs": "false"})
                       .bridge_answers(talk=0.02, codecs=("G729",)),
-                      [{"verb": "dial", "target": [{"type": "user", "name": "bob"}]}])
+                      [{"verb": "dial", "target": [{"type": "user", "name": "bob"}]}],
+                      contact=DirectoryContact("bob"))
     assert run.outcome.data["cause"] == "INCOMPATIBLE_DESTINATION"

@@ -12,6 +12,7 @@ from app.routing.rows import CarrierEntryRow, CarrierRow, GatewayRow, PlanRow, R
 from esl.errors import ChannelHungUp
 from esl.verbs import OutcomeKind
 from esl.verbs.gather import Gather
+from tests.verbs.directory_fake import DirectoryContact
 from tests.plugins.webhook_server import Reply
 from tests.simulator import Call
 from tests.verbs.conftest import RECORDINGS_DIR, AppDefaults
@@ -78,11 +79,12 @@ def test_given_dial_to_user_and_sip_when_bridge_fails_then_caller_stays_up_and_f
                                                        {"type": "sip", "name": "sip:bob@pbx.example.com"}]},
              {"verb": "say", "text": "dropped: dial ends the list"}]
     run = run_on_call(Call().bridge_fails("USER_BUSY", "486"), verbs,
-                      sip_policy=lambda uri: None)  # pbx.example.com listed for the account
+                      sip_policy=lambda uri: None,  # pbx.example.com listed for the account
+                      contact=DirectoryContact("alice", domain="acme"))
     assert run.error is None
     assert run.setvars() == [("continue_on_fail", "true"), ("hangup_after_bridge", "true")]
     assert _after_answer(run) == [
-        ("bridge", f"{{call_timeout=20,sbc_trace_id={run.trace_id}}}user/alice@${{domain_name}}|sofia/external/bob@pbx.example.com")]
+        ("bridge", f"{{call_timeout=20,sbc_trace_id={run.trace_id}}}user/alice@acme|sofia/external/bob@pbx.example.com")]
     assert run.outcome.kind is OutcomeKind.END
     assert (run.outcome.reason, run.outcome.data["dialStatus"], run.outcome.data["cause"]) == (
         "dial_failed", "USER_BUSY", "USER_BUSY")
