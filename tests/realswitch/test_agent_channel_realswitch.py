@@ -1,0 +1,131 @@
+"""The agent channel on the real switch: an agent on the channel (the real ``sbc api``) rejects
+an offer ringing on its sipp phone, or hangs up its answered call, and the real controller
+carries it out (``call.control`` → ``uuid_kill`` on the agent's leg over inbound ESL).
+
+What only the real switch can say: that killing the ringing agent leg with CALL_REJECTED makes
+the caller's ``bridge`` fail with that cause (→ ``agent.reject``, not a miss, next agent), and
+that ending the agent's answered leg ends the caller's call (``hangup_after_bridge``)."""
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from app.contact.presence import Presence
+from app.settings import get_settings
+from tests.agent_channel.client import ChannelClient
+from tests.realswitch.provision import poll
+from tests.realswitch.sipp import SippProcess, free_port
+
+PASSWORD = "agent-pass-123456"
+
+
+def _presence() -> Presence:
+    import redis
+
+    return Presence(redis.Redis.from_url(get_settings().redis_url), get_settings().redis_key_prefix)
+
+
+def _agent(product, tenant, queue_id: str) -> dict:
+    """An agent with SIP credentials and its own login token (agent session)."""
+    name = f"ch-{uuid.uuid4().hex[:6]}"
+    user = tenant.admin.post("/api/users", {"username": name, "password": PASSWORD})
+    agent = tenant.admin.post("/api/agents", {"user_id": user["id"], "queue_ids": [queue_id]})
+    creds = tenant.admin.post(f"/api/agents/{agent['id']}/sip-credentials", None)
+    token = product.client(tenant.subdomain, name, PASSWORD).http.headers["Authorization"].split()[1]
+    return {"id": agent["id"], "token": token, **creds}
+
+
+def _register(sipp, real_switch, agent: dict, offer_scenario: str, seconds: int) -> SippProcess:
+    port = free_port()
+    tag = f"agent-{agent['sip_username']}"
+    cmd = sipp._base("agent-register.xml", port, tag) + [
+        "-oocsf", str(sipp._base(offer_scenario, port, tag)[2]),
+        "-s", agent["sip_username"], "-au", agent["sip_username"], "-ap", agent["sip_password"],
+        "-key", "domain", agent["sip_domain"], "-d", str(seconds * 1000), "-m", "1",
+        "-trace_msg", f"127.0.0.1:{real_switch.ports.agent_sip}"]
+    proc = SippProcess(cmd, sipp.workdir, tag).start()
+    assert poll(lambda: _presence().is_registered(agent["sip_domain"], agent["sip_username"]), 10), \
+        f"{agent['sip_username']} never registered:\n{real_switch.log_tail(40)}"
+    return proc
+
+
+@pytest.fixture
+def channel_queue(product, tenant, real_switch):
+    queue = tenant.admin.post("/api/queues", {"name": f"ch-{uuid.uuid4().hex[:6]}", "offer_timeout_seconds": 15,
+                                              "wrap_up_seconds": 1, "announce_position": False})
+    agents = [_agent(product, tenant, queue["id"]) for _ in range(2)]
+    for agent in agents:
+        assert poll(lambda a=agent: real_switch.api(f"user_exists id {a['sip_username']} {a['sip_domain']}",
+                                                    check=False).strip() == "true", 15), "directory not applied"
+    return queue, agents
+
+
+def _available(tenant, agent: dict) -> None:
+    tenant.admin.put(f"/api/agents/{agent['id']}/state", {"state": "available"})
+    time.sleep(0.05)  # distinct idle-since times: the first made available is the longest idle
+
+
+def _channel(product, tenant, agent: dict) -> ChannelClient:
+    client = ChannelClient(product.api_port, f"{tenant.subdomain}.localhost")
+    client.auth(agent["token"])
+    return client
+
+
+def test_an_agent_who_rejects_on_the_channel_is_agent_reject_not_missed_and_the_next_agent_gets_the_caller(
+        product, tenant, channel_queue, sipp, real_switch):
+    queue, (rejecter, answerer) = channel_queue
+    phones = [_register(sipp, real_switch, rejecter, "agent-ring-ooc.xml", seconds=40),
+              _register(sipp, real_switch, answerer, "agent-answer-ooc.xml", seconds=40)]
+    client = _channel(product, tenant, rejecter)
+    try:
+        _available(tenant, rejecter)  # longest idle: offered first
+        _available(tenant, answerer)
+        number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
+        caller = sipp.start_calls(number, scenario="uac-bye-after.xml", extra=("-d", "8000"))
+        offer = client.expect("offer", timeout=20)
+        ack = client.command("reject", offerId=offer["offerId"])
+        assert ack["ok"] is True, ack
+        withdrawn = client.expect("offer", lambda m: m["phase"] == "withdrawn", timeout=20)
+        assert withdrawn["reason"] == "rejected" and withdrawn["cause"] == "CALL_REJECTED", withdrawn
+        result = caller.wait()
+        assert result.ok, result.errors or result.stdout[-1500:]
+        record = tenant.wait_record(number)[0]
+        assert str(record["agent_id"]) == answerer["id"]
+        events = [e for e in tenant.events("agent.") if e["payload"].get("callId") == str(record["call_id"])]
+        sequence = [(e["key"], e["payload"]["agentId"]) for e in events]
+        assert sequence == [("agent.offer", rejecter["id"]), ("agent.reject", rejecter["id"]),
+                            ("agent.offer", answerer["id"]), ("agent.accept", answerer["id"])], sequence
+        assert tenant.admin.get(f"/api/agents/{rejecter['id']}")["state"] == "available"
+    finally:
+        client.close()
+        results = [p.wait(60) for p in phones]
+    assert "CANCEL" in results[0].messages, results[0].errors
+
+
+def test_an_agent_who_hangs_up_on_the_channel_ends_the_bridged_call_and_sees_it_ended(
+        product, tenant, channel_queue, sipp, real_switch):
+    queue, (agent, _other) = channel_queue
+    phone = _register(sipp, real_switch, agent, "agent-answer-ooc.xml", seconds=40)
+    client = _channel(product, tenant, agent)
+    try:
+        _available(tenant, agent)
+        number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
+        caller = sipp.start_calls(number, scenario="uac-wait-bye.xml")  # waits for the switch's BYE
+        offer = client.expect("offer", timeout=20)
+        connected = client.expect("call", lambda m: m["phase"] == "connected", timeout=20)
+        assert connected["callId"] == offer["offerId"]
+        assert client.command("dtmf", digits="1")["ok"] is True
+        assert client.command("hangup")["ok"] is True
+        result = caller.wait()
+        assert result.ok, result.errors or result.stdout[-1500:]  # the caller got the BYE
+        ended = client.expect("call", lambda m: m["phase"] == "ended", timeout=30)
+        assert ended["callId"] == offer["offerId"]
+        record = tenant.wait_record(number)[0]
+        assert str(record["agent_id"]) == agent["id"] and str(record["call_id"]) == offer["offerId"]
+        assert poll(lambda: tenant.admin.get(f"/api/agents/{agent['id']}")["state"] == "available", 10)
+    finally:
+        client.close()
+        phone_result = phone.wait(60)
+    assert "BYE" in phone_result.messages, phone_result.errors
