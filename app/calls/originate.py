@@ -135,13 +135,14 @@ class OriginatedLeg:
 
 
 def agent_connect_verbs(contact: str) -> list[dict[str, Any]]:
-    """A callback's answered customer is connected to the agent's contact (``user/1001`` is a
-    directory user; anything else a SIP URI). The dial verb validates it like any dial target."""
-    if contact.startswith("user/"):
-        target = {"type": "user", "name": contact[len("user/"):]}
-    else:
-        target = {"type": "sip", "name": contact}
-    return [{"verb": "dial", "target": [target]}]
+    """A callback's answered customer is connected to the agent's contact: ``user/1001`` is a
+    directory user of the account, ``sip:`` and ``sofia/internal/`` forms a SIP URI
+    (app/contact/endpoints.py). A stored contact of no known form dials nothing: the call ends
+    as one without an application would."""
+    from app.contact.endpoints import dial_target
+
+    target = dial_target(contact)
+    return [{"verb": "dial", "target": [target]}] if target is not None else []
 
 
 def record_callback_attempt(request: OriginateRequest, *, reached: bool) -> None:

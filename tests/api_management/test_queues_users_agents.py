@@ -188,7 +188,7 @@ def test_given_another_tenants_agent_when_accessed_then_404(api, seed):
     user = admin_a.post("/api/users", json={"username": "gus", "password": "long-enough-pass"}).get_json()
     agent = admin_a.post("/api/agents", json={"user_id": user["id"]}).get_json()
     for response in (admin_b.get(f"/api/agents/{agent['id']}"),
-                     admin_b.patch(f"/api/agents/{agent['id']}", json={"contact": "x"}),
+                     admin_b.patch(f"/api/agents/{agent['id']}", json={"contact": "user/1001"}),
                      admin_b.delete(f"/api/agents/{agent['id']}")):
         assert_error(response, 404, "agent_not_found")
     assert admin_a.delete(f"/api/agents/{agent['id']}").status_code == 204

@@ -6,6 +6,7 @@ import marshmallow as ma
 from marshmallow import validate
 
 from app import limits
+from app.contact.endpoints import FORMS, dial_target
 from app.models.enums import AGENT_STATES
 
 MAX_QUEUES = 100
@@ -19,6 +20,8 @@ def _contact(value: str) -> None:
     if not _CONTACT.match(value) or ":_:" in value:
         raise ma.ValidationError("An endpoint such as user/1001 or sofia/internal/1001@host "
                                  "(no spaces, braces, brackets, '<>', ',', '|' or ':_:').")
+    if dial_target(value) is None:  # the forms the platform can dial (app/contact/endpoints.py)
+        raise ma.ValidationError(f"One of the forms {FORMS}.")
 
 
 class MembershipSchema(ma.Schema):

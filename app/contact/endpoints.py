@@ -1,0 +1,40 @@
+"""An agent's ``contact`` (``/api/agents``): the three forms docs/api.md promises, and the
+``dial`` target each one becomes when the platform rings the agent (a callback's agent leg:
+app/calls/route.py). One parser for the API's validation and for the dial, so a contact the
+API accepted is always one the ``dial`` verb accepts.
+
+| contact                          | dial target                        | dialled as |
+|----------------------------------|------------------------------------|------------|
+| ``user/<sip user>``              | ``user``                           | ``user/<sip user>@<account subdomain>``: the account's own directory only |
+| ``sip:<user>@<host>[:port][;p]`` | ``sip``                            | ``sofia/external/<user>@<host>…``: the host must be on ``/api/sip-targets`` and pass the address policy |
+| ``sofia/internal/<user>@<host>…``| ``sip`` (``sip:<user>@<host>…``)   | the same: a phone at a fixed address is a SIP URI |
+
+An agent with SIP credentials is rung at its registered ``user/`` whatever its contact says
+(the queue's offers ring the same user).
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from esl.verbs.dial import SIP_PATTERN, USER_PATTERN
+
+SOFIA_INTERNAL_PREFIX = "sofia/internal/"
+FORMS = "user/1001, sip:1001@pbx.example.com or sofia/internal/1001@pbx.example.com"
+_USER = re.compile(USER_PATTERN)
+_SIP = re.compile(SIP_PATTERN)
+
+
+def dial_target(contact: str) -> Optional[dict[str, str]]:
+    """The ``dial`` target of a contact, or None when it is none of the three forms."""
+    if contact.startswith("user/"):
+        name = contact[len("user/"):]
+        return {"type": "user", "name": name} if _USER.fullmatch(name) else None
+    if contact.startswith(SOFIA_INTERNAL_PREFIX):
+        rest = contact[len(SOFIA_INTERNAL_PREFIX):]
+        if rest.lower().startswith(("sip:", "sips:")) or not _SIP.fullmatch(rest):
+            return None
+        return {"type": "sip", "name": "sip:" + rest}
+    if contact.lower().startswith(("sip:", "sips:")) and _SIP.fullmatch(contact):
+        return {"type": "sip", "name": contact}
+    return None
