@@ -112,6 +112,9 @@ def channel() -> Response:
         raise BadRequest("The WebSocket handshake is invalid.", code="websocket_required") from None
     try:
         _serve(ws)
+    except Exception:  # Redis or the database failed mid-way: the socket is upgraded, so no 500
+        log.exception("agent channel: the socket failed")
+        _reject(ws, protocol.INTERNAL_ERROR, "The channel failed; reconnect.", protocol.CLOSE_INTERNAL_ERROR)
     finally:
         _finish(ws)
     return ChannelDone()
