@@ -102,7 +102,7 @@ def supervisor_coaching(call_id, *, supervision_id, supervisor_id, agent_id, coa
     whispering to the agent."""
     return {"callId": _s(call_id), "supervisionId": _s(supervision_id),
             "supervisorId": _s(supervisor_id), "agentId": _s(agent_id) or None,
-            "coaching": coaching, "at": _t(at)}
+            "mode": "whisper", "coaching": coaching, "at": _t(at)}
 
 
 # media.events ----------------------------------------------------------------------------

@@ -71,7 +71,7 @@ def test_given_a_start_when_the_supervisor_answers_then_eavesdrop_on_the_call_an
     assert originate.endswith(f"&eavesdrop({floor.call.uuid})")
     assert f"origination_uuid={floor.record.id}" in originate and "eavesdrop_enable_dtmf=false" in originate
     assert floor.sim.eavesdrop_mode(floor.record.id) == "whisper"
-    assert floor.keys() == [("call.control.start", "whisper", None), ("agent.supervisor.coaching", "", True)]
+    assert floor.keys() == [("call.control.start", "whisper", None), ("agent.supervisor.coaching", "whisper", True)]
     record = sv.read_supervision(floor.redis, floor.prefix, floor.call.uuid, floor.user)
     assert (record.state, record.mode) == (sv.ACTIVE, "whisper")
     watcher.kill()
@@ -89,7 +89,7 @@ def test_given_an_active_supervision_when_the_mode_changes_then_the_running_eave
         ("call.control.start", "listen", None),
         ("call.control.stop", "listen", "mode_changed"), ("call.control.start", "barge", None),
         ("call.control.stop", "barge", "mode_changed"), ("call.control.start", "whisper", None),
-        ("agent.supervisor.coaching", "", True)]
+        ("agent.supervisor.coaching", "whisper", True)]
     watcher.kill()
 
 
@@ -101,7 +101,7 @@ def test_given_an_active_supervision_when_stopped_then_the_leg_is_hung_up_and_ca
     watcher.join(timeout=5)
 
     assert floor.record.id not in floor.sim.channels and floor.call.uuid in floor.sim.channels
-    assert floor.keys()[-2:] == [("agent.supervisor.coaching", "", False),
+    assert floor.keys()[-2:] == [("agent.supervisor.coaching", "whisper", False),
                                  ("call.control.stop", "whisper", "stopped")]
     assert sv.read_supervision(floor.redis, floor.prefix, floor.call.uuid, floor.user) is None
 
