@@ -1,0 +1,436 @@
+/**
+ * The agent: login or exchange, the agent channel, offers and calls, and the media leg.
+ *
+ * Events (SPEC "Agent SDK events"): `connection`, `state`, `offer`, `call`, `media`,
+ * `supervisor`, `takeover`, `error`. Server messages are dispatched through one explicit
+ * registry (`HANDLERS`); unknown message types are ignored, so a newer server does not break
+ * an older SDK.
+ */
+import { Call } from './call.js';
+import { Channel, CHANNEL_PATH } from './channel.js';
+import { Emitter } from './emitter.js';
+import { AgentError, ErrorCodes } from './errors.js';
+import { HttpClient } from './http.js';
+import { DEFAULT_WSS_PORT, MediaLeg } from './media.js';
+import { Offer } from './offer.js';
+import { TokenSession } from './session.js';
+import { ADMIN_TOKEN_KEY, AGENT_TOKEN_KEY, defaultStorage } from './storage.js';
+
+/** Agent states accepted by setState (SPEC "Agent state"). */
+export const STATES = Object.freeze(['available', 'not_ready', 'wrap_up', 'offline']);
+/** How long `offer.accept()` waits for the ring to reach the media leg. */
+const RING_WAIT_MS = 5000;
+/** An offer not withdrawn by the server this long after its own timeout is dropped as missed. */
+const OFFER_GRACE_MS = 5000;
+
+const withdrawnReason = Object.freeze({ missed: 'missed', rejected: 'rejected', caller_left: 'caller_left' });
+
+export class Agent extends Emitter {
+  /**
+   * @param {import('../types/index.js').AgentOptions} options
+   */
+  constructor(options) {
+    super();
+    if (!options || !options.host) throw new AgentError(ErrorCodes.TENANT_REQUIRED, 'createAgent needs {host}.');
+    this.options = options;
+    const secure = options.secure ?? (globalThis.location ? globalThis.location.protocol === 'https:' : true);
+    this.host = options.host;
+    const fetchImpl = options.fetch || globalThis.fetch?.bind(globalThis);
+    this._WebSocket = options.WebSocket || globalThis.WebSocket;
+    this.storage = options.storage || defaultStorage();
+    this.http = new HttpClient({ baseUrl: `${secure ? 'https' : 'http'}://${this.host}`, fetch: fetchImpl });
+    this.session = new TokenSession({ http: this.http, storage: this.storage, key: options.tokenKey || AGENT_TOKEN_KEY });
+    this.session.on('refreshFailed', (err, expired) => {
+      if (expired) this._sessionOver(err);
+    });
+    this._channelUrl = `${secure ? 'wss' : 'ws'}://${this.host}${CHANNEL_PATH}`;
+    this.channel = null;
+    this.media = null;
+    /** @type {{state: string, reason: string | null, changedAt: string | null} | null} */
+    this.state = null;
+    /** @type {Offer | null} */
+    this.offer = null;
+    /** @type {Call | null} */
+    this.call = null;
+    /** @type {Call | null} the last call (setDisposition after it ended) */
+    this.lastCall = null;
+    this.agentId = null;
+    this.sessionId = null;
+    this.connection = 'idle';
+    this._openWaiters = [];
+  }
+
+  // -- authentication ---------------------------------------------------------------------------
+
+  /** Log in with the agent's username and password; resolves once the channel is open. */
+  async login(username, password) {
+    const grant = await this._authFailure(() => this.http.login(username, password));
+    this.session.adopt(grant);
+    await this.connect();
+    return grant;
+  }
+
+  /**
+   * Trade a token for an agent session (admin → agent single sign-on). Without an argument,
+   * the admin web UI's token is read from storage (`admin_auth_token`).
+   */
+  async exchange(adminToken) {
+    const token = adminToken || this.storage.getItem(ADMIN_TOKEN_KEY);
+    if (!token) throw this._fail(new AgentError(ErrorCodes.NOT_LOGGED_IN, `No token given and none under '${ADMIN_TOKEN_KEY}'.`));
+    const grant = await this._authFailure(() => this.http.exchange(token));
+    this.session.adopt(grant);
+    await this.connect();
+    return grant;
+  }
+
+  /** Resume with the agent token in storage; false (and no connection) when there is none. */
+  async restore() {
+    if (!this.session.restore()) return false;
+    await this.connect();
+    return true;
+  }
+
+  /** Refresh the token now (it is refreshed by itself before it expires). */
+  refresh() {
+    return this.session.refresh();
+  }
+
+  get token() {
+    return this.session.token;
+  }
+
+  /**
+   * Go offline (best effort), close the channel and the media leg, forget the token.
+   * Tokens are not revoked server side (SPEC: logout has no server effect).
+   */
+  async logout() {
+    if (this.channel && this.channel.isOpen) {
+      try { await this.setState('offline'); } catch { /* leaving anyway */ }
+    }
+    this._stop();
+    try { await this.http.logout(); } catch { /* stateless: nothing to undo */ }
+    this.session.clear();
+    this.state = null;
+  }
+
+  // -- the channel --------------------------------------------------------------------------------
+
+  /** Open the channel with the current token; resolves on `connection` open. */
+  connect() {
+    if (!this.session.token) return Promise.reject(new AgentError(ErrorCodes.NOT_LOGGED_IN, 'Not logged in.'));
+    if (!this._WebSocket) return Promise.reject(new AgentError(ErrorCodes.NETWORK, 'No WebSocket implementation: pass {WebSocket}.'));
+    if (!this.channel) {
+      this.channel = new Channel({
+        url: this._channelUrl, WebSocket: this._WebSocket, token: () => this.session.token,
+        backoff: this.options.backoff, commandTimeoutMs: this.options.commandTimeoutMs,
+      });
+      this.channel.on('state', (state, detail) => this._channelState(state, detail));
+      this.channel.on('message', (message) => this._dispatch(message));
+      this.channel.on('takeover', () => this._takenOver());
+      this.channel.on('authFailed', (err) => this._channelAuthFailed(err));
+      this.channel.on('failed', (err) => this._openFailed(this._fail(err)));
+    }
+    if (this.channel.isOpen) return Promise.resolve();
+    const opened = new Promise((resolve, reject) => this._openWaiters.push({ resolve, reject }));
+    this.channel.open();
+    return opened;
+  }
+
+  _channelState(state, detail) {
+    this.connection = state;
+    if (state === 'open') {
+      // `connection` is emitted by its message handler (it carries agentId and sessionId)
+      return;
+    }
+    this.emit('connection', { state, ...(detail || {}) });
+  }
+
+  _openFailed(error) {
+    const waiters = this._openWaiters.splice(0);
+    for (const waiter of waiters) waiter.reject(error);
+  }
+
+  async _channelAuthFailed(error) {
+    // the token was refused: one refresh (it may have just expired), then give up
+    try {
+      await this.session.refresh();
+      this.channel.open();
+    } catch (refreshError) {
+      this._openFailed(error);
+      this._sessionOver(error);
+    }
+  }
+
+  _sessionOver(error) {
+    this._stop();
+    this.session.clear();
+    this._fail(new AgentError(ErrorCodes.BAD_TOKEN, `The session ended: ${error.message}`, { cause: error }));
+  }
+
+  _takenOver() {
+    this._stopMedia();
+    this._openFailed(new AgentError(ErrorCodes.TAKEOVER, 'Another session of this agent took over.'));
+    this.emit('takeover', {});
+    this._fail(new AgentError(ErrorCodes.TAKEOVER, 'Another session of this agent took over.'));
+  }
+
+  _stop() {
+    if (this.channel) this.channel.close();
+    this._stopMedia();
+    if (this.offer && this.offer.pending) this.offer._end('cancelled');
+    this.offer = null;
+  }
+
+  _stopMedia() {
+    if (this.media) {
+      this.media.stop();
+      this.media = null;
+    }
+  }
+
+  // -- state --------------------------------------------------------------------------------------
+
+  /**
+   * Set the agent's state (`available`, `not_ready`, `wrap_up`, `offline`) with an optional
+   * reason. Over the channel when it is open, else through `PUT /api/agents/me/state`.
+   */
+  async setState(state, reason) {
+    if (!STATES.includes(state)) {
+      throw new AgentError(ErrorCodes.COMMAND_FAILED, `Unknown state '${state}'; one of ${STATES.join(', ')}.`);
+    }
+    const fields = { state };
+    if (reason !== undefined && reason !== null) fields.reason = reason;
+    if (this.channel && this.channel.isOpen) return this.channel.command('setState', fields);
+    if (!this.session.token) throw new AgentError(ErrorCodes.NOT_LOGGED_IN, 'Not logged in.');
+    const agent = await this.http.putState(this.session.token, state, reason);
+    return { ok: true, state: agent.state, reason: agent.state_reason };
+  }
+
+  /** The disposition of the current call, or of the last one during wrap-up. */
+  setDisposition(code) {
+    const call = this.call || this.lastCall;
+    if (!call) return Promise.reject(new AgentError(ErrorCodes.NO_CALL, 'No call to set a disposition on.'));
+    return call.setDisposition(code);
+  }
+
+  // -- server messages ----------------------------------------------------------------------------
+
+  _dispatch(message) {
+    const handler = HANDLERS[message.type];
+    if (handler) handler(this, message);
+  }
+
+  _onConnection(message) {
+    const resumed = this.sessionId !== null;
+    this.agentId = message.agentId ?? this.agentId;
+    this.sessionId = message.sessionId ?? null;
+    this.emit('connection', { state: 'open', agentId: this.agentId, sessionId: this.sessionId, resumed });
+    const waiters = this._openWaiters.splice(0);
+    for (const waiter of waiters) waiter.resolve();
+    this._startMedia(message.sip);
+  }
+
+  _onState(message) {
+    this.state = { state: message.state, reason: message.reason ?? null, changedAt: message.changedAt ?? null };
+    this.emit('state', { ...this.state, previousState: message.previousState ?? null });
+  }
+
+  _onOffer(message) {
+    if (message.phase === 'withdrawn') {
+      if (this.offer && this.offer.id === message.offerId) {
+        const offer = this.offer;
+        this.offer = null;
+        offer._end(withdrawnReason[message.reason] || 'missed', message.cause);
+        if (this.media && this.media.ringing) this.media.decline(); // stop our ring too
+      }
+      return;
+    }
+    if (this.offer && this.offer.pending) this.offer._end('cancelled');
+    const offer = new Offer(message, {
+      accept: (o) => this._accept(o),
+      reject: (o) => this._reject(o),
+    });
+    this.offer = offer;
+    const lifetimeMs = (offer.timeoutSeconds || 60) * 1000 + OFFER_GRACE_MS;
+    const timer = setTimeout(() => {
+      if (this.offer === offer && offer.pending) {
+        this.offer = null;
+        offer._end('missed', 'NO_ANSWER');
+      }
+    }, lifetimeMs);
+    if (typeof timer.unref === 'function') timer.unref();
+    offer.on('ended', () => clearTimeout(timer));
+    this.emit('offer', offer);
+  }
+
+  _onCall(message) {
+    const { phase, callId } = message;
+    let call = this.call && this.call.id === callId ? this.call : null;
+    if (!call) {
+      if (phase === 'ended') {
+        if (this.lastCall && this.lastCall.id === callId) return;
+        if (this.offer && this.offer.id === callId) {
+          const offer = this.offer;
+          this.offer = null;
+          offer._end('caller_left', message.cause);
+          return;
+        }
+      }
+      // a call this session did not see start (accepted on a desk phone, or after a reconnect)
+      call = this._newCall(callId, this.offer && this.offer.id === callId ? this.offer : null);
+    }
+    call._phase(phase, message.cause);
+  }
+
+  _onMedia(message) {
+    if (this.call) {
+      if (message.state === 'held') this.call.held = true;
+      if (message.state === 'muted') this.call.muted = true;
+      if (message.state === 'connected') { this.call.held = false; this.call.muted = false; }
+    }
+    this.emit('media', { state: message.state, callId: message.callId ?? (this.call && this.call.id), source: 'server' });
+  }
+
+  _onSupervisor(message) {
+    const { type, at, ...rest } = message;
+    this.emit('supervisor', { ...rest, at });
+  }
+
+  _onError(message) {
+    this._fail(new AgentError(message.code || ErrorCodes.SERVER_ERROR, message.message || 'Agent channel error.'));
+  }
+
+  // -- offers and calls ---------------------------------------------------------------------------
+
+  _newCall(callId, offer) {
+    const call = new Call(callId, { offer, control: (c, type, fields) => this._control(c, type, fields) });
+    call.on('phase', ({ phase, cause }) => {
+      if (phase === 'ended') {
+        if (this.call === call) this.call = null;
+        this.lastCall = call;
+        if (this.media) this.media.hangup();
+      }
+      this.emit('call', { phase, callId: call.id, cause, call });
+    });
+    this.call = call;
+    return call;
+  }
+
+  async _accept(offer) {
+    const media = this.media;
+    const ringing = media ? media.waitRinging(RING_WAIT_MS) : null;
+    const ack = await this.channel.command('accept', { offerId: offer.id });
+    if (this.offer === offer) this.offer = null;
+    const call = this.call && this.call.id === offer.id ? this.call : this._newCall(offer.id, offer);
+    call._phase('connecting');
+    if (ringing) {
+      try {
+        media.answer(await ringing);
+      } catch (err) {
+        this._fail(err);
+      }
+    }
+    return call;
+  }
+
+  async _reject(offer) {
+    if (this.offer === offer) this.offer = null;
+    if (this.media && this.media.ringing) this.media.decline();
+    return this.channel.command('reject', { offerId: offer.id });
+  }
+
+  /**
+   * Call control: the microphone, hold and DTMF of a browser agent are its media leg's (media
+   * never crosses the API); the server is told too, so every view of the agent agrees.
+   */
+  async _control(call, type, fields = {}) {
+    const media = this.media;
+    let local = false;
+    if (media) {
+      const actions = {
+        hangup: () => media.hangup(), hold: () => media.hold(), unhold: () => media.unhold(),
+        mute: () => media.mute(), unmute: () => media.unmute(), dtmf: () => media.sendDtmf(fields.digits),
+      };
+      local = actions[type] ? actions[type]() : false;
+    }
+    if (!this.channel || !this.channel.isOpen) {
+      if (local) return { ok: true, local: true };
+      throw new AgentError(ErrorCodes.NOT_CONNECTED, `The agent channel is not connected (${type}).`);
+    }
+    try {
+      return await this.channel.command(type, { ...fields, ...(call ? { callId: call.id } : {}) });
+    } catch (err) {
+      if (local) return { ok: true, local: true, server: err };
+      throw err;
+    }
+  }
+
+  // -- media --------------------------------------------------------------------------------------
+
+  _mediaEnabled() {
+    const option = this.options.media;
+    if (option === false) return false;
+    return typeof globalThis.RTCPeerConnection === 'function' || option === true || typeof option === 'object';
+  }
+
+  /** Credentials: the channel's `connection.sip` when the server sends it, else `options.sip`. */
+  _sipCredentials(fromServer) {
+    const given = fromServer || this.options.sip;
+    if (!given || !given.username || !given.password) return null;
+    const hostname = this.host.replace(/:\d+$/, '');
+    const account = this.session.grant && this.session.grant.account;
+    const domain = given.domain || (account && account.subdomain) || hostname.split('.')[0];
+    const wsUrl = given.wsUrl || `wss://${hostname}:${DEFAULT_WSS_PORT}`;
+    return { username: given.username, password: given.password, domain, wsUrl };
+  }
+
+  _startMedia(fromServer) {
+    if (this.media || !this._mediaEnabled()) return;
+    const credentials = this._sipCredentials(fromServer);
+    if (!credentials) return;
+    const mediaOptions = typeof this.options.media === 'object' ? this.options.media : {};
+    const leg = new MediaLeg({ credentials, JsSIP: this.options.JsSIP, ...mediaOptions });
+    leg.on('registered', () => this.emit('media', { state: 'registered', source: 'local' }));
+    leg.on('unregistered', () => this.emit('media', { state: 'unregistered', source: 'local' }));
+    leg.on('registrationFailed', (err) => this._fail(err));
+    leg.on('error', (err) => this._fail(err));
+    leg.on('media', (event) => {
+      if (this.call) {
+        if (event.state === 'held') this.call.held = true;
+        if (event.state === 'muted') this.call.muted = true;
+        if (event.state === 'connected') { this.call.held = false; }
+      }
+      this.emit('media', { ...event, callId: this.call && this.call.id, source: 'local' });
+    });
+    leg.on('sessionEnded', () => {
+      // our leg is gone: the call is over for this agent even if the server's `ended` is late
+      if (this.call && this.call.active && this.call.phase !== 'connecting') this.call._phase('ended', 'NORMAL_CLEARING');
+    });
+    this.media = leg;
+    leg.start();
+  }
+
+  _fail(error) {
+    this.emit('error', error);
+    return error;
+  }
+
+  async _authFailure(request) {
+    try {
+      return await request();
+    } catch (err) {
+      throw this._fail(err);
+    }
+  }
+}
+
+/** Server message type → handler (docs/agents.md "Server → agent"). */
+const HANDLERS = Object.freeze({
+  connection: (agent, m) => agent._onConnection(m),
+  state: (agent, m) => agent._onState(m),
+  offer: (agent, m) => agent._onOffer(m),
+  call: (agent, m) => agent._onCall(m),
+  media: (agent, m) => agent._onMedia(m),
+  supervisor: (agent, m) => agent._onSupervisor(m),
+  error: (agent, m) => agent._onError(m),
+});

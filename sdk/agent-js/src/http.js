@@ -1,0 +1,76 @@
+/**
+ * The REST calls the SDK makes, over `fetch`: /auth/login, /auth/refresh, /auth/exchange,
+ * /auth/logout and PUT /api/agents/me/state. The tenant is the host name (SPEC: "Tenant —
+ * identified by the subdomain of the host name used"), so every URL is on `host`.
+ */
+import { AgentError, ErrorCodes, mapApiCode } from './errors.js';
+
+export class HttpClient {
+  /**
+   * @param {{baseUrl: string, fetch: typeof fetch}} options
+   */
+  constructor({ baseUrl, fetch }) {
+    this.baseUrl = baseUrl.replace(/\/$/, '');
+    this._fetch = fetch;
+  }
+
+  /**
+   * @param {string} method
+   * @param {string} path
+   * @param {{token?: string | null, body?: unknown}} [options]
+   * @returns {Promise<any>} the JSON body (null for 204)
+   */
+  async request(method, path, { token, body } = {}) {
+    const headers = { Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (token) headers.Authorization = `Bearer ${token}`;
+    let response;
+    try {
+      response = await this._fetch(this.baseUrl + path, {
+        method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (cause) {
+      throw new AgentError(ErrorCodes.NETWORK, `${method} ${path}: ${cause && cause.message ? cause.message : cause}`, { cause });
+    }
+    const text = await response.text();
+    let data = null;
+    if (text) {
+      try { data = JSON.parse(text); } catch { data = null; }
+    }
+    if (!response.ok) {
+      const code = mapApiCode(data && data.code, response.status);
+      const error = new AgentError(code, (data && data.message) || `${method} ${path} answered ${response.status}`,
+        { status: response.status, details: data && data.details });
+      const retryAfter = response.headers.get('Retry-After');
+      if (retryAfter) error.retryAfterSeconds = Number(retryAfter);
+      throw error;
+    }
+    return data;
+  }
+
+  /** @param {string} username @param {string} password */
+  login(username, password) {
+    return this.request('POST', '/auth/login', { body: { username, password, session: 'agent' } });
+  }
+
+  /** @param {string} token any valid token (admin or agent): the answer is an agent token */
+  exchange(token) {
+    return this.request('POST', '/auth/exchange', { token, body: { session: 'agent' } });
+  }
+
+  /** @param {string} token */
+  refresh(token) {
+    return this.request('POST', '/auth/refresh', { token });
+  }
+
+  logout() {
+    return this.request('POST', '/auth/logout');
+  }
+
+  /** @param {string} token @param {string} state @param {string | null | undefined} reason */
+  putState(token, state, reason) {
+    const body = { state };
+    if (reason !== undefined && reason !== null) body.reason = reason;
+    return this.request('PUT', '/api/agents/me/state', { token, body });
+  }
+}

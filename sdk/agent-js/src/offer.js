@@ -1,0 +1,59 @@
+/**
+ * An offer (docs/agents.md `{"type": "offer", "offerId", "queue", "from", "timeoutSeconds"}`):
+ * a queued caller is ringing this agent. `accept()` or `reject()` once; without either it ends
+ * as `missed` when the server (or the ring timer) says so.
+ *
+ * Events: `ended` `{reason: 'accepted' | 'rejected' | 'missed' | 'cancelled', cause?}`.
+ */
+import { Emitter } from './emitter.js';
+import { AgentError, ErrorCodes } from './errors.js';
+
+export class Offer extends Emitter {
+  /**
+   * @param {{offerId: string, queue?: string, from?: string, timeoutSeconds?: number}} message
+   * @param {{accept: (offer: Offer) => Promise<any>, reject: (offer: Offer) => Promise<any>}} actions
+   */
+  constructor(message, actions) {
+    super();
+    this.id = message.offerId;
+    this.queue = message.queue ?? null;
+    this.from = message.from ?? null;
+    this.timeoutSeconds = message.timeoutSeconds ?? null;
+    this.receivedAt = Date.now();
+    /** 'ringing' | 'accepting' | 'accepted' | 'rejected' | 'missed' | 'cancelled' */
+    this.state = 'ringing';
+    this._actions = actions;
+  }
+
+  get pending() {
+    return this.state === 'ringing';
+  }
+
+  /** Take the call: the channel's `accept`, and the media leg answers its ring. */
+  async accept() {
+    if (!this.pending) throw new AgentError(ErrorCodes.COMMAND_FAILED, `The offer is ${this.state}.`);
+    this.state = 'accepting';
+    try {
+      const result = await this._actions.accept(this);
+      this._end('accepted');
+      return result;
+    } catch (err) {
+      if (this.state === 'accepting') this.state = 'ringing';
+      throw err;
+    }
+  }
+
+  /** Decline: the channel's `reject` (agent.reject, not counted as a miss). */
+  async reject() {
+    if (!this.pending) throw new AgentError(ErrorCodes.COMMAND_FAILED, `The offer is ${this.state}.`);
+    this._end('rejected');
+    return this._actions.reject(this);
+  }
+
+  /** @internal the offer went away without an answer */
+  _end(reason, cause) {
+    if (this.state === reason || ['accepted', 'rejected', 'missed', 'cancelled'].includes(this.state)) return;
+    this.state = reason;
+    this.emit('ended', { reason, cause });
+  }
+}
