@@ -18,7 +18,7 @@ conference, sleep, set, hangup, park, ...) lives in ``outbound.APP_BEHAVIOURS``;
 from the captures in tests/fixtures/esl_captures (see templates.py) and are checked against them
 by tests/esl/test_simulator_vs_captures.py.
 """
-from tests.simulator.scenario import BridgeOutcome, Call, Timing
+from tests.simulator.scenario import BridgeOutcome, Call, RingingPhone, Timing
 from tests.simulator.outbound import ReceivedCommand, SimOutboundCall
 
 
@@ -27,4 +27,4 @@ def place_call(scenario: Call, address: tuple[str, int]) -> SimOutboundCall:
     return SimOutboundCall(scenario, address).start()
 
 
-__all__ = ["BridgeOutcome", "Call", "Timing", "ReceivedCommand", "SimOutboundCall", "place_call"]
+__all__ = ["BridgeOutcome", "Call", "RingingPhone", "Timing", "ReceivedCommand", "SimOutboundCall", "place_call"]

@@ -114,6 +114,7 @@ class SimOutboundCall:
         self._pending_presses = list(scenario.presses)
         self._bridges = list(scenario.bridges)
         self._bridge_kill: dict[str, gevent.event.Event] = {}
+        self._kill_cause: dict[str, str] = {}  # b-leg uuid -> the cause its uuid_kill named
         self.controls: list[str] = []  # uuid_hold / uuid_send_dtmf api commands that applied
         LIVE_CALLS.add(self)  # the inbound port reaches this call's channels as the switch's does
         self._greenlets: list[gevent.Greenlet] = []
@@ -337,6 +338,7 @@ class SimOutboundCall:
                 self._spawn_hangup(args[1] if len(args) > 1 else "NORMAL_CLEARING", "send_bye")
                 return "+OK\n"
             if target in self._bridge_kill:
+                self._kill_cause[target] = args[1] if len(args) > 1 else "NORMAL_CLEARING"
                 self._bridge_kill[target].set()
                 return "+OK\n"
             return "-ERR No such channel!\n"
@@ -754,8 +756,34 @@ def _app_play_and_get_digits(call: SimOutboundCall, arg: str) -> tuple[str, dict
     return "_none_", extra
 
 
+def _ring(call: SimOutboundCall, arg: str, outcome: BridgeOutcome) -> BridgeOutcome:
+    """A RingingPhone decides the outcome: answered, declined, killed (uuid_kill of the b-leg),
+    NO_ANSWER after the bridge's leg_timeout, or the caller hanging up while it rings."""
+    phone = outcome.phone
+    b_uuid = outcome.b_leg_uuid or _origination_uuid(arg) or str(_uuid.uuid4())
+    phone.b_leg_uuid = b_uuid
+    killed = gevent.event.Event()
+    call._bridge_kill[b_uuid] = killed
+    match = re.search(r"leg_timeout=(\d+)", arg)
+    deadline = time.monotonic() + (int(match.group(1)) if match else 60)
+    phone.ringing.set()
+    while not phone.decided.is_set() and time.monotonic() < deadline:
+        if killed.is_set():
+            phone._end(call._kill_cause.get(b_uuid, "NORMAL_CLEARING"), "")
+        if call._interrupt.wait(0.01):
+            phone._end("ORIGINATOR_CANCEL", "487")
+    phone._end("NO_ANSWER", "480")
+    call._bridge_kill.pop(b_uuid, None)
+    if phone.cause is None:
+        return BridgeOutcome(answer=True, talk=phone.talk, b_leg_uuid=b_uuid, leg=outcome.leg)
+    return BridgeOutcome(answer=False, cause=phone.cause, sip_code=phone.sip_code)
+
+
 def _app_bridge(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
     outcome = call.next_bridge()
+    phone = outcome.phone
+    if phone is not None:
+        outcome = _ring(call, arg, outcome)
     offer = bridged_leg_offer(call.channel.vars, call.scenario.codec)
     if outcome.answer and outcome.codecs and not set(offer) & set(outcome.codecs):
         # the callee answers 488: nothing it speaks was offered (no transcoding possible)
@@ -781,6 +809,8 @@ def _app_bridge(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
         call.emit("CHANNEL_ANSWER")
     kill = gevent.event.Event()
     call._bridge_kill[b_uuid] = kill
+    if phone is not None:
+        phone.talking = kill  # phone.hangup() ends the bridge from the phone's side
     tmpl = T.template("CHANNEL_BRIDGE")
     ch.other_leg = [(n, b_uuid if n == "Other-Leg-Unique-ID" else v) for n, v in tmpl.headers
                     if n.startswith("Other-Leg-") or n == "Other-Type"]

@@ -36,6 +36,42 @@ class BridgeOutcome:
     b_leg_uuid: Optional[str] = None
     leg: int = 0  # which ``|`` leg of the bridge answers (the ones before it failed over)
     codecs: tuple[str, ...] = ()  # what the callee speaks (empty: anything offered)
+    phone: Optional["RingingPhone"] = None  # rings until told (answer/decline) or leg_timeout
+
+
+class RingingPhone:
+    """A far end that rings until someone decides: ``answer()`` (then talks until a hang-up),
+    ``decline()`` (603, CALL_REJECTED), or nothing (the bridge's ``leg_timeout`` ends it with
+    NO_ANSWER). ``uuid_kill <b-leg> CAUSE`` while it rings ends it with CAUSE, and once
+    answered ``hangup()`` ends the bridge. For tests whose "agent's phone" is driven from
+    outside the call (the agent SDK's tests answer it when the agent accepts)."""
+
+    def __init__(self, talk: float = 3600.0) -> None:
+        import gevent.event
+
+        self.talk = talk
+        self.decided = gevent.event.Event()
+        self.cause: Optional[str] = None  # None: answered
+        self.sip_code = ""
+        self.ringing = gevent.event.Event()  # set when the bridge starts ringing it
+        self.b_leg_uuid: Optional[str] = None
+        self.talking = None  # the answered bridge's end event (set by the simulator)
+
+    def answer(self) -> None:
+        self.decided.set()
+
+    def decline(self) -> None:
+        self._end("CALL_REJECTED", "603")
+
+    def hangup(self) -> None:
+        """The answered phone hangs up (the bridge ends NORMAL_CLEARING)."""
+        if self.talking is not None:
+            self.talking.set()
+
+    def _end(self, cause: str, sip_code: str) -> None:
+        if not self.decided.is_set():
+            self.cause, self.sip_code = cause, sip_code
+            self.decided.set()
 
 
 @dataclass
@@ -92,6 +128,11 @@ class Call:
                        codecs: tuple[str, ...] = ()) -> "Call":
         self.bridges.append(BridgeOutcome(answer=True, talk=talk, b_leg_uuid=b_leg_uuid, leg=leg,
                                           codecs=codecs))
+        return self
+
+    def bridge_rings(self, phone: "RingingPhone") -> "Call":
+        """The next bridge rings ``phone`` until it is answered, declined or times out."""
+        self.bridges.append(BridgeOutcome(answer=True, talk=phone.talk, phone=phone))
         return self
 
     def bridge_fails(self, cause: str = "NORMAL_TEMPORARY_FAILURE", sip_code: str = "503") -> "Call":
