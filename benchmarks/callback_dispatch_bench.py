@@ -14,6 +14,9 @@ Printed per run (1 dispatcher, then 2 racing over the same rows and agents):
 - callbacks finished per second (completed or failed) and attempts dialled per second, over
   the wall time from the first dispatch of any process to the last attempt ended (process
   start-up excluded);
+- the latency of one successful dispatch (``dispatch_for_agent``: select, claim, dialing,
+  outbox, commit) p50/p99 per dispatcher; the rest of an attempt's time is the simulated
+  outcome and the agent's release (about as many round trips again);
 - double dispatches: (callback, attempt) pairs that got more than one ``call.originate`` — must
   be 0; callbacks left unfinished (lost) — must be 0; attempts per dispatcher.
 
@@ -134,12 +137,15 @@ def child(index: int, account_id: str, agent_ids: list[str]) -> None:
     order = agent_ids if index % 2 == 0 else list(reversed(agent_ids))
     attempts = idle_rounds = 0
     first = last = 0.0
+    latencies: list[float] = []  # dispatch_for_agent calls that dialled
     while idle_rounds < 3:
         progressed = False
         for agent_id in order:
+            started = time.perf_counter()
             done = dispatch_for_agent(account_id, agent_id, presence=presence, retry_delay_seconds=0)
             if done is None:
                 continue
+            latencies.append(time.perf_counter() - started)
             progressed = True
             attempts += 1
             first = first or time.time()
@@ -151,7 +157,10 @@ def child(index: int, account_id: str, agent_ids: list[str]) -> None:
             call_ended(account_id, str(done.call_id), answered=False, queue_id=done.queue_id, presence=presence)
             last = time.time()
         idle_rounds = 0 if progressed else idle_rounds + 1
-    print(json.dumps({"attempts": attempts, "first": first, "last": last}), flush=True)
+    latencies.sort()
+    print(json.dumps({"attempts": attempts, "first": first, "last": last,
+                      "p50_ms": latencies[len(latencies) // 2] * 1000 if latencies else 0,
+                      "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000 if latencies else 0}), flush=True)
 
 
 def run(dispatchers: int, account_id: uuid.UUID, agent_ids: list[str], callbacks: int) -> None:
@@ -180,7 +189,8 @@ def run(dispatchers: int, account_id: uuid.UUID, agent_ids: list[str], callbacks
     print(f"  callbacks finished/s {finished / elapsed:,.0f}   attempts dialled/s {dialled / elapsed:,.0f}"
           f"   (attempts {dialled:,}: every {NOT_REACHED_EVERY}th not reached, retried)")
     print(f"  double dispatches {doubles}   lost (unfinished) {callbacks - finished}   statuses {statuses}")
-    print(f"  attempts per dispatcher {[o['attempts'] for o in outputs]}")
+    print(f"  attempts per dispatcher {[o['attempts'] for o in outputs]}   one dispatch (claim + dialing +"
+          f" outbox, committed) p50/p99 ms {[(round(o['p50_ms'], 1), round(o['p99_ms'], 1)) for o in outputs]}")
 
 
 def main() -> int:
