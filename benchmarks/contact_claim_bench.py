@@ -1,24 +1,34 @@
 """Queue distribution figures on this machine: figures, not pass/fail.
 
 The atomic claim (app/contact/presence.py, one Lua script) under contention: 500 callers
-waiting in one queue and 200 idle, registered agents, claimed by 2 "controllers" (two Redis
-connection pools) with 25 greenlets each, every greenlet trying the callers in line order as
-the waiting callers' sessions do. Printed:
+waiting in one queue and 200 idle, registered agents, claimed by 2 controllers — two OS
+processes (each its own Redis connection, 25 greenlets) — every contender claiming for the
+caller first in line, as the waiting callers' sessions do. Per strategy (longest_idle,
+round_robin, fewest_calls, ring_all; all agents tier 1 except in the ``tiers`` run: four
+tiers, longest_idle within each). Printed per strategy:
 
-- claim latency p50/p99/max under that contention (every Lua call, the ones that assign and
-  the ones that lose the race), and alone (one greenlet, no contention);
-- assignments per round, double assignments of an agent or a caller over all rounds (10,000
-  assignments in total by default), and whether every caller k in line got the k-th longest
-  idle agent (longest-idle order exact).
+- claim latency p50/p99/max of every Lua call as the contender sees it (the ones that assign
+  and the ones that lose the race: the assignment decision, including the wait behind the
+  other 49 contenders and their greenlets), the script's own mean time inside Redis (INFO
+  commandstats: evalsha usec_per_call, over the whole run), and alone (one greenlet, one
+  process, no contention);
+- assignments, double assignments of an agent or a caller over all rounds (10,000 agent
+  assignments in total by default: 50 rounds x 200 agents), and whether caller k in line got
+  the agent the strategy says (longest_idle: the k-th longest idle — exact order; round_robin
+  from an empty pointer and fewest_calls with no calls yet: the same order; tiers: tier by
+  tier; ring_all: callers get 20 agents each, longest idle first).
 
-Uses a throw-away Redis key prefix, removed at the end.
-Run: .venv/bin/python benchmarks/contact_claim_bench.py [--rounds N]
+Uses a throw-away Redis key prefix, removed at the end. Figures taken while other work runs on
+the machine are noisy.
+Run: .venv/bin/python benchmarks/contact_claim_bench.py [--rounds N] [--strategy S] [--processes P]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 import uuid
@@ -26,8 +36,9 @@ import uuid
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-RUN = f"bench_{os.getpid()}_{uuid.uuid4().hex[:6]}"
-os.environ["SBC_REDIS_KEY_PREFIX"] = f"sbc:{RUN}:"
+if "--worker" not in sys.argv:
+    RUN = f"bench_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    os.environ["SBC_REDIS_KEY_PREFIX"] = f"sbc:{RUN}:"
 
 from app.gevent_setup import patch  # noqa: E402
 
@@ -36,89 +47,167 @@ patch()
 import gevent  # noqa: E402
 import redis  # noqa: E402
 
+from app import limits  # noqa: E402
 from app.contact.presence import Candidate, Presence  # noqa: E402
 from app.settings import get_settings  # noqa: E402
 
-CALLERS, AGENTS, CONTROLLERS, GREENLETS = 500, 200, 2, 25
+CALLERS, AGENTS, GREENLETS = 500, 200, 25
+ACCOUNT = "bench-account"
+RUNS = ("longest_idle", "round_robin", "fewest_calls", "ring_all", "tiers")
 
 
-def one_round(controllers: list[Presence], account: str, latencies: list[float],
-              greenlets: int = GREENLETS) -> tuple[list, list, list]:
-    members = [Candidate(f"agent-{n:03d}", "bench", f"ag{n:03d}") for n in range(AGENTS)]
-    setup = controllers[0]
-    for n, member in enumerate(members):
-        setup.registered("bench", member.sip_username, 300)
-        setup.release(account, member.agent_id)
-        setup.agent_idle(account, member.agent_id, since_ms=1_000 + n)
-    callers = [f"call-{n:03d}" for n in range(CALLERS)]
-    for n, call in enumerate(callers):
-        setup.join(account, "q", call, enqueued_ms=10_000 + n)
-    won: list[tuple[str, str]] = []
-    taken: set[str] = set()
+def members(run: str) -> list[Candidate]:
+    tiers = run == "tiers"
+    return [Candidate(f"agent-{n:03d}", "bench", f"ag{n:03d}", 1 + (n % 4 if tiers else 0)) for n in range(AGENTS)]
 
-    def contend(presence: Presence) -> None:
-        """Every greenlet races for the caller first in line (its session knows once it is
-        assigned): the worst case, all contenders on the same caller at once."""
-        head = 0
-        while head < CALLERS and len(won) < AGENTS:
-            call = callers[head]
-            if call in taken:
-                head += 1
-                continue
-            started = time.perf_counter()
-            agent = presence.claim(account, "q", call, members)
-            latencies.append(time.perf_counter() - started)
-            if agent:
-                won.append((call, agent))
-                taken.add(call)
-            gevent.sleep(0)
 
-    gevent.joinall([gevent.spawn(contend, controllers[i % len(controllers)])
-                    for i in range(len(controllers) * greenlets)])
-    for call in callers:
-        setup.leave(account, "q", call)
-    return won, callers, members
+def strategy_of(run: str) -> str:
+    return "longest_idle" if run == "tiers" else run
+
+
+def contend(presence: Presence, run: str, won: list, latencies: list) -> None:
+    """Claim for the caller first in line until no caller or no idle agent is left."""
+    cands = members(run)
+    strategy = strategy_of(run)
+    waiting = presence.waiting_key(ACCOUNT, "q")
+    idle = presence.idle_key(ACCOUNT)
+    while True:
+        head = presence.redis.zrange(waiting, 0, 0)
+        if not head or not presence.redis.zcard(idle):
+            return
+        call = head[0].decode()
+        started = time.perf_counter()
+        claimed = presence.claim_agents(ACCOUNT, "q", call, cands, strategy=strategy)
+        latencies.append(time.perf_counter() - started)
+        for c in claimed:
+            won.append((call, c.agent_id))
+        gevent.sleep(0)
+
+
+def worker(args: argparse.Namespace) -> None:
+    """One controller process: waits for each round's go key, contends, reports in Redis."""
+    settings = get_settings()
+    presence = Presence(redis.Redis.from_url(settings.redis_url), settings.redis_key_prefix)
+    control = presence.redis
+    for round_no in range(args.rounds):
+        while not control.get(f"{settings.redis_key_prefix}go:{round_no}"):
+            time.sleep(0.002)
+        won: list = []
+        latencies: list = []
+        gevent.joinall([gevent.spawn(contend, presence, args.run, won, latencies) for _ in range(args.greenlets)])
+        control.rpush(f"{settings.redis_key_prefix}res:{round_no}", json.dumps({"won": won, "lat": latencies}))
+
+
+def setup_round(presence: Presence, run: str) -> None:
+    presence.redis.delete(presence.pointer_key(ACCOUNT, "q"), presence.handled_key(ACCOUNT),
+                          presence.idle_key(ACCOUNT), presence.waiting_key(ACCOUNT, "q"))
+    pipe = presence.redis.pipeline()
+    for n, member in enumerate(members(run)):
+        pipe.set(presence.reg_key("bench", member.sip_username), "-", ex=300)
+        pipe.delete(presence.engaged_prefix(ACCOUNT) + member.agent_id)
+        pipe.zadd(presence.idle_key(ACCOUNT), {member.agent_id: 1_000 + n})
+    for n in range(CALLERS):
+        pipe.zadd(presence.waiting_key(ACCOUNT, "q"), {f"call-{n:03d}": 10_000 + n})
+    pipe.execute()
+
+
+def expected_order(run: str) -> list[str]:
+    """The agents in the order the strategy must hand them to callers 0, 1, 2, ..."""
+    cands = members(run)
+    if run == "tiers":
+        return [c.agent_id for c in sorted(cands, key=lambda c: (c.tier, c.agent_id))]
+    return [c.agent_id for c in cands]  # ids, idle-since and (empty) counters all sort alike
+
+
+def one_strategy(run: str, rounds: int, processes: int, greenlets: int) -> dict:
+    settings = get_settings()
+    presence = Presence(redis.Redis.from_url(settings.redis_url), settings.redis_key_prefix)
+    procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", "--run", run,
+                               "--rounds", str(rounds), "--greenlets", str(greenlets)],
+                              env={**os.environ}) for _ in range(processes)]
+    latencies: list[float] = []
+    assignments = doubles = order_errors = 0
+    presence.redis.config_resetstat()  # server-side cost of the script: INFO commandstats below
+    started = time.perf_counter()
+    try:
+        for round_no in range(rounds):
+            setup_round(presence, run)
+            presence.redis.set(f"{settings.redis_key_prefix}go:{round_no}", "1", ex=600)
+            results = []
+            deadline = time.monotonic() + 300
+            while len(results) < processes and time.monotonic() < deadline:
+                # short waits: the client's socket timeout is shorter than a long BLPOP
+                got = presence.redis.blpop(f"{settings.redis_key_prefix}res:{round_no}", timeout=1)
+                if got:
+                    results.append(json.loads(got[1]))
+            if len(results) < processes:
+                raise RuntimeError(f"round {round_no}: a controller process never reported")
+            won = [tuple(w) for r in results for w in r["won"]]
+            for r in results:
+                latencies.extend(r["lat"])
+            assignments += len(won)
+            agents = [a for _, a in won]
+            doubles += len(agents) - len(set(agents))
+            if run != "ring_all":
+                callers = [c for c, _ in won]
+                doubles += len(callers) - len(set(callers))
+                expected = dict(zip((f"call-{n:03d}" for n in range(CALLERS)), expected_order(run)))
+                order_errors += sum(1 for call, agent in won if expected.get(call) != agent)
+            else:  # caller k gets agents 20k .. 20k+19 (longest idle first)
+                legs = limits.QUEUE_RING_ALL_MAX_LEGS
+                order_errors += sum(1 for call, agent in won
+                                    if int(agent.split("-")[1]) // legs != int(call.split("-")[1]))
+    finally:
+        for proc in procs:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    elapsed = time.perf_counter() - started
+    evalsha = presence.redis.info("commandstats").get("cmdstat_evalsha", {})
+    ms = sorted(x * 1000 for x in latencies)
+    return {"run": run, "calls": len(ms), "p50": statistics.median(ms), "p99": ms[int(len(ms) * 0.99) - 1],
+            "max": ms[-1], "rate": len(ms) / elapsed, "assignments": assignments, "doubles": doubles,
+            "order_errors": order_errors, "server_us": evalsha.get("usec_per_call", 0.0)}
+
+
+def alone(run: str) -> tuple[float, float]:
+    settings = get_settings()
+    presence = Presence(redis.Redis.from_url(settings.redis_url), settings.redis_key_prefix)
+    lat: list[float] = []
+    for _ in range(3):
+        setup_round(presence, run)
+        contend(presence, run, [], lat)
+    ms = sorted(x * 1000 for x in lat)
+    return statistics.median(ms), ms[int(len(ms) * 0.99) - 1]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=50)
+    parser.add_argument("--strategy", choices=(*RUNS, "all"), default="all")
+    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--greenlets", type=int, default=GREENLETS)
+    parser.add_argument("--worker", action="store_true")
+    parser.add_argument("--run", default="longest_idle")
     args = parser.parse_args()
+    if args.worker:
+        worker(args)
+        return
     settings = get_settings()
-    clients = [redis.Redis.from_url(settings.redis_url) for _ in range(CONTROLLERS)]
-    controllers = [Presence(c, settings.redis_key_prefix) for c in clients]
-    account = str(uuid.uuid4())
-    latencies: list[float] = []
-    assignments = doubles = order_errors = 0
-    started = time.perf_counter()
+    client = redis.Redis.from_url(settings.redis_url)
+    print(f"claim: {CALLERS} callers, {AGENTS} agents, {args.processes} controller processes x "
+          f"{args.greenlets} greenlets, {args.rounds} rounds per strategy")
     try:
-        for _ in range(args.rounds):
-            won, callers, members = one_round(controllers, account, latencies)
-            assignments += len(won)
-            doubles += (len(won) - len({a for _, a in won})) + (len(won) - len({c for c, _ in won}))
-            expected = dict(zip(callers, (m.agent_id for m in members)))
-            order_errors += sum(1 for call, agent in won if expected.get(call) != agent)
+        for run in (RUNS if args.strategy == "all" else (args.strategy,)):
+            r = one_strategy(run, args.rounds, args.processes, args.greenlets)
+            solo50, solo99 = alone(run)
+            print(f"  {run:13s} contended ms p50 {r['p50']:.3f} p99 {r['p99']:.3f} max {r['max']:.3f} "
+                  f"({r['calls']} Lua calls, {r['rate']:.0f}/s; in Redis {r['server_us']:.0f} us/call) | alone p50 {solo50:.3f} p99 {solo99:.3f} | "
+                  f"assignments {r['assignments']} doubles {r['doubles']} order errors {r['order_errors']}")
     finally:
-        for key in clients[0].scan_iter(match=f"{settings.redis_key_prefix}*"):
-            clients[0].delete(key)
-    elapsed = time.perf_counter() - started
-    alone: list[float] = []
-    try:
-        for _ in range(3):
-            won_alone = one_round(controllers[:1], account, alone, greenlets=1)[0]
-            assert len(won_alone) == AGENTS
-    finally:
-        for key in clients[0].scan_iter(match=f"{settings.redis_key_prefix}*"):
-            clients[0].delete(key)
-    solo = sorted(x * 1000 for x in alone)
-    ms = sorted(x * 1000 for x in latencies)
-    print(f"claim: {CALLERS} callers, {AGENTS} agents, {CONTROLLERS} controllers x {GREENLETS} greenlets, "
-          f"{args.rounds} rounds")
-    print(f"  contended claim latency ms: p50 {statistics.median(ms):.3f}  p99 {ms[int(len(ms) * 0.99) - 1]:.3f}  "
-          f"max {ms[-1]:.3f}  ({len(ms)} Lua calls, {len(ms) / elapsed:.0f}/s)")
-    print(f"  alone (1 greenlet): p50 {statistics.median(solo):.3f}  p99 {solo[int(len(solo) * 0.99) - 1]:.3f}")
-    print(f"  assignments {assignments} (expected {AGENTS * args.rounds}), double assignments {doubles}, "
-          f"longest-idle order errors {order_errors}")
+        for key in client.scan_iter(match=f"{settings.redis_key_prefix}*"):
+            client.delete(key)
 
 
 if __name__ == "__main__":

@@ -76,23 +76,25 @@ for i = 1, (#ARGV - 6) / 2 do
   if best_tier == nil or tier <= best_tier then
     local score = redis.call('ZSCORE', KEYS[2], agent)
     if score then
-      local reg = redis.call('GET', KEYS[4 + i])
-      if reg and (node == '' or reg == node) then
-        if best_tier == nil or tier < best_tier then
-          best_tier, best, ring = tier, nil, {}
-        end
-        if strategy == 'ring_all' then
-          ring[#ring + 1] = {agent, score}
-        else
-          local k1, k2
-          if strategy == 'fewest_calls' then
-            k1, k2 = tonumber(redis.call('HGET', KEYS[4], agent) or '0'), tonumber(score)
-          elseif strategy == 'round_robin' then
-            k1, k2 = ((pointer and agent <= pointer) and 1 or 0), agent
-          else
-            k1, k2 = tonumber(score), ''
+      local lower = best_tier == nil or tier < best_tier
+      local k1, k2
+      if strategy == 'fewest_calls' then
+        k1, k2 = tonumber(redis.call('HGET', KEYS[4], agent) or '0'), tonumber(score)
+      elseif strategy == 'round_robin' then
+        k1, k2 = ((pointer and agent <= pointer) and 1 or 0), agent
+      else
+        k1, k2 = tonumber(score), ''
+      end
+      -- the registration is read only for a candidate that would be chosen (or rung)
+      if lower or strategy == 'ring_all' or best == nil or k1 < key1 or (k1 == key1 and k2 < key2) then
+        local reg = redis.call('GET', KEYS[4 + i])
+        if reg and (node == '' or reg == node) then
+          if lower then
+            best_tier, best, ring = tier, nil, {}
           end
-          if best == nil or k1 < key1 or (k1 == key1 and k2 < key2) then
+          if strategy == 'ring_all' then
+            ring[#ring + 1] = {agent, score}
+          else
             best, best_score, key1, key2 = agent, score, k1, k2
           end
         end
