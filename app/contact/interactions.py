@@ -23,7 +23,7 @@ import logging
 import unicodedata
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Optional
 
 from sqlalchemy import bindparam, func, select
@@ -114,6 +114,10 @@ _SET_DISPOSITION = _set_disposition_statement()
 
 
 # -- ownership windows --------------------------------------------------------------------------
+# A window's end (FreeSWITCH's hang-up time) and the wrap-up's start (the controller's clock,
+# when the bridge returned) are the same moment give or take clock skew and the hang-up's
+# propagation; a window that ended earlier than this before the wrap-up belongs to an older call.
+ACW_WINDOW_SLACK = timedelta(seconds=10)
 def segments_acw(trace_id: uuid.UUID) -> Any:
     """SQL: the after-call work of every window of the conversation (summary ``acw_ms``)."""
     return (select(func.coalesce(func.sum(InteractionSegment.acw_ms), 0))
@@ -152,14 +156,20 @@ def close_segment_in(db: Session, account_id: uuid.UUID, trace_id: uuid.UUID, ca
         "hold_ms": hold_ms, "handle_ms": talk_ms + hold_ms})
 
 
-def after_call_work_over(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID, acw_ms: int) -> None:
-    """The agent left ``wrap_up``: ``acw_ms`` goes on its latest window and on the
-    conversation's summary (acw and AHT = talk + hold + acw). Nothing when it has no window."""
+def after_call_work_over(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID, acw_ms: int,
+                         wrap_up_since: datetime) -> None:
+    """The agent left ``wrap_up`` (begun at ``wrap_up_since``): ``acw_ms`` goes on the window
+    of the call that wrap-up followed and on its conversation's summary (acw and AHT = talk +
+    hold + acw). That window is the agent's latest, still without after-call work, and open or
+    ended around the wrap-up's start; nothing otherwise (e.g. the wrap-up after a callback
+    call, which has no window: the previous call's must not get it)."""
     segment = db.scalar(select(InteractionSegment)
                         .where(InteractionSegment.account_id == account_id,
                                InteractionSegment.agent_id == agent_id)
                         .order_by(InteractionSegment.started_at.desc()).limit(1).with_for_update())
-    if segment is None:
+    if segment is None or segment.acw_ms or segment.started_at > wrap_up_since:
+        return
+    if segment.ended_at is not None and segment.ended_at < wrap_up_since - ACW_WINDOW_SLACK:
         return
     acw_ms = max(0, acw_ms)
     segment.acw_ms = acw_ms

@@ -63,7 +63,7 @@ def set_state(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID, state: st
     if previous == WRAP_UP and previous_reason == REASON_AFTER_CALL_WORK and state != WRAP_UP \
             and since is not None:
         acw_ms = round((agent.state_changed_at - since).total_seconds() * 1000)
-        interactions.after_call_work_over(db, account_id, agent.id, acw_ms)
+        interactions.after_call_work_over(db, account_id, agent.id, acw_ms, since)
     emit("agent.state.changed", state_payload(agent, previous), account_id=account_id, session=db)
     presence = presence or default_presence()
     if state == AVAILABLE:

@@ -60,11 +60,11 @@ def test_given_wrap_up_ending_before_or_after_the_record_then_acw_and_aht_are_th
     event, ctx, agent = _agent_call(account.id)
     if wrap_up_ends_first:
         with tenant_session(account.id) as db:
-            after_call_work_over(db, account.id, agent, 3000)
+            after_call_work_over(db, account.id, agent, 3000, read_hangup(event).ended_at)
     write_call_record(event, ctx)
     if not wrap_up_ends_first:
         with tenant_session(account.id) as db:
-            after_call_work_over(db, account.id, agent, 3000)
+            after_call_work_over(db, account.id, agent, 3000, read_hangup(event).ended_at)
     summary, (segment,) = _rows(account.id, ctx.trace_id)
     assert (summary.acw_ms, summary.aht_ms) == (3000, TALK_MS + 3000)
     assert (segment.acw_ms, segment.handle_ms) == (3000, TALK_MS + 3000)
@@ -86,3 +86,19 @@ def test_given_the_window_could_not_be_opened_then_the_record_writes_it(make_acc
     write_call_record(event, ctx)
     _, (segment,) = _rows(account.id, ctx.trace_id)
     assert (segment.agent_id, segment.call_id, segment.talk_ms) == (agent, uuid.UUID(event["Unique-ID"]), TALK_MS)
+
+
+def test_given_a_wrap_up_that_began_long_after_the_agents_last_window_then_no_after_call_work_is_put_on_it(make_account):
+    """A wrap-up after a callback call (no window of its own) must not land on the previous call."""
+    account = make_account()
+    event, ctx, agent = _agent_call(account.id)
+    write_call_record(event, ctx)
+    with tenant_session(account.id) as db:
+        after_call_work_over(db, account.id, agent, 3000, read_hangup(event).ended_at + timedelta(minutes=5))
+    summary, (segment,) = _rows(account.id, ctx.trace_id)
+    assert (summary.acw_ms, segment.acw_ms, segment.handle_ms) == (0, 0, TALK_MS)
+    with tenant_session(account.id) as db:  # the one that follows it does; a second one does not add
+        after_call_work_over(db, account.id, agent, 2000, read_hangup(event).ended_at)
+        after_call_work_over(db, account.id, agent, 9000, read_hangup(event).ended_at)
+    summary, (segment,) = _rows(account.id, ctx.trace_id)
+    assert (summary.acw_ms, summary.aht_ms, segment.acw_ms) == (2000, TALK_MS + 2000, 2000)
