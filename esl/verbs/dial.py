@@ -207,11 +207,12 @@ class Dial(Verb):
         # caller's leg variables after the export): a caller hanging up mid-call ends the
         # bridge with ChannelHungUp, and its completion is never read.
         ctx.on_event("CHANNEL_BRIDGE", lambda event: _record_answering_carrier(ctx, event, dial_id))
-        agent = {"marked": False}
+        # handlers stay registered for the rest of the call: this dial's bridge only
+        agent = {"marked": False, "live": True}
 
         def on_agent_bridge(event: "Event") -> None:  # a directory user answered: supervisable
             entry = _answering_user(event, users)
-            if entry is not None and not agent["marked"]:
+            if entry is not None and agent["live"] and not agent["marked"]:
                 agent["marked"] = True
                 supervision.note_agent_bridged(ctx, entry.agent_id, event)
 
@@ -220,6 +221,7 @@ class Dial(Verb):
         try:
             done = ctx.execute("bridge", arg)
         finally:
+            agent["live"] = False
             if agent["marked"]:
                 agent["marked"] = False
                 supervision.note_agent_unbridged(ctx)

@@ -33,7 +33,11 @@ class Floor:
         sv.mark_agent_leg(redis_client, prefix, call_id=self.call_id, account_id=str(self.tenant.account_id),
                           agent_id=str(self.agent_id), leg=str(uuid.uuid4()), switch="core-1",
                           trace_id=self.trace_id)
+        self.hold_slot(self.call_id)  # live: its controller holds a limiter slot for it
         self.supervisor = api.login(self.tenant, "sup")
+
+    def hold_slot(self, call_id: str) -> None:
+        self.redis.zadd(f"{self.prefix}limiter:account:{self.tenant.account_id}", {call_id: 1e15})
 
     def _phone(self, user_id) -> tuple[uuid.UUID, str]:
         agent = Agent(id=uuid.uuid4(), account_id=self.tenant.account_id, user_id=user_id,
@@ -44,7 +48,7 @@ class Floor:
     def commands(self) -> list[dict]:
         with self.owner_engine.connect() as conn:
             rows = conn.execute(text("SELECT body FROM event_outbox WHERE routing_key = 'call.supervise' "
-                                     "AND body->>'account' = :a ORDER BY id"),
+                                     "AND body->>'account' = :a ORDER BY created_at"),
                                 {"a": str(self.tenant.account_id)}).scalars().all()
         return [row if isinstance(row, dict) else json.loads(row) for row in rows]
 
@@ -114,7 +118,8 @@ def test_given_a_target_sip_user_of_another_tenant_when_supervising_then_404_nev
 
 
 def test_given_an_unknown_or_ended_call_when_supervising_then_404(floor):
-    sv.clear_agent_leg(floor.redis, floor.prefix, floor.call_id)  # the bridge ended
+    sv.clear_agent_leg(floor.redis, floor.prefix, floor.call_id)  # the call ended: bridge and slot gone
+    floor.redis.zrem(f"{floor.prefix}limiter:account:{floor.tenant.account_id}", floor.call_id)
 
     ended = floor.supervisor.post(f"/api/calls/{floor.call_id}/supervise", json={"mode": "listen"})
     unknown = floor.supervisor.post(f"/api/calls/{uuid.uuid4()}/supervise", json={"mode": "listen"})
@@ -123,9 +128,19 @@ def test_given_an_unknown_or_ended_call_when_supervising_then_404(floor):
     assert_error(unknown, 404, "call_not_found")
 
 
+def test_given_an_agent_leg_mark_whose_call_holds_no_slot_when_supervising_then_404_and_the_mark_goes(floor):
+    """A controller that died mid-bridge leaves the mark; its call's slot expires (no refresh)."""
+    floor.redis.zrem(f"{floor.prefix}limiter:account:{floor.tenant.account_id}", floor.call_id)
+
+    response = floor.supervisor.post(f"/api/calls/{floor.call_id}/supervise", json={"mode": "listen"})
+
+    assert_error(response, 404, "call_not_found")
+    assert sv.read_agent_leg(floor.redis, floor.prefix, floor.call_id) is None
+
+
 def test_given_a_live_call_without_an_answered_agent_when_supervising_then_409_no_agent_leg(floor):
     call_id = str(uuid.uuid4())  # e.g. waiting in a queue: it holds a limiter slot, no agent leg
-    floor.redis.zadd(f"{floor.prefix}limiter:account:{floor.tenant.account_id}", {call_id: 1e15})
+    floor.hold_slot(call_id)
 
     response = floor.supervisor.post(f"/api/calls/{call_id}/supervise", json={"mode": "listen"})
 

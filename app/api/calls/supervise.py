@@ -49,9 +49,15 @@ def require_supervisor(me: Identity) -> None:
 def _call_leg(client: redis.Redis, prefix: str, account_id: uuid.UUID, call_id: uuid.UUID) -> sv.AgentLeg:
     """The call's agent leg: 404 unknown/ended/another tenant's, 409 live without an agent."""
     leg = sv.read_agent_leg(client, prefix, str(call_id))
+    live = holds_call(client, account_id, call_id, key_prefix=prefix)
     if leg is not None and leg.account_id == str(account_id):
-        return leg
-    if leg is None and holds_call(client, account_id, call_id, key_prefix=prefix):
+        if live:
+            return leg
+        # the mark outlived its call (its controller died mid-bridge): the limiter slot, which
+        # a live call's controller keeps refreshing, says the call is over
+        sv.clear_agent_leg(client, prefix, str(call_id))
+        leg = None
+    if leg is None and live:
         raise Conflict("The call has no answered agent leg yet (IVR, waiting in a queue, or the "
                        "agent's phone is still ringing).", code="no_agent_leg")
     raise NotFound("No such live call.", code="call_not_found")
