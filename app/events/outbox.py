@@ -47,19 +47,21 @@ _WAKE_KEY = "sbc_outbox_wake"
 def _wake_after_commit(session: Session) -> None:
     """Wake the publisher once the caller's transaction commits (not before: the row would
     not be visible yet, and a rolled-back event must never be published)."""
-    if session.info.get(_WAKE_KEY):
-        return
     session.info[_WAKE_KEY] = True
 
-    def fire(sess: Session) -> None:
-        sess.info.pop(_WAKE_KEY, None)
+
+# Registered once for every Session, and acting only on a session flagged above: listening on
+# each session instead grew SQLAlchemy's event registry with every transaction that emitted
+# (several per call) until the garbage collector freed those sessions.
+@event.listens_for(Session, "after_commit")
+def _wake_on_commit(session: Session) -> None:
+    if session.info.pop(_WAKE_KEY, None):
         _wake_all()
 
-    def clear(sess: Session) -> None:
-        sess.info.pop(_WAKE_KEY, None)
 
-    event.listen(session, "after_commit", fire, once=True)
-    event.listen(session, "after_rollback", clear, once=True)
+@event.listens_for(Session, "after_rollback")
+def _forget_on_rollback(session: Session) -> None:
+    session.info.pop(_WAKE_KEY, None)
 
 
 def event_row(
