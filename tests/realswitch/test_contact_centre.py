@@ -253,3 +253,63 @@ def test_a_hold_on_the_agents_leg_is_counted_on_the_callers_interaction_summary(
         assert summary["talk_ms"] > 0 and str(record["agent_id"]) == agent.id, summary
     finally:
         phone.wait(40)
+
+
+def test_a_ring_all_queue_rings_both_agents_at_once_the_first_to_answer_wins_and_the_other_stops_ringing_unmissed(
+        tenant, contact_queue, sipp, real_switch):
+    """strategy ring_all: one bridge with ','-separated legs to both registered agents. The
+    answering phone is bridged; FreeSWITCH cancels the other leg (its phone gets CANCEL), which
+    is neither missed nor rejected and is idle again at once (docs/agents.md "Strategies")."""
+    queue, (ringer, answerer) = contact_queue
+    tenant.admin.patch(f"/api/queues/{queue['id']}", {"strategy": "ring_all"})
+    phones = [_register(sipp, real_switch, ringer, "agent-ring-ooc.xml", seconds=25),
+              _register(sipp, real_switch, answerer, "agent-answer-ooc.xml", seconds=25)]
+    try:
+        _available(tenant, ringer)
+        _available(tenant, answerer)
+        number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
+        caller = sipp.start_calls(number, scenario="uac-bye-after.xml", extra=("-d", "6000"))
+        presence = _presence()
+        account = str(tenant.account_id)
+        # while the caller talks to the answerer, the ringer is already free again
+        assert poll(lambda: presence.engaged_by(account, answerer.id) is not None
+                    and ringer.id in presence.idle_agents(account), 10), \
+            (presence.engaged_by(account, ringer.id), presence.idle_agents(account))
+        assert presence.engaged_by(account, ringer.id) is None
+        result = caller.wait(30)
+        assert result.ok, result.errors or result.stdout[-1500:]
+        record = tenant.wait_record(number)[0]
+        assert str(record["agent_id"]) == answerer.id
+        events = [e for e in tenant.events("agent.") if e["payload"].get("callId") == str(record["call_id"])]
+        offered = sorted(e["payload"]["agentId"] for e in events if e["key"] == "agent.offer")
+        assert offered == sorted([ringer.id, answerer.id]), events
+        assert [e["payload"]["agentId"] for e in events if e["key"] == "agent.accept"] == [answerer.id]
+        assert not [e for e in events if e["key"] in ("agent.missed", "agent.reject")], events
+        assert tenant.admin.get(f"/api/agents/{ringer.id}")["state"] == "available"
+    finally:
+        results = [p.wait(45) for p in phones]
+    assert "INVITE" in results[0].messages and "CANCEL" in results[0].messages, results[0].errors
+    assert "ACK" in results[1].messages, results[1].errors
+
+
+def test_a_round_robin_queue_offers_the_agent_after_the_last_one_offered_not_the_longest_idle(
+        tenant, contact_queue, sipp, real_switch):
+    queue, agents = contact_queue
+    tenant.admin.patch(f"/api/queues/{queue['id']}", {"strategy": "round_robin"})
+    ordered = sorted(agents, key=lambda a: a.id)
+    presence = _presence()
+    # the pointer says the first agent (by id) was offered last: the second one is next,
+    # though the first has been idle longest
+    presence.redis.set(presence.pointer_key(str(tenant.account_id), queue["name"]), ordered[0].id, ex=60)
+    phones = [_register(sipp, real_switch, a, "agent-answer-ooc.xml", seconds=20) for a in ordered]
+    try:
+        for agent in ordered:
+            _available(tenant, agent)
+        number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
+        result = sipp.call(number, scenario="uac-bye-after.xml", extra=("-d", "3000"))
+        assert result.ok, result.errors or result.stdout[-1500:]
+        record = tenant.wait_record(number)[0]
+        assert str(record["agent_id"]) == ordered[1].id
+    finally:
+        for phone in phones:
+            phone.wait(40)
