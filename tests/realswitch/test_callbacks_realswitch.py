@@ -91,3 +91,45 @@ def test_a_pending_callback_is_dialled_when_its_agent_becomes_available_and_brid
     finally:
         result = phone.wait(60)
     assert "INVITE" in result.messages and "ACK" in result.messages, result.errors
+
+
+def test_a_callback_whose_customer_is_busy_goes_back_to_pending_and_frees_the_agent_at_once(
+        product, routing_tenant, carriers, sipp, real_switch, owner_engine):
+    """The customer's 486 (USER_BUSY) is a not-reached attempt: the callback is ``pending``
+    with one attempt (dialled again after the retry delay), the attempt has its call record,
+    and the agent is idle again without after-call work."""
+    import redis
+
+    from app.contact.presence import Presence
+    from app.settings import get_settings
+
+    tenant = routing_tenant
+    prefix = outbound.prefix()
+    busy = carriers._start("carrier-busy-486.xml", None)
+    carrier_id, gateway_id = outbound.carrier(tenant, "busy-customers", busy.port)
+    outbound.route(product, tenant, prefix, [carrier_id])
+    outbound.wait_gateways(real_switch, gateway_id)
+    queue = tenant.admin.post("/api/queues", {"name": f"cb-{uuid.uuid4().hex[:6]}", "wrap_up_seconds": 30,
+                                              "announce_position": False})
+    agent = _agent(tenant, queue["id"])
+    assert poll(lambda: real_switch.api(f"user_exists id {agent['sip_username']} {agent['sip_domain']}",
+                                        check=False).strip() == "true", 15), "directory not applied"
+    presence = Presence(redis.Redis.from_url(get_settings().redis_url), get_settings().redis_key_prefix)
+    phone = _register(sipp, real_switch, agent, seconds=15)
+    try:
+        assert poll(lambda: presence.is_registered(agent["sip_domain"], agent["sip_username"]), 10)
+        tenant.admin.put(f"/api/agents/{agent['id']}/state", {"state": "available"})
+        callback = tenant.admin.post(f"/api/queues/{queue['id']}/callbacks", {"phone_number": f"{prefix}5550111"})
+        path = f"/api/queues/{queue['id']}/callbacks/{callback['id']}"
+        # the sweep finds it (the agent was available before the callback existed)
+        assert poll(lambda: tenant.admin.get(path)["attempts"] == 1
+                    and tenant.admin.get(path)["status"] == "pending", 30), \
+            f"{tenant.admin.get(path)}\n{product.workers.log_tail()}\n{product.controller.log_tail()}"
+        (originate,) = outbound.outbox(owner_engine, "call.originate", "callbackId", callback["id"])
+        record = poll(lambda: outbound.record(owner_engine, originate["payload"]["callId"]), 10)
+        assert record and record["status"] == "busy" and str(record["agent_id"]) == agent["id"], record
+        assert poll(lambda: agent["id"] in presence.idle_agents(str(tenant.account_id)), 10)
+        assert presence.engaged_by(str(tenant.account_id), agent["id"]) is None
+        assert tenant.admin.get(f"/api/agents/{agent['id']}")["state"] == "available"
+    finally:
+        phone.wait(30)
