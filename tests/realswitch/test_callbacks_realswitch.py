@@ -4,7 +4,8 @@ controller's originate rings the customer (a sipp carrier) through least-cost ro
 answered customer's leg dials the agent's registered phone (sipp on the ``internal`` profile,
 ``user/<sip user>`` in the account's directory domain) and is bridged to it. Then: the
 callback is ``completed``, the call record carries the agent and the queue, and after the call
-the agent does its after-call work and is ``available`` again."""
+the agent does its after-call work and is ``available`` again. A busy customer (486) leaves the
+callback ``pending`` for a retry and frees the agent at once."""
 from __future__ import annotations
 
 import json
