@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 
 CHANNEL_PATH = "/api/agents/me/channel"
 LICENSE = "queue-mgmt"
+# how long the command loop waits for a frame before checking the socket's reader is alive
+COMMAND_WAIT_SECONDS = 30.0
 # environ key the API server reads to close the TCP connection after the socket's life
 CHANNEL_DONE_KEY = "sbc.agent_channel.done"
 
@@ -256,7 +258,8 @@ def _command_loop(ws: simple_websocket.Server, conn: AgentConnection, hub: Hub) 
     ctx = CommandContext(conn=conn, hub=hub)
     while not conn.closed:
         try:
-            frame = _receive(ws, None)
+            # a bounded wait: a reader greenlet that died without waking us is noticed
+            frame = _receive(ws, COMMAND_WAIT_SECONDS)
         except simple_websocket.ConnectionClosed:
             return
         if frame is None:

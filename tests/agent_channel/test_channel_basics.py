@@ -171,3 +171,26 @@ def test_given_an_oversized_frame_then_the_socket_is_closed_1009(channel_server,
         assert client.closed_with() in (1009, None)
     except (websocket.WebSocketConnectionClosedException, ConnectionError):
         pass
+
+
+def test_given_an_upgrade_without_a_websocket_key_then_400_and_the_server_keeps_serving(channel_server, seed, api):
+    tenant, token = _agent(seed, api)
+    server = channel_server()
+    raw = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    raw.sendall(b"GET " + CHANNEL.encode() + b" HTTP/1.1\r\nHost: " + tenant.host.encode()
+                + b"\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    assert raw.recv(4096).startswith(b"HTTP/1.1 400")
+    raw.close()
+    client = server.connect(tenant.host)
+    client.auth(token)
+    assert client.command("mute")["ok"] is True
+
+
+def test_given_a_host_without_a_tenant_then_the_upgrade_is_refused_400(channel_server):
+    server = channel_server()
+    raw = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    raw.sendall(b"GET " + CHANNEL.encode() + b" HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
+                b"Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+    reply = raw.recv(4096)
+    raw.close()
+    assert reply.startswith(b"HTTP/1.1 400") and b"tenant_required" in reply
