@@ -279,8 +279,13 @@ def _answer(ctx: CommandContext, frame: Any) -> dict[str, Any]:
         if not ctx.hub.is_owner(ctx.conn):
             ctx.conn.takeover()
             raise ProtocolError("taken_over", "A newer connection of this agent took over.")
-        _identity(uuid.UUID(ctx.conn.account_id), uuid.UUID(ctx.conn.user_id), ctx.conn.session_kind,
-                  ctx.conn.subdomain)
+        try:
+            _identity(uuid.UUID(ctx.conn.account_id), uuid.UUID(ctx.conn.user_id), ctx.conn.session_kind,
+                      ctx.conn.subdomain)
+        except SbcError as exc:  # deactivated, deleted, disabled or unlicensed since the login
+            ctx.conn.send(protocol.error(exc.code, exc.message))
+            ctx.conn.close(protocol.CLOSE_AUTH_FAILED, "no longer authorised")
+            raise
         extra = handler(ctx, body)
         return protocol.ack(command_id, **extra)
     except (ProtocolError, SbcError) as exc:

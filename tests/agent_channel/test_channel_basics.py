@@ -194,3 +194,18 @@ def test_given_a_host_without_a_tenant_then_the_upgrade_is_refused_400(channel_s
     reply = raw.recv(4096)
     raw.close()
     assert reply.startswith(b"HTTP/1.1 400") and b"tenant_required" in reply
+
+
+def test_given_a_user_deactivated_after_login_then_the_next_command_is_refused_and_the_socket_closed_4003(
+        channel_server, seed, api, owner_engine):
+    from sqlalchemy import text
+
+    tenant, token = _agent(seed, api)
+    client = channel_server().connect(tenant.host)
+    client.auth(token)
+    assert client.command("mute")["ok"] is True
+    with owner_engine.begin() as conn:
+        conn.execute(text("UPDATE users SET is_active = false WHERE id = :u"), {"u": tenant.users["ana"].id})
+    client.send({"type": "unmute", "id": "x"})
+    assert client.expect("error")["code"] == "invalid_token"
+    assert client.closed_with() == 4003
