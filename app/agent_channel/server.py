@@ -262,9 +262,28 @@ def _command_loop(ws: simple_websocket.Server, conn: AgentConnection, hub: Hub) 
             frame = _receive(ws, COMMAND_WAIT_SECONDS)
         except simple_websocket.ConnectionClosed:
             return
-        if frame is None:
+        if frame is None:  # a quiet socket: is the agent still allowed in?
+            try:
+                _still_authorised(conn)
+            except SbcError:
+                return
+            except Exception:  # the database is away: keep serving, check again next time
+                log.warning("agent channel %s: identity not re-checked", conn.session_id, exc_info=True)
             continue
         conn.send(_answer(ctx, frame))
+
+
+def _still_authorised(conn: AgentConnection) -> None:
+    """The REST identity checks again: a user deactivated (or deleted), an account disabled or
+    a license withdrawn since the login gets the error and close 4003."""
+    try:
+        _identity(uuid.UUID(conn.account_id), uuid.UUID(conn.user_id), conn.session_kind, conn.subdomain)
+    except SbcError as exc:
+        conn.send(protocol.error(exc.code, exc.message))
+        conn.close(protocol.CLOSE_AUTH_FAILED, "no longer authorised")
+        raise
+    finally:
+        close_request_session()
 
 
 def _answer(ctx: CommandContext, frame: Any) -> dict[str, Any]:
@@ -279,13 +298,7 @@ def _answer(ctx: CommandContext, frame: Any) -> dict[str, Any]:
         if not ctx.hub.is_owner(ctx.conn):
             ctx.conn.takeover()
             raise ProtocolError("taken_over", "A newer connection of this agent took over.")
-        try:
-            _identity(uuid.UUID(ctx.conn.account_id), uuid.UUID(ctx.conn.user_id), ctx.conn.session_kind,
-                      ctx.conn.subdomain)
-        except SbcError as exc:  # deactivated, deleted, disabled or unlicensed since the login
-            ctx.conn.send(protocol.error(exc.code, exc.message))
-            ctx.conn.close(protocol.CLOSE_AUTH_FAILED, "no longer authorised")
-            raise
+        _still_authorised(ctx.conn)
         extra = handler(ctx, body)
         return protocol.ack(command_id, **extra)
     except (ProtocolError, SbcError) as exc:

@@ -209,3 +209,16 @@ def test_given_a_user_deactivated_after_login_then_the_next_command_is_refused_a
     client.send({"type": "unmute", "id": "x"})
     assert client.expect("error")["code"] == "invalid_token"
     assert client.closed_with() == 4003
+
+
+def test_given_a_quiet_socket_when_the_account_loses_its_license_then_it_is_closed_4003_without_a_command(
+        channel_server, seed, api, monkeypatch):
+    from app.agent_channel import server as channel_module
+
+    monkeypatch.setattr(channel_module, "COMMAND_WAIT_SECONDS", 0.5)
+    tenant, token = _agent(seed, api)
+    client = channel_server().connect(tenant.host)
+    client.auth(token)
+    seed.set_licenses(tenant, ["api-access"])
+    assert client.expect("error")["code"] == "license_required"
+    assert client.closed_with() == 4003
