@@ -816,8 +816,10 @@ def _app_bridge(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
                     if n.startswith("Other-Leg-") or n == "Other-Type"]
     ch.callee_id = (tmpl.get("Caller-Callee-ID-Name", ""), tmpl.get("Caller-Callee-ID-Number", ""))
     head = [("Bridge-A-Unique-ID", call.uuid), ("Bridge-B-Unique-ID", b_uuid)]
+    bridged_us = int(time.time() * 1_000_000)  # FreeSWITCH stamps the caller's leg at each bridge
     ch.vars.update({"originate_disposition": "SUCCESS", "DIALSTATUS": "SUCCESS",
-                    "bridge_uuid": b_uuid, "signal_bond": b_uuid, "last_bridge_to": b_uuid})
+                    "bridge_uuid": b_uuid, "signal_bond": b_uuid, "last_bridge_to": b_uuid,
+                    "bridge_epoch": str(bridged_us // 1_000_000), "bridge_uepoch": str(bridged_us)})
     ch.vars.update(bridge_exports(arg, outcome.leg))  # the answered leg's bridge_export_vars
     call.emit("CHANNEL_BRIDGE", head=head)
     if ch.vars.get("bridge_pre_execute_aleg_app") == "record_session":
