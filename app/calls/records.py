@@ -17,7 +17,6 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
-from app import limits
 from app.calls.hangup import HangupFacts, HeaderSource, call_status, read_hangup
 from app.calls.interaction_times import InteractionTimes
 from app.calls.usage import meter_call
