@@ -100,7 +100,7 @@ class OutboundConnection(EslConnection):
     def connect(self, timeout: Optional[float] = None) -> Event:
         """Send ``connect``; return the channel data (one header block, no Content-Length)."""
         reply = self.send_command("connect", timeout=timeout)
-        self._channel_data = Event(reply.headers.headers)
+        self._channel_data = reply.headers  # parsed lazily: a session reads a dozen headers
         self.name = f"outbound {self.uuid}"
         return self._channel_data
 

@@ -51,7 +51,7 @@ class Event:
     events/s on a modest CPU.
     """
 
-    __slots__ = ("_headers", "body", "_first", "_raw", "_finds")
+    __slots__ = ("_headers", "body", "_first", "_raw", "_finds", "_encoded")
 
     _FULL_PARSE_AFTER = 6  # direct lookups before building the dict is cheaper
 
@@ -60,6 +60,9 @@ class Event:
         self.body: str = body
         self._raw = raw
         self._finds = 0
+        # after _FULL_PARSE_AFTER lookups: first value per name, still URL-encoded (a session
+        # reads a dozen of a channel event's ~200 headers: only those are decoded)
+        self._encoded: Optional[dict[str, str]] = None
         if raw is None:
             self._headers: Optional[HeaderList] = headers if isinstance(headers, list) else list(headers or [])
             # dict() keeps the last value per key: feed it reversed to keep the first (C speed).
@@ -72,6 +75,7 @@ class Event:
         self._headers = parse_header_lines(self._raw or "")
         self._first = dict(reversed(self._headers))
         self._raw = None
+        self._encoded = None
 
     def _find(self, name: str) -> Optional[str]:
         raw = self._raw or ""
@@ -99,12 +103,16 @@ class Event:
     def get(self, name: str, default: Optional[str] = None) -> Optional[str]:
         first = self._first
         if first is None:
-            self._finds += 1
-            if self._finds <= self._FULL_PARSE_AFTER:
-                value = self._find(name)
-                return default if value is None else value
-            self._parse()
-            first = self._first
+            encoded = self._encoded
+            if encoded is None:
+                self._finds += 1
+                if self._finds <= self._FULL_PARSE_AFTER:
+                    value = self._find(name)
+                    return default if value is None else value
+                encoded = self._encoded = dict(reversed(
+                    parse_header_lines(self._raw or "", decode=False)))
+            value = encoded.get(name)
+            return default if value is None else _decode(value)
         return first.get(name, default)  # type: ignore[union-attr]
 
     def get_all(self, name: str) -> list[str]:
@@ -271,7 +279,9 @@ class FrameParser:
                 break
             head = buf[pos:end].decode("utf-8", "replace")
             pos = end + 2
-            headers = Event(parse_header_lines(head))
+            # lazy: most blocks are read for two headers; the connect reply (the channel data,
+            # ~200 headers) for a dozen
+            headers = Event(raw=head)
             length = headers.get("Content-Length")
             if length is None:
                 frames.append(Frame(headers))
