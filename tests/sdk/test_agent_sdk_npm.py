@@ -1,0 +1,51 @@
+"""The agent SDK's own test suite (sdk/agent-js, ``npm test``: node's test runner) as part of
+the project's single test command. Its tests start tests/sdk/harness.py themselves (the real
+API, controller and workers on the ESL simulator, private database/Redis prefix/vhost).
+
+Without node or the SDK's node_modules the test skips with one line, except under CI=true,
+where that is a failure (like the real-switch suite): CI must never pass without the SDK.
+The browser test is tests/realswitch/test_agent_sdk_browser.py (it needs the real switch)."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SDK = Path(__file__).resolve().parents[2] / "sdk" / "agent-js"
+SUITE_TIMEOUT_SECONDS = 900  # three harness start-ups and ~25 tests; ~2 min on an idle machine
+
+
+def _missing() -> str | None:
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        return "node/npm are not installed (bash scripts/install-system)"
+    if not (SDK / "node_modules" / "ws").is_dir():
+        return "sdk/agent-js has no node_modules (bash scripts/install runs npm ci)"
+    return None
+
+
+@pytest.mark.timeout(SUITE_TIMEOUT_SECONDS + 60)
+def test_the_agent_sdk_suite_passes_against_the_real_api_and_agent_channel() -> None:
+    missing = _missing()
+    if missing:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and the agent SDK tests cannot run: {missing}")
+        pytest.skip(f"agent SDK tests skipped: {missing}")
+    env = dict(os.environ, SBC_PYTHON=sys.executable)
+    # its own process group: on a timeout the node runner, its harnesses and their product
+    # processes all go (a harness also stops by itself when its stdin closes)
+    proc = subprocess.Popen(["npm", "test", "--silent"], cwd=SDK, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        output, _ = proc.communicate(timeout=SUITE_TIMEOUT_SECONDS)
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(30)
+        raise
+    summary = [line for line in output.splitlines() if line.startswith("# ")][-8:]
+    assert proc.returncode == 0, "npm test failed:\n" + output[-8000:]
+    print("\n".join(summary))
