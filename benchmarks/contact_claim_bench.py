@@ -18,6 +18,13 @@ tiers, longest_idle within each). Printed per strategy:
   from an empty pointer and fewest_calls with no calls yet: the same order; tiers: tier by
   tier; ring_all: callers get 20 agents each, longest idle first).
 
+``--paced SECONDS`` measures the steady state instead (what the queue verb does): each of the
+2 processes drives 250 of the 500 waiting callers, each caller claiming for itself every
+QUEUE_CLAIM_INTERVAL_SECONDS (2 s, random phase); an assigned caller talks 1-4 s, then its
+agent is idle again and a new caller takes its place in line. Every assignment takes a
+``SET NX`` mark on the agent (removed when the call ends): a mark already held is a double
+assignment.
+
 Uses a throw-away Redis key prefix, removed at the end. Figures taken while other work runs on
 the machine are noisy.
 Run: .venv/bin/python benchmarks/contact_claim_bench.py [--rounds N] [--strategy S] [--processes P]
@@ -84,18 +91,92 @@ def contend(presence: Presence, run: str, won: list, latencies: list) -> None:
         gevent.sleep(0)
 
 
+def paced_caller(presence: Presence, n: int, seconds: float, stats: dict) -> None:
+    """One waiting caller slot: claims for its call every 2 s; when assigned, talks, frees the
+    agent and is replaced by a new caller at the back of the line."""
+    import random
+
+    cands = members("longest_idle")
+    prefix = presence.prefix
+    end = time.monotonic() + seconds
+    gevent.sleep(random.random() * limits.QUEUE_CLAIM_INTERVAL_SECONDS)
+    call = f"call-{n:03d}-0"
+    presence.join(ACCOUNT, "q", call)
+    generation = 0
+    while time.monotonic() < end:
+        started = time.perf_counter()
+        agent = presence.claim(ACCOUNT, "q", call, cands)
+        stats["lat"].append(time.perf_counter() - started)
+        if agent is None:
+            gevent.sleep(limits.QUEUE_CLAIM_INTERVAL_SECONDS)
+            continue
+        stats["assigned"] += 1
+        if not presence.redis.set(f"{prefix}mark:{agent}", call, nx=True, ex=60):
+            stats["doubles"] += 1
+        gevent.sleep(1 + random.random() * 3)  # the call
+        presence.redis.delete(f"{prefix}mark:{agent}")
+        presence.release(ACCOUNT, agent)
+        presence.agent_idle(ACCOUNT, agent)
+        generation += 1
+        call = f"call-{n:03d}-{generation}"
+        presence.join(ACCOUNT, "q", call)
+
+
+def paced_worker(args: argparse.Namespace) -> None:
+    settings = get_settings()
+    # 250 callers in one process: a blocking pool (redis-py's default pool of 100 raises
+    # MaxConnectionsError when more commands are in flight at once)
+    pool = redis.BlockingConnectionPool.from_url(settings.redis_url, max_connections=100, timeout=10)
+    presence = Presence(redis.Redis(connection_pool=pool), settings.redis_key_prefix)
+    while not presence.redis.get(f"{settings.redis_key_prefix}go:paced"):
+        time.sleep(0.002)
+    stats = {"lat": [], "assigned": 0, "doubles": 0}
+    first = args.slot * (CALLERS // args.processes)
+    gevent.joinall([gevent.spawn(paced_caller, presence, n, args.paced, stats)
+                    for n in range(first, first + CALLERS // args.processes)])
+    presence.redis.rpush(f"{settings.redis_key_prefix}res:paced", json.dumps(stats))
+
+
+def paced(args: argparse.Namespace) -> None:
+    settings = get_settings()
+    presence = Presence(redis.Redis.from_url(settings.redis_url), settings.redis_key_prefix)
+    setup_round(presence, "longest_idle")
+    presence.redis.delete(presence.waiting_key(ACCOUNT, "q"))  # the callers join themselves
+    procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", "--paced", str(args.paced),
+                               "--slot", str(i), "--processes", str(args.processes)], env={**os.environ})
+             for i in range(args.processes)]
+    time.sleep(2)  # the processes import and wait for the go
+    presence.redis.set(f"{settings.redis_key_prefix}go:paced", "1", ex=600)
+    presence.redis.config_resetstat()
+    results = []
+    while len(results) < args.processes:
+        got = presence.redis.blpop(f"{settings.redis_key_prefix}res:paced", timeout=1)
+        if got:
+            results.append(json.loads(got[1]))
+    evalsha = presence.redis.info("commandstats").get("cmdstat_evalsha", {})
+    for proc in procs:
+        proc.wait(timeout=30)
+    ms = sorted(x * 1000 for r in results for x in r["lat"])
+    print(f"paced {args.paced:.0f} s: {CALLERS} callers claiming every {limits.QUEUE_CLAIM_INTERVAL_SECONDS} s, "
+          f"{AGENTS} agents, {args.processes} controller processes")
+    print(f"  claim latency ms p50 {statistics.median(ms):.3f} p99 {ms[int(len(ms) * 0.99) - 1]:.3f} "
+          f"max {ms[-1]:.3f} ({len(ms)} Lua calls, {len(ms) / args.paced:.0f}/s; in Redis "
+          f"{evalsha.get('usec_per_call', 0.0):.0f} us/call) | assignments "
+          f"{sum(r['assigned'] for r in results)} doubles {sum(r['doubles'] for r in results)}")
+
+
 def worker(args: argparse.Namespace) -> None:
     """One controller process: waits for each round's go key, contends, reports in Redis."""
     settings = get_settings()
     presence = Presence(redis.Redis.from_url(settings.redis_url), settings.redis_key_prefix)
     control = presence.redis
     for round_no in range(args.rounds):
-        while not control.get(f"{settings.redis_key_prefix}go:{round_no}"):
+        while not control.get(f"{settings.redis_key_prefix}go:{args.run}:{round_no}"):
             time.sleep(0.002)
         won: list = []
         latencies: list = []
         gevent.joinall([gevent.spawn(contend, presence, args.run, won, latencies) for _ in range(args.greenlets)])
-        control.rpush(f"{settings.redis_key_prefix}res:{round_no}", json.dumps({"won": won, "lat": latencies}))
+        control.rpush(f"{settings.redis_key_prefix}res:{args.run}:{round_no}", json.dumps({"won": won, "lat": latencies}))
 
 
 def setup_round(presence: Presence, run: str) -> None:
@@ -132,12 +213,12 @@ def one_strategy(run: str, rounds: int, processes: int, greenlets: int) -> dict:
     try:
         for round_no in range(rounds):
             setup_round(presence, run)
-            presence.redis.set(f"{settings.redis_key_prefix}go:{round_no}", "1", ex=600)
+            presence.redis.set(f"{settings.redis_key_prefix}go:{run}:{round_no}", "1", ex=600)
             results = []
             deadline = time.monotonic() + 300
             while len(results) < processes and time.monotonic() < deadline:
                 # short waits: the client's socket timeout is shorter than a long BLPOP
-                got = presence.redis.blpop(f"{settings.redis_key_prefix}res:{round_no}", timeout=1)
+                got = presence.redis.blpop(f"{settings.redis_key_prefix}res:{run}:{round_no}", timeout=1)
                 if got:
                     results.append(json.loads(got[1]))
             if len(results) < processes:
@@ -190,9 +271,19 @@ def main() -> None:
     parser.add_argument("--greenlets", type=int, default=GREENLETS)
     parser.add_argument("--worker", action="store_true")
     parser.add_argument("--run", default="longest_idle")
+    parser.add_argument("--paced", type=float, default=0.0, help="steady-state run of this many seconds")
+    parser.add_argument("--slot", type=int, default=0)
     args = parser.parse_args()
     if args.worker:
-        worker(args)
+        paced_worker(args) if args.paced else worker(args)
+        return
+    if args.paced:
+        try:
+            paced(args)
+        finally:
+            client = redis.Redis.from_url(get_settings().redis_url)
+            for key in client.scan_iter(match=f"{get_settings().redis_key_prefix}*"):
+                client.delete(key)
         return
     settings = get_settings()
     client = redis.Redis.from_url(settings.redis_url)
