@@ -15,6 +15,7 @@ from esl.session import CallSession
 from tests.session.conftest import call_record, executed
 from tests.session.routing_seed import GERMAN_NUMBER, two_carrier_plan
 from tests.simulator import Call
+from tests.verbs.directory_fake import DirectoryContact
 
 PHONE = {"type": "phone", "name": "+" + GERMAN_NUMBER}
 
@@ -54,10 +55,12 @@ def test_given_first_carrier_fails_over_when_second_answers_the_dial_then_record
 
 
 def test_given_dial_to_a_user_only_when_answered_then_no_dial_carrier_is_recorded(
-        routed_controller, simulate_call, number_with_app, owner_conn):
+        routed_controller, services, simulate_call, number_with_app, owner_conn):
+    services.contact = DirectoryContact("bob")  # bob is a user of the account's directory
     _, number, _ = number_with_app(app_json=[{"verb": "dial", "target": [{"type": "user", "name": "bob"}]}])
     call = simulate_call(Call(callee=number).bridge_answers(talk=0.02), routed_controller)
     assert call.wait(10)
+    assert [arg for app, arg in executed(call) if app == "bridge"][0].endswith("user/bob@acme")
     record = call_record(owner_conn, call.uuid)
     assert record["dial_carrier_id"] is None and record["dial_gateway_id"] is None
 
