@@ -91,6 +91,39 @@ def contend(presence: Presence, run: str, won: list, latencies: list) -> None:
         gevent.sleep(0)
 
 
+class ScriptTimes:
+    """The claim script's own execution time inside Redis, per call: the SLOWLOG with a 0 us
+    threshold for the run (the previous settings are put back), keeping this run's EVALSHA
+    entries (their first key carries the run's prefix)."""
+
+    def __init__(self, client: "redis.Redis", prefix: str) -> None:
+        self.client, self.prefix = client, prefix
+        self.saved = {k: client.config_get(k)[k] for k in ("slowlog-log-slower-than", "slowlog-max-len")}
+        client.config_set("slowlog-max-len", 1_000_000)
+        client.slowlog_reset()
+        client.config_set("slowlog-log-slower-than", 0)
+
+    def stop(self) -> list[float]:
+        """Milliseconds per claim script call, sorted; settings restored."""
+        try:
+            self.client.config_set("slowlog-log-slower-than", self.saved["slowlog-log-slower-than"])
+            entries = self.client.slowlog_get(1_000_000)
+        finally:
+            self.client.config_set("slowlog-max-len", self.saved["slowlog-max-len"])
+            self.client.slowlog_reset()
+        out = []
+        for entry in entries:
+            command = entry.get("command", b"")
+            command = command.decode(errors="replace") if isinstance(command, bytes) else str(command)
+            if command.upper().startswith("EVALSHA") and self.prefix in command and ":waiting" in command:
+                out.append(entry["duration"] / 1000)
+        return sorted(out)
+
+
+def pct(values: list[float], q: float) -> float:
+    return values[max(0, int(len(values) * q) - 1)] if values else float("nan")
+
+
 def paced_caller(presence: Presence, n: int, seconds: float, stats: dict) -> None:
     """One waiting caller slot: claims for its call every 2 s; when assigned, talks, frees the
     agent and is replaced by a new caller at the back of the line."""
@@ -146,6 +179,7 @@ def paced(args: argparse.Namespace) -> None:
                                "--slot", str(i), "--processes", str(args.processes)], env={**os.environ})
              for i in range(args.processes)]
     time.sleep(2)  # the processes import and wait for the go
+    times = ScriptTimes(presence.redis, settings.redis_key_prefix)
     presence.redis.set(f"{settings.redis_key_prefix}go:paced", "1", ex=600)
     presence.redis.config_resetstat()
     results = []
@@ -154,6 +188,7 @@ def paced(args: argparse.Namespace) -> None:
         if got:
             results.append(json.loads(got[1]))
     evalsha = presence.redis.info("commandstats").get("cmdstat_evalsha", {})
+    inside = times.stop()
     for proc in procs:
         proc.wait(timeout=30)
     ms = sorted(x * 1000 for r in results for x in r["lat"])
@@ -163,6 +198,8 @@ def paced(args: argparse.Namespace) -> None:
           f"max {ms[-1]:.3f} ({len(ms)} Lua calls, {len(ms) / args.paced:.0f}/s; in Redis "
           f"{evalsha.get('usec_per_call', 0.0):.0f} us/call) | assignments "
           f"{sum(r['assigned'] for r in results)} doubles {sum(r['doubles'] for r in results)}")
+    print(f"  inside Redis (SLOWLOG, {len(inside)} claim calls) ms p50 {pct(inside, 0.5):.3f} "
+          f"p99 {pct(inside, 0.99):.3f} max {inside[-1] if inside else float('nan'):.3f}")
 
 
 def worker(args: argparse.Namespace) -> None:
@@ -209,6 +246,7 @@ def one_strategy(run: str, rounds: int, processes: int, greenlets: int) -> dict:
     latencies: list[float] = []
     assignments = doubles = order_errors = 0
     presence.redis.config_resetstat()  # server-side cost of the script: INFO commandstats below
+    times = ScriptTimes(presence.redis, settings.redis_key_prefix)
     started = time.perf_counter()
     try:
         for round_no in range(rounds):
@@ -239,6 +277,7 @@ def one_strategy(run: str, rounds: int, processes: int, greenlets: int) -> dict:
                 order_errors += sum(1 for call, agent in won
                                     if int(agent.split("-")[1]) // legs != int(call.split("-")[1]))
     finally:
+        inside = times.stop()
         for proc in procs:
             try:
                 proc.wait(timeout=30)
@@ -249,7 +288,8 @@ def one_strategy(run: str, rounds: int, processes: int, greenlets: int) -> dict:
     ms = sorted(x * 1000 for x in latencies)
     return {"run": run, "calls": len(ms), "p50": statistics.median(ms), "p99": ms[int(len(ms) * 0.99) - 1],
             "max": ms[-1], "rate": len(ms) / elapsed, "assignments": assignments, "doubles": doubles,
-            "order_errors": order_errors, "server_us": evalsha.get("usec_per_call", 0.0)}
+            "order_errors": order_errors, "server_us": evalsha.get("usec_per_call", 0.0),
+            "in50": pct(inside, 0.5), "in99": pct(inside, 0.99), "inmax": inside[-1] if inside else float("nan")}
 
 
 def alone(run: str) -> tuple[float, float]:
@@ -294,7 +334,8 @@ def main() -> None:
             r = one_strategy(run, args.rounds, args.processes, args.greenlets)
             solo50, solo99 = alone(run)
             print(f"  {run:13s} contended ms p50 {r['p50']:.3f} p99 {r['p99']:.3f} max {r['max']:.3f} "
-                  f"({r['calls']} Lua calls, {r['rate']:.0f}/s; in Redis {r['server_us']:.0f} us/call) | alone p50 {solo50:.3f} p99 {solo99:.3f} | "
+                  f"({r['calls']} Lua calls, {r['rate']:.0f}/s) | inside Redis p50 {r['in50']:.3f} p99 {r['in99']:.3f} "
+                  f"max {r['inmax']:.3f} | alone p50 {solo50:.3f} p99 {solo99:.3f} | "
                   f"assignments {r['assignments']} doubles {r['doubles']} order errors {r['order_errors']}")
     finally:
         for key in client.scan_iter(match=f"{settings.redis_key_prefix}*"):

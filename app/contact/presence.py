@@ -57,18 +57,55 @@ return 0
 # engaged key's TTL, ARGV[4] the engaged-key prefix of the account; ARGV[5] the strategy,
 # ARGV[6] ring_all's most legs; ARGV[7..] (agent id, tier) per candidate, same order as the
 # registration keys.
-# The caller must be first in line. Among the idle registered candidates of the lowest tier:
+# The first caller in line takes the best agent; the caller at place k (0-based) takes the
+# k-th in the same order when that many are idle and registered (a burst of idle agents is
+# served in one claim round, each caller still getting the agent its place gives it);
+# ring_all serves only the first caller. Among the idle registered candidates of the lowest tier:
 # longest_idle = lowest idle-since; fewest_calls = fewest handled today, then longest idle;
 # round_robin = the next agent id after the pointer (wrapping); ring_all = all of them
 # (longest idle first, at most ARGV[6]). The chosen agents leave the idle set and are marked
 # engaged, the caller leaves the line, all in the same step: no other caller or controller can
 # take any of them. Returns {agent, idle-since, ...} or false.
 _CLAIM = """
-local first = redis.call('ZRANGE', KEYS[1], 0, 0)
-if first[1] ~= ARGV[1] then return false end
+local rank = redis.call('ZRANK', KEYS[1], ARGV[1])
+if not rank then return false end
 local node, strategy = ARGV[2], ARGV[5]
+if rank > 0 and (strategy == 'ring_all' or rank >= redis.call('ZCARD', KEYS[2])) then return false end
 local pointer = false
 if strategy == 'round_robin' then pointer = redis.call('GET', KEYS[3]) end
+if rank > 0 then
+  -- caller k in line takes the k-th agent in the strategy's order (lowest tier first)
+  local all = {}
+  for i = 1, (#ARGV - 6) / 2 do
+    local agent, tier = ARGV[5 + 2 * i], tonumber(ARGV[6 + 2 * i])
+    local score = redis.call('ZSCORE', KEYS[2], agent)
+    if score then
+      local reg = redis.call('GET', KEYS[4 + i])
+      if reg and (node == '' or reg == node) then
+        local k1, k2
+        if strategy == 'fewest_calls' then
+          k1, k2 = tonumber(redis.call('HGET', KEYS[4], agent) or '0'), tonumber(score)
+        elseif strategy == 'round_robin' then
+          k1, k2 = ((pointer and agent <= pointer) and 1 or 0), agent
+        else
+          k1, k2 = tonumber(score), ''
+        end
+        all[#all + 1] = {tier, k1, k2, agent, score}
+      end
+    end
+  end
+  if #all <= rank then return false end
+  table.sort(all, function(a, b)
+    if a[1] ~= b[1] then return a[1] < b[1] end
+    if a[2] ~= b[2] then return a[2] < b[2] end
+    return a[3] < b[3]
+  end)
+  local pick = all[rank + 1]
+  redis.call('SET', ARGV[4] .. pick[4], ARGV[1], 'EX', tonumber(ARGV[3]))
+  redis.call('ZREM', KEYS[2], pick[4])
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  return {pick[4], pick[5]}
+end
 local best_tier, best, best_score, key1, key2 = nil, nil, nil, nil, nil
 local ring = {}
 for i = 1, (#ARGV - 6) / 2 do

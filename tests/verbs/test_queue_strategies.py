@@ -154,3 +154,26 @@ def test_given_two_controllers_racing_under_each_strategy_then_no_agent_and_no_c
         # caller k in line got the k-th agent: the lowest tier first whatever the strategy
         in_line = [a for _, a in sorted(won, key=lambda w: callers.index(w[0]))]
         assert [int(a[1:]) % 3 for a in in_line] == [0] * 4 + [1] * 4 + [2] * 4
+
+
+def test_given_callers_behind_the_first_when_they_claim_first_then_each_gets_the_agent_its_place_gives_it(presence):
+    """A burst is served in one claim round: caller k takes the k-th agent in the strategy's
+    order; the first caller still gets the best one when it claims later."""
+    account = str(uuid.uuid4())
+    members = _members(presence, account, 3, tiers=[1, 1, 2])
+    for n in range(4):
+        presence.join(account, "q", f"call-{n}", enqueued_ms=5000 + n)
+    assert presence.claim(account, "q", "call-3", members) is None  # 4th in line, 3 agents idle
+    assert presence.claim(account, "q", "call-2", members) == "a02"  # the tier-2 agent: third
+    assert presence.claim(account, "q", "call-1", members) == "a01"
+    assert presence.claim(account, "q", "call-0", members) == "a00"
+    assert presence.claim(account, "q", "call-3", members) is None  # nobody idle
+
+
+def test_given_ring_all_then_only_the_first_caller_in_line_claims(presence):
+    account = str(uuid.uuid4())
+    members = _members(presence, account, 3)
+    for n in range(2):
+        presence.join(account, "q", f"call-{n}", enqueued_ms=5000 + n)
+    assert presence.claim_agents(account, "q", "call-1", members, strategy="ring_all") == []
+    assert len(presence.claim_agents(account, "q", "call-0", members, strategy="ring_all")) == 3
