@@ -5,7 +5,9 @@ API to listen. The controller rings the supervisor's phone into ``eavesdrop(<cal
 supervisor's phone answers and the switch sends it the call's audio (mediaStats of its leg);
 a mode change to whisper reaches the running eavesdrop; stopping hangs the supervisor's leg
 up; each step is in the outbox as call.control.start / call.control.stop /
-agent.supervisor.coaching."""
+agent.supervisor.coaching. Who hears a talking supervisor in each mode is measured on what the
+switch sends each party (``uuid_record`` of its write stream, RMS): listen nobody, whisper the
+agent only, barge both."""
 from __future__ import annotations
 
 import json
@@ -168,6 +170,84 @@ def test_a_supervisor_listening_when_the_call_ends_gets_call_control_stop_call_e
         # the call is over: supervising it again is 404
         again = boss.post(f"/api/calls/{leg.call_id}/supervise", {"mode": "listen"}, expect=404)
         assert again["code"] == "call_not_found"
+    finally:
+        for phone in phones:
+            phone.wait(60)
+
+
+def _register_talking(sipp, real_switch, phone: Phone, seconds: int) -> SippProcess:
+    """The supervisor's phone that talks once it answers (phone-answer-talk-ooc.xml)."""
+    port = free_port()
+    tag = f"phone-{phone.sip_username}"
+    cmd = sipp._base("agent-register.xml", port, tag) + [
+        "-oocsf", str(sipp._base("phone-answer-talk-ooc.xml", port, tag)[2]),
+        "-s", phone.sip_username, "-au", phone.sip_username, "-ap", phone.sip_password,
+        "-key", "domain", phone.domain, "-d", str(seconds * 1000), "-m", "1",
+        f"127.0.0.1:{real_switch.ports.agent_sip}"]
+    proc = SippProcess(cmd, sipp.workdir, tag).start()
+    presence = Presence(_redis(), get_settings().redis_key_prefix)
+    assert poll(lambda: presence.is_registered(phone.domain, phone.sip_username), 10), real_switch.log_tail(40)
+    return proc
+
+
+def _loudness(path) -> float:
+    """RMS of a recording (16-bit PCM WAV): speech is in the thousands, silence near 0."""
+    import wave
+
+    import numpy
+
+    with wave.open(str(path)) as wav:
+        samples = numpy.frombuffer(wav.readframes(wav.getnframes()), dtype=numpy.int16).astype(float)
+    return float(numpy.sqrt(numpy.mean(samples ** 2))) if samples.size else 0.0
+
+
+def _heard(real_switch, parties: dict[str, str], label: str, seconds: float = 1.5) -> dict[str, float]:
+    """How loud what the switch sends each party is over ``seconds`` (``uuid_record`` of the
+    party's write stream only: RECORD_WRITE_ONLY)."""
+    files = {name: real_switch.recordings / f"heard-{label}-{name}-{uuid.uuid4().hex[:6]}.wav" for name in parties}
+    for name, leg in parties.items():
+        real_switch.api(f"uuid_setvar {leg} RECORD_WRITE_ONLY true")
+        real_switch.api(f"uuid_record {leg} start {files[name]}")
+    time.sleep(seconds)
+    for name, leg in parties.items():
+        real_switch.api(f"uuid_record {leg} stop {files[name]}")
+    assert poll(lambda: all(f.exists() and f.stat().st_size > 1000 for f in files.values()), 5), files
+    return {name: round(_loudness(f)) for name, f in files.items()}
+
+
+def test_a_talking_supervisor_is_heard_by_nobody_when_listening_by_the_agent_only_when_whispering_by_both_when_barging(
+        tenant, floor, sipp, real_switch, product):
+    """The caller and the agent are silent (no RTP from either sipp); the supervisor's phone
+    talks. What the switch sends each party shows who hears the supervisor."""
+    queue, agent, supervisor = floor
+    phones = [_register(sipp, real_switch, agent, seconds=40),
+              _register_talking(sipp, real_switch, supervisor, seconds=40)]
+    try:
+        tenant.admin.put(f"/api/agents/{agent.agent_id}/state", {"state": "available"})
+        number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
+        caller = sipp.start_calls(number, scenario="uac-bye-after.xml", extra=("-d", "20000"))
+        client, prefix = _redis(), get_settings().redis_key_prefix
+        leg = poll(lambda: next((sv.read_agent_leg(client, prefix, k.decode().rsplit(":", 1)[1])
+                                 for k in client.scan_iter(match=f"{prefix}agent-leg:*")), None), 15)
+        assert leg is not None and leg.leg
+        boss = product.client(tenant.subdomain, supervisor.username, PASSWORD)
+        sid = boss.post(f"/api/calls/{leg.call_id}/supervise", {"mode": "listen"}, expect=202)["supervision_id"]
+        assert poll(lambda: [e for e in tenant.events("call.control.start")
+                             if e["payload"]["supervisionId"] == sid], 15)
+        parties = {"customer": leg.call_id, "agent": leg.leg}
+        heard = {"listen": _heard(real_switch, parties, "listen")}
+        for mode in ("whisper", "barge"):
+            boss.post(f"/api/calls/{leg.call_id}/supervise", {"mode": mode}, expect=202)
+            assert poll(lambda m=mode: [e for e in tenant.events("call.control.start")
+                                        if e["payload"]["supervisionId"] == sid and e["payload"]["mode"] == m], 10)
+            heard[mode] = _heard(real_switch, parties, mode)
+        print("loudness (RMS) of what each party is sent:", heard)
+        quiet, loud = 100, 200  # measured: silence 0-2, speech 500-2500
+        assert heard["listen"]["agent"] < quiet and heard["listen"]["customer"] < quiet, heard
+        assert heard["whisper"]["agent"] > loud and heard["whisper"]["customer"] < quiet, heard
+        assert heard["barge"]["agent"] > loud and heard["barge"]["customer"] > loud, heard
+        boss.request("DELETE", f"/api/calls/{leg.call_id}/supervise", expect=202)
+        caller.wait(60)
     finally:
         for phone in phones:
             phone.wait(60)
