@@ -1,6 +1,7 @@
 """The agent channel on the real switch: an agent on the channel (the real ``sbc api``) rejects
 an offer ringing on its sipp phone, or hangs up its answered call, and the real controller
-carries it out (``call.control`` → ``uuid_kill`` on the agent's leg over inbound ESL).
+carries it out (``call.control`` → ``uuid_kill`` / ``uuid_hold`` on the agent's leg over
+inbound ESL).
 
 What only the real switch can say: that killing the ringing agent leg with CALL_REJECTED makes
 the caller's ``bridge`` fail with that cause (→ ``agent.reject``, not a miss, next agent), and
@@ -104,10 +105,10 @@ def test_an_agent_who_rejects_on_the_channel_is_agent_reject_not_missed_and_the_
     assert "CANCEL" in results[0].messages, results[0].errors
 
 
-def test_an_agent_who_hangs_up_on_the_channel_ends_the_bridged_call_and_sees_it_ended(
+def test_an_agent_who_holds_then_hangs_up_on_the_channel_holds_the_leg_ends_the_bridged_call_and_sees_it_ended(
         product, tenant, channel_queue, sipp, real_switch):
     queue, (agent, _other) = channel_queue
-    phone = _register(sipp, real_switch, agent, "agent-answer-ooc.xml", seconds=40)
+    phone = _register(sipp, real_switch, agent, "agent-answer-hold-ooc.xml", seconds=40)
     client = _channel(product, tenant, agent)
     try:
         _available(tenant, agent)
@@ -116,6 +117,11 @@ def test_an_agent_who_hangs_up_on_the_channel_ends_the_bridged_call_and_sees_it_
         offer = client.expect("offer", timeout=20)
         connected = client.expect("call", lambda m: m["phase"] == "connected", timeout=20)
         assert connected["callId"] == offer["offerId"]
+        assert client.command("hold")["ok"] is True
+        assert client.expect("media")["state"] == "held"
+        time.sleep(2.0)  # the request reaches the switch through the outbox and a controller
+        assert client.command("unhold")["ok"] is True
+        time.sleep(2.0)
         assert client.command("dtmf", digits="1")["ok"] is True
         assert client.command("hangup")["ok"] is True
         result = caller.wait()
@@ -124,8 +130,12 @@ def test_an_agent_who_hangs_up_on_the_channel_ends_the_bridged_call_and_sees_it_
         assert ended["callId"] == offer["offerId"]
         record = tenant.wait_record(number)[0]
         assert str(record["agent_id"]) == agent["id"] and str(record["call_id"]) == offer["offerId"]
+        # the hold reached the agent's leg: counted on the caller's interaction (esl/agent_holds.py)
+        summary = poll(lambda: tenant.admin.get(f"/api/call-records/{record['public_id']}")["summary"], 10)
+        assert summary["hold_count"] == 1 and summary["hold_ms"] > 0, summary
         assert poll(lambda: tenant.admin.get(f"/api/agents/{agent['id']}")["state"] == "available", 10)
     finally:
         client.close()
         phone_result = phone.wait(60)
     assert "BYE" in phone_result.messages, phone_result.errors
+    assert "a=sendonly" in phone_result.messages, "no hold re-INVITE reached the agent's phone"
