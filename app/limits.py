@@ -159,6 +159,7 @@ QUEUE_MIN_PRIORITY = 0
 QUEUE_MAX_PRIORITY = 100
 QUEUE_MAX_SHORT_ABANDON_SECONDS = 300
 QUEUE_MAX_SERVICE_LEVEL_SECONDS = 3600
+QUEUE_DEFAULT_SERVICE_LEVEL_SECONDS = 20   # answered within this = within the service level
 # EWT: the last this-many handle times (answer to hang-up) of a queue, kept at most this long
 QUEUE_EWT_SAMPLES = 50
 QUEUE_EWT_WINDOW_SECONDS = 3600

@@ -21,6 +21,7 @@ from typing import Callable, Optional
 import gevent
 from sqlalchemy import select
 
+from app import limits
 from app.contact import interactions, states
 from app.contact.directory import DirectoryEntry, find_directory_user
 from app.contact.presence import (
@@ -51,8 +52,8 @@ class QueueConfig:
     wrap_up_seconds: int
     members: tuple[Candidate, ...]
     strategy: str = DEFAULT_STRATEGY
-    short_abandon_seconds: int = 5
-    service_level_seconds: int = 20
+    short_abandon_seconds: int = limits.SHORT_ABANDON_SECONDS
+    service_level_seconds: int = limits.QUEUE_DEFAULT_SERVICE_LEVEL_SECONDS
 
 
 def load_queue(account_id: str, name: str) -> Optional[QueueConfig]:

@@ -64,8 +64,6 @@ REJECT_CAUSES = frozenset({"USER_BUSY", "CALL_REJECTED"})
 # The offer ended because the caller's own leg went away (its hang-up may reach us after the
 # bridge's completion): neither a miss nor a reject.
 CALLER_LEFT_CAUSE = "ORIGINATOR_CANCEL"
-# A queue held without the contact centre (no configured queue): abandons under this are short.
-SHORT_ABANDON_DEFAULT_SECONDS = 5
 # Less than this left: the wait is over (not worth another playback/sleep round trip).
 _DEADLINE_SLACK_SECONDS = 0.05
 
@@ -221,7 +219,7 @@ class Queue(Verb):
             presence.leave(ctx.account_id, p["name"], ctx.call_id)
             QUEUE_WAITERS.leave(ctx.call_id)
             if reason == "hangup":  # short: under the queue's short_abandon_seconds (0 = never)
-                short = config.short_abandon_seconds if config is not None else SHORT_ABANDON_DEFAULT_SECONDS
+                short = config.short_abandon_seconds if config is not None else limits.SHORT_ABANDON_SECONDS
                 ctx.publish("queue.caller.abandoned", self._event(
                     ctx, waitedSeconds=waited, reason=reason, shortAbandon=waited_exact < short))
             else:
