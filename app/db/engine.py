@@ -1,12 +1,14 @@
 """Engines per role and the session scopes that set the tenant for row-level security."""
 from __future__ import annotations
 
+import select
 import uuid
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
 
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.urls import sqlalchemy_url
@@ -19,15 +21,34 @@ _engines: dict[str, Engine] = {}
 _sessions: dict[str, sessionmaker] = {}
 
 
+def _alive_on_checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+    """Pessimistic disconnect handling without a round trip per checkout: a PostgreSQL restart
+    costs no call (the stale connection is replaced on checkout instead of failing the first
+    query after it). A pooled connection the server has closed (restart, terminated backend,
+    a relay cut) has its EOF or the FATAL notice waiting on the socket; only then is it pinged
+    (``SELECT 1``), and a failed ping makes the pool replace it (DisconnectionError). SQLAlchemy's
+    ``pool_pre_ping`` pinged every checkout: three round trips per call on the call path."""
+    if dbapi_connection.closed:
+        raise DisconnectionError("connection closed")
+    readable, _, _ = select.select([dbapi_connection], [], [], 0)
+    if not readable:
+        return
+    try:
+        with dbapi_connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        dbapi_connection.rollback()
+    except Exception as exc:  # any failure here means this connection is unusable
+        raise DisconnectionError(f"stale pooled connection: {exc}") from exc
+
+
 def _engine(url: str) -> Engine:
     engine = _engines.get(url)
     if engine is None:
-        # pre_ping: a PostgreSQL restart costs no call (the stale connection is replaced on
-        # checkout instead of failing the first query after it).
         # hide_parameters: a failed statement's message (logged with the 500) must not carry
         # row values such as password hashes or encrypted secrets.
-        engine = create_engine(sqlalchemy_url(url), pool_size=10, max_overflow=20, pool_pre_ping=True,
+        engine = create_engine(sqlalchemy_url(url), pool_size=10, max_overflow=20,
                                future=True, hide_parameters=True)
+        event.listen(engine, "checkout", _alive_on_checkout)
         _engines[url] = engine
     return engine
 
