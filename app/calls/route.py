@@ -17,7 +17,7 @@ from sqlalchemy import bindparam, select
 
 from app.calls.originate import OriginatedLeg, agent_connect_verbs
 from app.crypto import decrypt_secret
-from app.db.engine import platform_session
+from app.db.engine import platform_read, platform_session
 from app.models import Account, Agent, Application, CallFlow, PhoneNumber, ServiceProvider
 
 
@@ -73,8 +73,8 @@ _INBOUND_ROUTE = (
 
 def find_inbound_route(number: str) -> Optional[CallRoute]:
     """None when no account owns ``number`` (digits only, as stored)."""
-    with platform_session() as session:
-        row = session.connection().execute(_INBOUND_ROUTE, {"number": number}).first()
+    with platform_read() as conn:  # one statement: no transaction round trips
+        row = conn.execute(_INBOUND_ROUTE, {"number": number}).first()
     if row is None:
         return None
     application = None

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from sqlalchemy import create_engine, event, text
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -90,6 +90,14 @@ def tenant_session(account_id: uuid.UUID | str) -> Iterator[Session]:
             yield session
     finally:
         session.close()
+
+
+@contextmanager
+def platform_read() -> Iterator[Connection]:
+    """A connection for one cross-tenant read statement, outside any transaction (autocommit):
+    no BEGIN and COMMIT round trips around it. For the call path's single-statement lookups."""
+    with platform_engine().execution_options(isolation_level="AUTOCOMMIT").connect() as conn:
+        yield conn
 
 
 @contextmanager
