@@ -27,7 +27,7 @@ class Floor:
         self.agent_id, self.agent_sip = self._phone(self.agent_user.id)
         self.sup_user = seed.user(self.tenant, "sup", role="supervisor")
         self.sup_agent_id, self.sup_sip = self._phone(self.sup_user.id)
-        Presence(redis_client, prefix).registered(self.tenant.subdomain, self.sup_sip, 60)
+        Presence(redis_client, prefix).registered(self.tenant.subdomain, self.sup_sip, 60, node="core-1")
         self.call_id = str(uuid.uuid4())
         self.trace_id = str(uuid.uuid4())
         sv.mark_agent_leg(redis_client, prefix, call_id=self.call_id, account_id=str(self.tenant.account_id),
@@ -153,6 +153,16 @@ def test_given_a_supervisor_whose_phone_is_not_registered_when_supervising_then_
     response = floor.supervisor.post(f"/api/calls/{floor.call_id}/supervise", json={"mode": "listen"})
 
     assert_error(response, 409, "supervisor_not_registered")
+    assert floor.commands() == []
+
+
+def test_given_a_supervisor_phone_registered_with_another_switch_when_supervising_then_409(floor):
+    """The call is on switch core-1 (its agent-leg mark); user/ resolves only where it registered."""
+    Presence(floor.redis, floor.prefix).registered(floor.tenant.subdomain, floor.sup_sip, 60, node="core-2")
+
+    response = floor.supervisor.post(f"/api/calls/{floor.call_id}/supervise", json={"mode": "listen"})
+
+    assert_error(response, 409, "supervisor_on_another_switch")
     assert floor.commands() == []
 
 

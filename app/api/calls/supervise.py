@@ -63,8 +63,8 @@ def _call_leg(client: redis.Redis, prefix: str, account_id: uuid.UUID, call_id: 
     raise NotFound("No such live call.", code="call_not_found")
 
 
-def _endpoint(db: Session, me: Identity, target: Optional[dict[str, Any]],
-              presence: Presence) -> tuple[str, Optional[uuid.UUID]]:
+def _endpoint(db: Session, me: Identity, target: Optional[dict[str, Any]], presence: Presence,
+              switch: str = "") -> tuple[str, Optional[uuid.UUID]]:
     """``user/<sip user>@<subdomain>`` for the supervisor, and that phone's agent id."""
     domain = db.scalar(select(Account.subdomain).where(Account.id == me.account_id))
     if target is None:
@@ -82,9 +82,14 @@ def _endpoint(db: Session, me: Identity, target: Optional[dict[str, Any]],
         if agent_id is None:  # not this account's directory: never another tenant's phone
             raise NotFound("No such SIP user in this account.", code="sip_user_not_found",
                            details={"target": sip_user})
-    if not presence.is_registered(domain, sip_user):
+    registered_on = presence.redis.get(presence.reg_key(domain, sip_user))
+    if registered_on is None:
         raise Conflict("The supervisor's phone is not registered.", code="supervisor_not_registered",
                        details={"sip_username": sip_user})
+    node = registered_on.decode()
+    if switch and node not in ("-", switch):  # user/ resolves only on the switch it registered with
+        raise Conflict("The supervisor's phone is registered with another FreeSWITCH node than the "
+                       "call's.", code="supervisor_on_another_switch", details={"sip_username": sip_user})
     return f"user/{sip_user}@{domain}", agent_id
 
 
@@ -98,7 +103,7 @@ def start(db: Session, client: redis.Redis, prefix: str, me: Identity, call_id: 
         current = sv.read_supervision(client, prefix, str(call_id), str(me.user_id))
         if current is not None:
             return _change_mode(db, client, prefix, me, leg, current, mode)
-        endpoint, phone_agent = _endpoint(db, me, data.get("target"), Presence(client, prefix))
+        endpoint, phone_agent = _endpoint(db, me, data.get("target"), Presence(client, prefix), leg.switch)
         if phone_agent is not None and leg.agent_id == str(phone_agent):
             raise Conflict("That phone is the call's own agent.", code="cannot_supervise_own_call")
         record = sv.Supervision(
