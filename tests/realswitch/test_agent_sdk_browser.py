@@ -104,3 +104,23 @@ def test_a_browser_agent_takes_a_queued_sipp_caller_and_audio_flows_both_ways_ov
     assert agent_rtp["in"] > 10 and agent_rtp["out"] > 10, (caller_rtp, agent_rtp)
     record = tenant.wait_record(number)[0]
     assert str(record["agent_id"]) == agent["id"] and str(record["queue_id"]) == queue["id"]
+
+
+def test_a_browser_agent_holds_and_resumes_a_call_and_audio_flows_again(browser_agent, tenant, sipp, real_switch):
+    browser, queue, _agent = browser_agent
+    number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
+    caller = sipp.start_calls(number, codec="PCMA", scenario="uac-talk-until-bye.xml")
+    try:
+        browser.command("take", "connected")
+        browser.command("hold", "media")    # uuid_hold: the switch re-INVITEs the WebRTC leg
+        time.sleep(2)  # the caller hears the hold music meanwhile
+        browser.command("unhold", "media")
+        resumed = browser.command("stats", "stats")
+        time.sleep(1)
+        after_resume = browser.command("stats", "stats")
+        ended = browser.command("hangup", "ended")
+    finally:
+        result = caller.wait(60)
+    assert ended["phases"] == ["connecting", "connected", "ended"]
+    assert after_resume["inbound"]["packetsReceived"] > resumed["inbound"]["packetsReceived"], (resumed, after_resume)
+    assert result.ok, result.errors[-1500:]  # the caller got the BYE

@@ -23,7 +23,9 @@ const RING_WAIT_MS = 5000;
 /** An offer not withdrawn by the server this long after its own timeout is dropped as missed. */
 const OFFER_GRACE_MS = 5000;
 
-const withdrawnReason = Object.freeze({ missed: 'missed', rejected: 'rejected', caller_left: 'caller_left' });
+const withdrawnReason = Object.freeze({
+  missed: 'missed', rejected: 'rejected', caller_left: 'caller_left', answered_elsewhere: 'answered_elsewhere',
+});
 
 export class Agent extends Emitter {
   /**
@@ -283,12 +285,22 @@ export class Agent extends Emitter {
   }
 
   _onMedia(message) {
-    if (this.call) {
-      if (message.state === 'held') this.call.held = true;
-      if (message.state === 'muted') this.call.muted = true;
-      if (message.state === 'connected') { this.call.held = false; this.call.muted = false; }
+    this._media({ state: message.state, callId: message.callId ?? (this.call && this.call.id), source: 'server' });
+  }
+
+  /** One `media` event per change of the audio state, whoever reported it (server or leg). */
+  _media(event) {
+    const call = this.call;
+    if (call) {
+      if (event.state === 'held') call.held = true;
+      if (event.state === 'muted') call.muted = true;
+      if (event.state === 'connected') { call.held = false; call.muted = false; }
     }
-    this.emit('media', { state: message.state, callId: message.callId ?? (this.call && this.call.id), source: 'server' });
+    if (['connected', 'muted', 'held', 'failed'].includes(event.state)) {
+      if (this._audioState === event.state) return;
+      this._audioState = event.state;
+    }
+    this.emit('media', event);
   }
 
   _onSupervisor(message) {
@@ -308,6 +320,7 @@ export class Agent extends Emitter {
       if (phase === 'ended') {
         if (this.call === call) this.call = null;
         this.lastCall = call;
+        this._audioState = null;
         if (this.media) this.media.hangup();
       }
       this.emit('call', { phase, callId: call.id, cause, call });
@@ -340,25 +353,26 @@ export class Agent extends Emitter {
   }
 
   /**
-   * Call control: the microphone, hold and DTMF of a browser agent are its media leg's (media
-   * never crosses the API); the server is told too, so every view of the agent agrees.
+   * Call control (docs/agents.md "Agent → server"): every command goes to the server, which
+   * acts on the switch (hold, DTMF, hang-up through `call.control`). The microphone is the
+   * SDK's own: mute/unmute also silence the media leg's track. A hang-up also ends the media
+   * leg at once (a BYE, the same as the server's kill of the agent's leg) so it works when the
+   * channel is down; the server's `no_call` after that is not an error.
    */
   async _control(call, type, fields = {}) {
     const media = this.media;
     let local = false;
     if (media) {
-      const actions = {
-        hangup: () => media.hangup(), hold: () => media.hold(), unhold: () => media.unhold(),
-        mute: () => media.mute(), unmute: () => media.unmute(), dtmf: () => media.sendDtmf(fields.digits),
-      };
+      const actions = { hangup: () => media.hangup(), mute: () => media.mute(), unmute: () => media.unmute() };
       local = actions[type] ? actions[type]() : false;
     }
     if (!this.channel || !this.channel.isOpen) {
       if (local) return { ok: true, local: true };
       throw new AgentError(ErrorCodes.NOT_CONNECTED, `The agent channel is not connected (${type}).`);
     }
+    const extra = type === 'disposition' && call ? { callId: call.id } : {};
     try {
-      return await this.channel.command(type, { ...fields, ...(call ? { callId: call.id } : {}) });
+      return await this.channel.command(type, { ...fields, ...extra });
     } catch (err) {
       if (local) return { ok: true, local: true, server: err };
       throw err;
@@ -394,14 +408,7 @@ export class Agent extends Emitter {
     leg.on('unregistered', () => this.emit('media', { state: 'unregistered', source: 'local' }));
     leg.on('registrationFailed', (err) => this._fail(err));
     leg.on('error', (err) => this._fail(err));
-    leg.on('media', (event) => {
-      if (this.call) {
-        if (event.state === 'held') this.call.held = true;
-        if (event.state === 'muted') this.call.muted = true;
-        if (event.state === 'connected') { this.call.held = false; }
-      }
-      this.emit('media', { ...event, callId: this.call && this.call.id, source: 'local' });
-    });
+    leg.on('media', (event) => this._media({ ...event, callId: this.call && this.call.id, source: 'local' }));
     leg.on('sessionEnded', () => {
       // our leg is gone: the call is over for this agent even if the server's `ended` is late
       if (this.call && this.call.active && this.call.phase !== 'connecting') this.call._phase('ended', 'NORMAL_CLEARING');

@@ -12,6 +12,8 @@
  *                         {"event":"connected","offerId","offerToConnectedMs"}
  *     {"cmd":"stats"}   → {"event":"stats","inbound":{packetsReceived,bytesReceived,audioLevel},
  *                          "outbound":{packetsSent,bytesSent},"dtls":"connected","srtp":"..."}
+ *     {"cmd":"hold"} / {"cmd":"unhold"} → clicks Hold / Resume, waits for the `media` state
+ *                         `held` / `connected`: {"event":"media","state"}
  *     {"cmd":"hangup"}  → clicks Hang up, waits for `ended`: {"event":"ended","phases":[...]}
  *     {"cmd":"quit"}    → closes the browser and exits
  *   any failure: {"event":"error","message"} and exit 1.
@@ -107,6 +109,15 @@ export function stats(page) {
   });
 }
 
+/** Click a call button and wait for the `media` event it should cause. */
+export async function mediaAction(page, button, state) {
+  const before = await page.evaluate(() => window.sdkEvents.length);
+  await page.click(`#${button}`);
+  await page.waitForFunction(([n, s]) => window.sdkEvents.slice(n).some((e) => e.event === 'media' && e.state === s), [before, state], { timeout: STEP_MS })
+    .catch(async () => { throw new Error(`no media '${state}' after ${button}\n${await page.textContent('#log')}`); });
+  return { event: 'media', state };
+}
+
 export async function hangup(page) {
   const before = await page.evaluate(() => window.sdkEvents.length);
   await page.click('#hangup');
@@ -127,6 +138,8 @@ async function main() {
     const commands = {
       take: async () => ({ event: 'connected', ...(await take(browser.page)) }),
       stats: async () => ({ event: 'stats', ...(await stats(browser.page)) }),
+      hold: () => mediaAction(browser.page, 'hold', 'held'),
+      unhold: () => mediaAction(browser.page, 'unhold', 'connected'),
       hangup: async () => ({ event: 'ended', phases: await hangup(browser.page) }),
       events: async () => ({ event: 'events', events: await browser.page.evaluate(() => window.sdkEvents) }),
     };

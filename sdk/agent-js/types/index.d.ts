@@ -1,0 +1,175 @@
+// Types of @saas-sbc/agent-sdk (the package is JavaScript with JSDoc; this file is its contract).
+
+export type AgentStateName = 'available' | 'not_ready' | 'wrap_up' | 'offline';
+export type CallPhase = 'connecting' | 'connected' | 'ended';
+export type OfferEnd = 'accepted' | 'rejected' | 'missed' | 'caller_left' | 'answered_elsewhere' | 'cancelled';
+export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
+export type MediaState = 'registered' | 'unregistered' | 'connected' | 'muted' | 'held' | 'failed';
+
+/** Web Storage shape (window.localStorage, sessionStorage, or your own). */
+export interface TokenStorage {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+}
+
+export interface SipCredentials {
+  /** `sip_username` from POST /api/agents/:id/sip-credentials */
+  username: string;
+  password: string;
+  /** SIP domain; default: the account's subdomain */
+  domain?: string;
+  /** default: wss://<host name>:7443 */
+  wsUrl?: string;
+}
+
+export interface MediaOptions {
+  mediaConstraints?: MediaStreamConstraints;
+  pcConfig?: RTCConfiguration;
+  /** Where the caller's audio plays; default: a new Audio element; false: none */
+  remoteAudio?: HTMLAudioElement | false;
+  debug?: boolean;
+}
+
+export interface AgentOptions {
+  /** The tenant's host name (and port): `acme.example.com` */
+  host: string;
+  /** https/wss (default: the page's protocol, or true outside a browser) */
+  secure?: boolean;
+  /** Default: localStorage in browsers, memory elsewhere */
+  storage?: TokenStorage;
+  /** Key of the agent token (default `agent_auth_token`; the admin token stays under `admin_auth_token`) */
+  tokenKey?: string;
+  fetch?: typeof fetch;
+  /** WebSocket constructor (default: the global one; `ws` in node) */
+  WebSocket?: any;
+  /** The WebRTC leg: on by default where RTCPeerConnection exists; false for channel only */
+  media?: boolean | MediaOptions;
+  /** Credentials of the media leg when the channel does not send them */
+  sip?: SipCredentials;
+  /** The JsSIP module (default: the bundled dependency) */
+  JsSIP?: any;
+  /** Channel reconnect backoff (default 500 ms doubling to 15 s, with jitter) */
+  backoff?: { initialMs: number; maxMs: number; factor: number };
+  /** How long a command waits for its ack (default 10 s) */
+  commandTimeoutMs?: number;
+}
+
+export declare const ErrorCodes: Readonly<{
+  BAD_CREDENTIALS: 'bad_credentials';
+  TOO_MANY_ATTEMPTS: 'too_many_login_attempts';
+  SESSION_NOT_ALLOWED: 'session_not_allowed';
+  LICENSE_MISSING: 'license_missing';
+  NOT_AN_AGENT: 'not_an_agent';
+  TENANT_REQUIRED: 'tenant_required';
+  BAD_TOKEN: 'bad_token';
+  NOT_LOGGED_IN: 'not_logged_in';
+  NOT_CONNECTED: 'not_connected';
+  TIMEOUT: 'timeout';
+  COMMAND_FAILED: 'command_failed';
+  NETWORK: 'network';
+  TAKEOVER: 'takeover';
+  MICROPHONE_DENIED: 'microphone_denied';
+  MEDIA_FAILED: 'media_failed';
+  REGISTRATION_FAILED: 'registration_failed';
+  NO_CALL: 'no_call';
+  SERVER_ERROR: 'server_error';
+}>;
+
+export declare class AgentError extends Error {
+  /** One of ErrorCodes, or a server code passed through (e.g. `no_offer`, `validation_failed`) */
+  code: string;
+  status?: number;
+  details?: unknown;
+  retryAfterSeconds?: number;
+}
+
+declare class Emitter<Events extends Record<string, (...args: any[]) => void>> {
+  on<E extends keyof Events>(event: E, handler: Events[E]): this;
+  once<E extends keyof Events>(event: E, handler: Events[E]): this;
+  off<E extends keyof Events>(event: E, handler?: Events[E]): this;
+}
+
+export interface Ack { type: 'ack'; id: string; ok: true; [field: string]: unknown }
+
+export declare class Offer extends Emitter<{ ended: (e: { reason: OfferEnd; cause?: string | null }) => void }> {
+  readonly id: string;
+  readonly queue: string | null;
+  readonly from: string | null;
+  readonly timeoutSeconds: number | null;
+  readonly receivedAt: number;
+  readonly state: 'ringing' | 'accepting' | OfferEnd;
+  readonly pending: boolean;
+  accept(): Promise<Call>;
+  reject(): Promise<Ack>;
+}
+
+export declare class Call extends Emitter<{ phase: (e: { phase: CallPhase; cause?: string }) => void }> {
+  readonly id: string;
+  readonly offer: Offer | null;
+  readonly phase: 'new' | CallPhase;
+  readonly cause: string | null;
+  readonly held: boolean;
+  readonly muted: boolean;
+  readonly disposition: string | null;
+  readonly connectedAt: number | null;
+  readonly endedAt: number | null;
+  readonly active: boolean;
+  hangup(): Promise<Ack | { ok: true; local: true }>;
+  hold(): Promise<Ack>;
+  unhold(): Promise<Ack>;
+  mute(): Promise<Ack | { ok: true; local: true }>;
+  unmute(): Promise<Ack | { ok: true; local: true }>;
+  sendDtmf(digits: string): Promise<Ack>;
+  setDisposition(code: string): Promise<Ack>;
+}
+
+export interface Grant {
+  token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  expires_at: string;
+  session: 'agent' | 'admin';
+  user: { id: string; username: string; role: string; permissions: string[]; agent_id: string | null };
+  account: { id: string; subdomain: string; licenses: string[] };
+}
+
+export interface AgentEvents {
+  connection: (e: { state: ConnectionState; agentId?: string; sessionId?: string; resumed?: boolean; attempt?: number; delayMs?: number; reason?: string }) => void;
+  state: (e: { state: AgentStateName; reason: string | null; changedAt: string | null; previousState: AgentStateName | null }) => void;
+  offer: (offer: Offer) => void;
+  call: (e: { phase: CallPhase; callId: string; cause?: string; call: Call }) => void;
+  media: (e: { state: MediaState; callId?: string | null; source: 'server' | 'local'; stream?: MediaStream | null }) => void;
+  supervisor: (e: { event: string; active: boolean; mode: 'listen' | 'whisper' | 'barge' | null; supervisorId: string | null; callId: string | null; at: string }) => void;
+  takeover: (e: Record<string, never>) => void;
+  error: (error: AgentError) => void;
+}
+
+export declare class Agent extends Emitter<AgentEvents> {
+  readonly host: string;
+  readonly agentId: string | null;
+  readonly sessionId: string | null;
+  readonly connection: 'idle' | ConnectionState;
+  readonly state: { state: AgentStateName; reason: string | null; changedAt: string | null } | null;
+  readonly offer: Offer | null;
+  readonly call: Call | null;
+  readonly lastCall: Call | null;
+  readonly token: string | null;
+  login(username: string, password: string): Promise<Grant>;
+  /** Without a token: the admin UI's token from storage (`admin_auth_token`) */
+  exchange(adminToken?: string): Promise<Grant>;
+  restore(): Promise<boolean>;
+  refresh(): Promise<Grant>;
+  connect(): Promise<void>;
+  setState(state: AgentStateName, reason?: string): Promise<Ack | { ok: true; state: string; reason: string | null }>;
+  setDisposition(code: string): Promise<Ack>;
+  logout(): Promise<void>;
+}
+
+export declare const STATES: readonly AgentStateName[];
+export declare const PHASES: readonly CallPhase[];
+export declare const ADMIN_TOKEN_KEY: 'admin_auth_token';
+export declare const AGENT_TOKEN_KEY: 'agent_auth_token';
+export declare function memoryStorage(): TokenStorage;
+export declare function isDtlsSrtp(sdp: string): boolean;
+export declare function createAgent(options: AgentOptions): Agent;
