@@ -313,6 +313,7 @@ class CallSession:
             sip_policy=lambda uri: sip_targets.refusal(route.account_id, uri),
             publisher=self._events.emit, answered=call.answer_state == "answered",
             contact=services.contact, interaction=self.record.interaction,
+            sip_profile=route.sip_profile,
         )
         self.conn.on("CHANNEL_ANSWER", ctx.mark_answered)
         self.conn.on("CHANNEL_ANSWER", self._on_answer)

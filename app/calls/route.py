@@ -16,6 +16,7 @@ from typing import Any, Optional
 from sqlalchemy import bindparam, select
 
 from app.calls.originate import OriginatedLeg, agent_connect_verbs
+from app.contact.endpoints import contact_profile
 from app.crypto import decrypt_secret
 from app.db.engine import platform_read, platform_session
 from app.models import Account, Agent, Application, CallFlow, PhoneNumber, ServiceProvider
@@ -50,6 +51,8 @@ class CallRoute:
     # the account's directory domain (its subdomain), set on a callback leg: the agent's
     # ``user/`` dial resolves ``${domain_name}`` to it (docs/agents.md "Callbacks")
     domain: Optional[str] = None
+    # the sofia profile of ``sip`` dial targets (an agent contact ``sofia/internal/…``: internal)
+    sip_profile: str = "external"
 
 
 # The inbound lookup runs once per call: a Core statement built once, the application's columns
@@ -139,6 +142,7 @@ def find_originated_route(leg: OriginatedLeg, number: str) -> Optional[CallRoute
         number=number, account_id=row.account_id, service_provider_id=row.service_provider_id,
         account_limit=row.account_limit, service_provider_limit=row.sp_limit,
         application=application, direction="outbound", domain=domain,
+        sip_profile=contact_profile(contact) if application is not None and app_row is None else "external",
     )
 
 

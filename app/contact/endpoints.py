@@ -7,7 +7,7 @@ API accepted is always one the ``dial`` verb accepts.
 |----------------------------------|------------------------------------|------------|
 | ``user/<sip user>``              | ``user``                           | ``user/<sip user>@<account subdomain>``: the account's own directory only |
 | ``sip:<user>@<host>[:port][;p]`` | ``sip``                            | ``sofia/external/<user>@<host>…``: the host must be on ``/api/sip-targets`` and pass the address policy |
-| ``sofia/internal/<user>@<host>…``| ``sip`` (``sip:<user>@<host>…``)   | the same: a phone at a fixed address is a SIP URI |
+| ``sofia/internal/<user>@<host>…``| ``sip`` (``sip:<user>@<host>…``)   | ``sofia/internal/<user>@<host>…`` (from the agents' profile), under the same host policy |
 
 An agent with SIP credentials is rung at its registered ``user/`` whatever its contact says
 (the queue's offers ring the same user).
@@ -23,6 +23,12 @@ SOFIA_INTERNAL_PREFIX = "sofia/internal/"
 FORMS = "user/1001, sip:1001@pbx.example.com or sofia/internal/1001@pbx.example.com"
 _USER = re.compile(USER_PATTERN)
 _SIP = re.compile(SIP_PATTERN)
+
+
+def contact_profile(contact: Optional[str]) -> str:
+    """The sofia profile the contact's ``sip`` target leaves from: the agents' ``internal``
+    profile for the ``sofia/internal/`` form (what it names), else the trunk side."""
+    return "internal" if contact and contact.startswith(SOFIA_INTERNAL_PREFIX) else "external"
 
 
 def dial_target(contact: str) -> Optional[dict[str, str]]:

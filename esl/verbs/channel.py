@@ -73,6 +73,9 @@ class ChannelVerbContext:
     # the contact centre (app.contact.distribution.ContactCentre): configured queues and
     # agent delivery; None = the queue verb only holds (no agents are offered the caller)
     contact: Optional[Any] = None
+    # the sofia profile ``sip`` dial targets leave from: ``internal`` (the agents' profile) on a
+    # callback's agent leg whose contact is ``sofia/internal/…`` (app/contact/endpoints.py)
+    sip_profile: str = "external"
     queue_id: Optional[uuid.UUID] = None   # the configured queue the caller joined (call record)
     agent_id: Optional[str] = None         # the agent who answered (call record)
     # queue join/leave, offer, agent answer, holds: the interaction summary's raw times (the

@@ -144,7 +144,8 @@ class Dial(Verb):
             if refused:
                 raise ValueError(refused)
             uri = name.split(":", 1)[1] if name.lower().startswith(("sip:", "sips:")) else name
-            return f"sofia/external/{uri}"
+            profile = getattr(ctx, "sip_profile", "external")  # internal: an agent's sofia/internal/ contact
+            return f"sofia/{profile}/{uri}"
         return ctx.lcr_bridge_string(name.lstrip("+"))
 
     def bridge_arg(self, ctx: VerbContext, dial_id: str = "",

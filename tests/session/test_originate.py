@@ -211,9 +211,11 @@ def _callback_row(owner_conn, callback_id: uuid.UUID) -> tuple[str, int]:
     return row.status, row.attempts
 
 
-@pytest.mark.parametrize("contact", ["sip:agent7@pbx.example.com", "sofia/internal/agent7@pbx.example.com"])
+@pytest.mark.parametrize("contact, endpoint", [
+    ("sip:agent7@pbx.example.com", "sofia/external/agent7@pbx.example.com"),
+    ("sofia/internal/agent7@pbx.example.com", "sofia/internal/agent7@pbx.example.com")])  # the agents' profile
 def test_given_callback_when_customer_answers_then_agent_is_bridged_and_callback_completed(
-        dialling, inbound_sim, make_account, owner_conn, media_dns, contact):
+        dialling, inbound_sim, make_account, owner_conn, media_dns, contact, endpoint):
     originator, _ = dialling
     account = make_account()
     _route(originator, account.id)
@@ -230,7 +232,7 @@ def test_given_callback_when_customer_answers_then_agent_is_bridged_and_callback
     leg = inbound_sim.originated_calls[0]
     assert leg.wait(10)
     bridges = [arg for app, arg in executed(leg) if app == "bridge"]
-    assert len(bridges) == 1 and bridges[0].endswith("sofia/external/agent7@pbx.example.com")
+    assert len(bridges) == 1 and bridges[0].endswith(endpoint)
     assert _callback_row(owner_conn, callback_id) == ("completed", 1)
     record = call_record(owner_conn, str(request.call_id))
     assert (record["agent_id"], record["queue_id"], record["direction"]) == (agent_id, queue_id, "outbound")
