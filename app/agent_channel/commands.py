@@ -9,10 +9,12 @@ error's stable code. Nothing a client sends reaches ``getattr`` or the switch un
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+import gevent
 from marshmallow import ValidationError
 
 from app import limits
@@ -29,6 +31,11 @@ from app.contact.states import default_presence
 from app.errors import ValidationFailed
 
 _DTMF = re.compile(r"[0-9A-Da-d*#]+\Z")
+# A hold is sent no sooner than this after the call connected. On the real switch a
+# uuid_hold 120 ms after the agent answered queued the caller's hold music (a broadcast) behind
+# the bridge's start; the unhold's stop came first, the music then looped for ever and the
+# agent's leg could not be hung up (tests/realswitch/test_agent_channel_realswitch.py).
+HOLD_SETTLE_SECONDS = 1.0
 
 
 @dataclass
@@ -111,6 +118,10 @@ def _hold(held: bool) -> Handler:
 
     def handler(ctx: CommandContext, _body: dict[str, Any]) -> dict[str, Any]:
         call_id, leg_id = _live_leg(ctx)
+        if held:  # FreeSWITCH 1.10.12: a hold right after the bridge loses its unhold (below)
+            settle = HOLD_SETTLE_SECONDS - (time.monotonic() - ctx.conn.connected_at)
+            if 0 < settle <= HOLD_SETTLE_SECONDS:
+                gevent.sleep(settle)
         _control(ctx, call_id, leg_id, "hold" if held else "unhold")
         ctx.conn.send(protocol.message("media", state="held" if held else "connected", callId=call_id))
         return {"callId": call_id}

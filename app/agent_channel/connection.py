@@ -35,6 +35,7 @@ class AgentConnection:
     session_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     offer_id: Optional[str] = None  # the call offered to the agent now
     call_id: Optional[str] = None   # the call the agent is connected to now
+    connected_at: float = 0.0       # monotonic time of this socket's last ``call`` connected
     closed: bool = False
     close_code: Optional[int] = None
 

@@ -11,6 +11,7 @@ One handler per routing key, in an explicit registry (``RELAYS``).
 from __future__ import annotations
 
 import logging
+import time
 from typing import Callable, Optional
 
 from app.agent_channel import protocol
@@ -77,6 +78,7 @@ def _accepted(hub: Hub, env: Envelope) -> None:
     if conn is not None:
         conn.offer_id = None
         conn.call_id = call_id
+        conn.connected_at = time.monotonic()
         conn.send(protocol.message("call", phase="connected", callId=call_id))
     for other in hub.on_call(env.account, call_id):  # ring_all: the agents who did not answer first
         if other is not conn:
