@@ -95,7 +95,8 @@ class CallSupervision(MethodView):
         """Ring the supervisor's phone into the agent's live call (mode listen, whisper or
         barge); again with another mode while active: switch modes. 404 ``call_not_found``
         (unknown, ended or another tenant's), 409 ``no_agent_leg`` / ``supervisor_not_registered``
-        / ``supervisor_has_no_phone`` / ``supervision_not_active``. Outcome:
+        / ``supervisor_on_another_switch`` / ``supervisor_has_no_phone`` / ``supervision_not_active``
+        / ``cannot_supervise_own_call``. Outcome:
         ``call.control.start`` / ``call.control.stop``."""
         me = current_identity()
         supervise.require_supervisor(me)
