@@ -19,6 +19,8 @@ the pipe exits → everything here is stopped and the database, vhost and keys a
   ``POST /caller`` ``{"callId", "action": "hangup"}``.
 - ``POST /api/restart`` → the API process is stopped and started again on the same port.
 - ``POST /events`` ``{"accountId", "prefix"}`` → outbox routing keys of the account (oldest first).
+- ``POST /licenses`` ``{"accountId", "licenses"}`` → the account's licenses replaced (as
+  ``sbc tenant update`` does).
 """
 from __future__ import annotations
 
@@ -261,6 +263,20 @@ class Stack:
         actions[action]()
         return {"ok": True, "bLeg": phone.b_leg_uuid}
 
+    def licenses(self, body: dict[str, Any]) -> dict[str, Any]:
+        from sqlalchemy import create_engine, text
+        from app.db.urls import sqlalchemy_url
+        from app.settings import get_settings
+
+        engine = create_engine(sqlalchemy_url(get_settings().database_url))
+        try:
+            with engine.begin() as conn:
+                conn.execute(text("UPDATE accounts SET licenses = :l WHERE id = :a"),
+                             {"l": list(body["licenses"]), "a": body["accountId"]})
+        finally:
+            engine.dispose()
+        return {"ok": True}
+
     def events(self, body: dict[str, Any]) -> dict[str, Any]:
         from sqlalchemy import create_engine, text
         from app.db.urls import sqlalchemy_url
@@ -314,7 +330,7 @@ def control_app(stack: Stack) -> Callable:
     routes: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
         "/tenant": stack.tenant, "/call": stack.call, "/phone": stack.phone,
         "/api/restart": lambda _body: stack.restart_api(), "/events": stack.events,
-        "/caller": lambda body: {"ok": _caller(stack, body)},
+        "/caller": lambda body: {"ok": _caller(stack, body)}, "/licenses": stack.licenses,
     }
 
     def app(environ: dict, start_response: Callable) -> list[bytes]:

@@ -38,11 +38,23 @@ describe('login', () => {
     assert.equal(agent.token, null);
   });
 
-  test('given an account without the queue-mgmt license, then the channel refuses with license_missing', async () => {
+  test('given a user without an agent profile, then login rejects with session_not_allowed', async () => {
     const bare = await harness.tenant({ licenses: ['api-access'] });
     const agent = harness.agent(bare);
-    // the admin has no agent profile: the agent session is refused before any channel
     await assert.rejects(agent.login(bare.admin.username, bare.admin.password), { code: ErrorCodes.SESSION_NOT_ALLOWED });
+  });
+
+  test('given an account without the queue-mgmt license, then the channel refuses with license_missing and no reconnect', async () => {
+    const unlicensed = await harness.tenant({ agents: 1 });
+    await harness.licenses(unlicensed.accountId, ['api-access']);
+    const agent = harness.agent(unlicensed);
+    const errors = [];
+    agent.on('error', (err) => errors.push(err.code));
+    await assert.rejects(agent.login(unlicensed.agents[0].username, unlicensed.agents[0].password),
+      { code: ErrorCodes.LICENSE_MISSING });
+    assert.deepEqual(errors, [ErrorCodes.LICENSE_MISSING]);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    assert.equal(agent.connection, 'closed');
   });
 
   test('then the agent token is stored under its own key and the admin key is left alone', async () => {

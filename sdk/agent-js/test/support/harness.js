@@ -55,6 +55,7 @@ export class Harness {
   phone(callId, action) { return this.post('/phone', { callId, action }); }
   callerHangup(callId) { return this.post('/caller', { callId, action: 'hangup' }); }
   restartApi() { return this.post('/api/restart'); }
+  licenses(accountId, licenses) { return this.post('/licenses', { accountId, licenses }); }
   async events(accountId, prefix = '') { return (await this.post('/events', { accountId, prefix })).events; }
 
   /** An agent of the SDK wired to this stack (node transports, memory storage, no media). */
