@@ -1,0 +1,149 @@
+/**
+ * The SDK's own rules, without a server: DTLS-SRTP offers only, call phases forward only and
+ * once, offer outcomes, API error codes → SDK codes, JWT claims, channel backoff and takeover.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Call } from '../src/call.js';
+import { Channel, TAKEOVER_CLOSE_CODE } from '../src/channel.js';
+import { ErrorCodes, isDtlsSrtp } from '../src/index.js';
+import { mapApiCode } from '../src/errors.js';
+import { Offer } from '../src/offer.js';
+import { decodeClaims } from '../src/storage.js';
+
+const sdp = (proto, fingerprint = true) => [
+  'v=0', 'o=FreeSWITCH 1 2 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0',
+  `m=audio 30000 ${proto} 8 101`, ...(fingerprint ? ['a=fingerprint:sha-256 AB:CD'] : []), 'a=setup:actpass', '',
+].join('\r\n');
+
+describe('DTLS-SRTP only', () => {
+  test('given FreeSWITCH\'s WebRTC offer (RTP/SAVPF with a fingerprint), then it is accepted', () => {
+    assert.equal(isDtlsSrtp(sdp('RTP/SAVPF')), true);
+    assert.equal(isDtlsSrtp(sdp('UDP/TLS/RTP/SAVPF')), true);
+  });
+  test('given plain RTP or SRTP without a DTLS fingerprint, then it is refused', () => {
+    assert.equal(isDtlsSrtp(sdp('RTP/AVP')), false);
+    assert.equal(isDtlsSrtp(sdp('RTP/SAVPF', false)), false);
+    assert.equal(isDtlsSrtp(''), false);
+  });
+});
+
+describe('call phases', () => {
+  test('given phases from two sources, then each is emitted once and in order', () => {
+    const call = new Call('c1', { control: async () => ({}) });
+    const seen = [];
+    call.on('phase', ({ phase }) => seen.push(phase));
+    for (const phase of ['connecting', 'connecting', 'connected', 'connecting', 'connected', 'ended', 'connected', 'ended']) {
+      call._phase(phase, 'NORMAL_CLEARING');
+    }
+    assert.deepEqual(seen, ['connecting', 'connected', 'ended']);
+    assert.equal(call.cause, 'NORMAL_CLEARING');
+  });
+  test('given an ended call, then call control is refused with no_call but a disposition is sent', async () => {
+    const sent = [];
+    const call = new Call('c1', { control: async (c, type) => { sent.push(type); return { ok: true }; } });
+    call._phase('ended');
+    await assert.rejects(call.hangup(), { code: ErrorCodes.NO_CALL });
+    await assert.rejects(call.sendDtmf('1'), { code: ErrorCodes.NO_CALL });
+    await call.setDisposition('sale');
+    assert.deepEqual(sent, ['disposition']);
+  });
+  test('given bad DTMF digits, then they are refused before the server', async () => {
+    const call = new Call('c1', { control: async () => ({ ok: true }) });
+    call._phase('connected');
+    await assert.rejects(call.sendDtmf('12x'), { code: ErrorCodes.COMMAND_FAILED });
+  });
+});
+
+describe('offers', () => {
+  test('given an accepted offer, then it ends once as accepted and cannot be rejected', async () => {
+    const offer = new Offer({ offerId: 'o1', queue: 'q', from: '+1555', timeoutSeconds: 20 },
+      { accept: async () => 'call', reject: async () => 'rejected' });
+    const ends = [];
+    offer.on('ended', ({ reason }) => ends.push(reason));
+    assert.equal(await offer.accept(), 'call');
+    offer._end('missed');
+    await assert.rejects(offer.reject(), { code: ErrorCodes.COMMAND_FAILED });
+    assert.deepEqual(ends, ['accepted']);
+  });
+  test('given an accept the server refuses, then the offer is still ringing', async () => {
+    const offer = new Offer({ offerId: 'o1' }, { accept: async () => { throw new Error('no_offer'); }, reject: async () => {} });
+    await assert.rejects(offer.accept());
+    assert.equal(offer.state, 'ringing');
+  });
+});
+
+describe('error codes', () => {
+  test('then API codes map onto the SDK\'s stable codes and unknown ones pass through', () => {
+    assert.equal(mapApiCode('invalid_credentials', 401), ErrorCodes.BAD_CREDENTIALS);
+    assert.equal(mapApiCode('license_required', 403), ErrorCodes.LICENSE_MISSING);
+    assert.equal(mapApiCode('token_expired', 401), ErrorCodes.BAD_TOKEN);
+    assert.equal(mapApiCode('no_offer'), 'no_offer');
+    assert.equal(mapApiCode(undefined, 503), ErrorCodes.SERVER_ERROR);
+  });
+});
+
+test('then a JWT\'s claims are read without verifying it', () => {
+  const body = Buffer.from(JSON.stringify({ exp: 2000000000, iat: 1999999000, session: 'agent' })).toString('base64url');
+  assert.deepEqual(decodeClaims(`x.${body}.y`), { exp: 2000000000, iat: 1999999000, session: 'agent' });
+  assert.equal(decodeClaims('not a token'), null);
+});
+
+/** A WebSocket double that the test drives (the channel's contract with any WebSocket). */
+class FakeSocket {
+  static made = [];
+  constructor(url) { this.url = url; this.sent = []; FakeSocket.made.push(this); }
+  send(text) { this.sent.push(JSON.parse(text)); }
+  close() {}
+  open() { this.onopen && this.onopen(); }
+  message(body) { this.onmessage && this.onmessage({ data: JSON.stringify(body) }); }
+  drop(code) { this.onclose && this.onclose({ code, reason: '' }); }
+}
+
+describe('channel', () => {
+  test('given drops, then it reconnects with doubling, jittered delays and sends auth first each time', async () => {
+    FakeSocket.made = [];
+    const channel = new Channel({ url: 'ws://x/', WebSocket: FakeSocket, token: () => 'jwt',
+      backoff: { initialMs: 10, maxMs: 40, factor: 2 }, random: () => 1 });
+    const delays = [];
+    channel.on('state', (state, detail) => { if (detail && detail.delayMs) delays.push(detail.delayMs); });
+    channel.open();
+    for (let n = 0; n < 4; n += 1) {
+      const socket = FakeSocket.made.at(-1);
+      socket.open();
+      assert.deepEqual(socket.sent[0], { type: 'auth', token: 'jwt' });
+      socket.drop(1006);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.deepEqual(delays, [10, 20, 40, 40]);
+    channel.close();
+  });
+
+  test('given close 4001, then takeover is emitted and nothing reconnects', async () => {
+    FakeSocket.made = [];
+    const channel = new Channel({ url: 'ws://x/', WebSocket: FakeSocket, token: () => 'jwt', backoff: { initialMs: 5, maxMs: 5, factor: 2 } });
+    let takenOver = 0;
+    channel.on('takeover', () => { takenOver += 1; });
+    channel.open();
+    FakeSocket.made[0].open();
+    FakeSocket.made[0].message({ type: 'connection', state: 'open' });
+    FakeSocket.made[0].drop(TAKEOVER_CLOSE_CODE);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal(takenOver, 1);
+    assert.equal(FakeSocket.made.length, 1);
+    assert.equal(channel.state, 'closed');
+  });
+
+  test('given a command when the socket drops, then it fails with not_connected', async () => {
+    FakeSocket.made = [];
+    const channel = new Channel({ url: 'ws://x/', WebSocket: FakeSocket, token: () => 'jwt' });
+    channel.open();
+    FakeSocket.made[0].open();
+    FakeSocket.made[0].message({ type: 'connection', state: 'open' });
+    const pending = channel.command('setState', { state: 'available' });
+    assert.equal(FakeSocket.made[0].sent[1].type, 'setState');
+    FakeSocket.made[0].drop(1006);
+    await assert.rejects(pending, { code: ErrorCodes.NOT_CONNECTED });
+    channel.close();
+  });
+});
