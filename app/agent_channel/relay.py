@@ -103,8 +103,10 @@ def _supervisor(active: Optional[bool]) -> Relay:
         conn = _agent(hub, env)
         if conn is not None:
             p = env.payload
+            # agent.supervisor.coaching says in its payload whether whispering starts or ends
+            on = active if active is not None else bool(p.get("coaching", True))
             conn.send(protocol.message(
-                "supervisor", event=env.type, active=active if active is not None else True,
+                "supervisor", event=env.type, active=on,
                 mode=p.get("mode"), supervisorId=p.get("supervisorId"), callId=p.get("callId")))
 
     return relay

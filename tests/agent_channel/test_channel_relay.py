@@ -53,8 +53,13 @@ def test_given_supervisor_events_naming_the_agent_then_supervisor_messages_arriv
     assert (started["active"], started["mode"], started["supervisorId"], started["callId"]) == (
         True, "listen", supervisor, call_id)
     emit("agent.supervisor.coaching", {"callId": call_id, "agentId": ids["cy"], "mode": "whisper",
-                                       "supervisorId": supervisor}, account_id=tenant.account_id)
-    assert client.expect("supervisor", lambda m: m["event"] == "agent.supervisor.coaching")["mode"] == "whisper"
+                                       "supervisorId": supervisor, "coaching": True}, account_id=tenant.account_id)
+    coaching = client.expect("supervisor", lambda m: m["event"] == "agent.supervisor.coaching")
+    assert (coaching["mode"], coaching["active"]) == ("whisper", True)
+    emit("agent.supervisor.coaching", {"callId": call_id, "agentId": ids["cy"], "mode": "listen",
+                                       "supervisorId": supervisor, "coaching": False},
+         account_id=tenant.account_id)
+    assert client.expect("supervisor", lambda m: m["event"] == "agent.supervisor.coaching")["active"] is False
     emit("call.control.stop", {"callId": call_id, "agentId": ids["cy"], "mode": "whisper",
                                "supervisorId": supervisor}, account_id=tenant.account_id)
     assert client.expect("supervisor", lambda m: m["event"] == "call.control.stop")["active"] is False
