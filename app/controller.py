@@ -32,6 +32,7 @@ from app.events.consumer import RedisSeenIds
 from app.contact.directory import DirectoryWriter
 from app.contact.distribution import ContactCentre
 from app.contact.presence import Presence
+from app.contact.queue_metrics import QueueMetricsEmitter
 from app.contact.registrations import REGISTRATION_EVENTS, RegistrationTracker
 from app.events.payloads import emit
 from app.events.publisher import start_publisher, stop_publisher
@@ -148,6 +149,8 @@ class Controller:
             start_config_listener(self.config),
             start_routing_listener(self.reloader),
             start_snapshot_refresher(self.numbers),
+            # queue.metrics once per period across every controller (a Redis lock per period)
+            QueueMetricsEmitter(self.redis, get_settings().redis_key_prefix, emit=emit).start(),
         ]
         self.heartbeat.start()
         for collector in self.collectors:
