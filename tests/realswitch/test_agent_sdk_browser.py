@@ -45,29 +45,44 @@ def _other_leg(real_switch, caller_uuid: str) -> str:
     return others[0]
 
 
-@pytest.fixture
-def browser_agent(tenant, product, real_switch, realswitch_workdir):
-    """A queue (15 s offer, no wrap-up), an agent with SIP credentials on the switch, the
-    example page served against the product's API, and chromium logged in on it."""
-    queue = tenant.admin.post("/api/queues", {"name": f"web-{uuid.uuid4().hex[:6]}", "offer_timeout_seconds": 15,
-                                              "wrap_up_seconds": 0, "announce_position": False})
+def _web_agent(tenant, real_switch, queue_id: str) -> tuple[str, dict, dict]:
     name = f"web-{uuid.uuid4().hex[:6]}"
     user = tenant.admin.post("/api/users", {"username": name, "password": PASSWORD, "role": "agent"})
-    agent = tenant.admin.post("/api/agents", {"user_id": user["id"], "queue_ids": [queue["id"]]})
+    agent = tenant.admin.post("/api/agents", {"user_id": user["id"], "queue_ids": [queue_id]})
     sip = tenant.admin.post(f"/api/agents/{agent['id']}/sip-credentials", None)
     assert poll(lambda: real_switch.api(f"user_exists id {sip['sip_username']} {sip['sip_domain']}",
                                         check=False).strip() == "true", 15), "directory not applied"
+    return name, agent, sip
+
+
+@pytest.fixture
+def web_queue(tenant):
+    """A queue with a 15 s offer and no after-call work."""
+    return tenant.admin.post("/api/queues", {"name": f"web-{uuid.uuid4().hex[:6]}", "offer_timeout_seconds": 15,
+                                             "wrap_up_seconds": 0, "announce_position": False})
+
+
+@pytest.fixture
+def example_server(product, realswitch_workdir):
     logdir = realswitch_workdir / "sdk"
     logdir.mkdir(exist_ok=True)
     server = ExampleServer(product.api_port, logdir)
+    yield server, logdir
+    server.stop()
+
+
+@pytest.fixture
+def browser_agent(tenant, real_switch, web_queue, example_server):
+    """An agent with SIP credentials on the switch and chromium logged in on the example page."""
+    server, logdir = example_server
+    name, agent, sip = _web_agent(tenant, real_switch, web_queue["id"])
     browser = BrowserAgent(server.url(tenant.subdomain), name, PASSWORD, sip=sip,
                            wss_url=f"wss://127.0.0.1:{real_switch.ports.agent_wss}", logdir=logdir)
     try:
         browser.expect("ready", timeout=60)
-        yield browser, queue, agent
+        yield browser, web_queue, agent
     finally:
         browser.close()
-        server.stop()
 
 
 def test_a_browser_agent_takes_a_queued_sipp_caller_and_audio_flows_both_ways_over_dtls_srtp(
@@ -124,3 +139,23 @@ def test_a_browser_agent_holds_and_resumes_a_call_and_audio_flows_again(browser_
     assert ended["phases"] == ["connecting", "connected", "ended"]
     assert after_resume["inbound"]["packetsReceived"] > resumed["inbound"]["packetsReceived"], (resumed, after_resume)
     assert result.ok, result.errors[-1500:]  # the caller got the BYE
+
+
+def test_a_browser_agent_whose_microphone_is_blocked_gets_microphone_denied_and_the_caller_goes_on(
+        tenant, real_switch, web_queue, example_server, sipp):
+    server, logdir = example_server
+    name, _agent, sip = _web_agent(tenant, real_switch, web_queue["id"])
+    browser = BrowserAgent(server.url(tenant.subdomain), name, PASSWORD, sip=sip,
+                           wss_url=f"wss://127.0.0.1:{real_switch.ports.agent_wss}", logdir=logdir,
+                           deny_microphone=True)
+    number = tenant.number_for([{"verb": "queue", "name": web_queue["name"]}])
+    try:
+        browser.expect("ready", timeout=60)
+        caller = sipp.start_calls(number, codec="PCMA", scenario="uac-bye-after.xml", extra=("-d", "8000"))
+        denied = browser.command("acceptDenied", "denied")
+    finally:
+        browser.close()
+    result = caller.wait(60)
+    assert "microphone_denied" in denied["errors"], denied
+    assert denied["phases"][-1] == "ended", denied
+    assert result.ok, result.errors[-1500:]  # the caller was kept in the queue and hung up itself

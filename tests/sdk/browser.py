@@ -74,9 +74,9 @@ class BrowserAgent:
     """One chromium logged in as an agent on the example page (driver.js)."""
 
     def __init__(self, page_url: str, user: str, password: str, *, sip: dict[str, str] | None,
-                 wss_url: str | None, logdir: Path) -> None:
+                 wss_url: str | None, logdir: Path, deny_microphone: bool = False) -> None:
         env = dict(os.environ, SDK_PAGE_URL=page_url, SDK_AGENT_USER=user, SDK_AGENT_PASSWORD=password,
-                   CHROMIUM=CHROMIUM)
+                   CHROMIUM=CHROMIUM, SDK_DENY_MICROPHONE="1" if deny_microphone else "0")
         if sip:
             env.update(SDK_SIP_USER=sip["sip_username"], SDK_SIP_PASSWORD=sip["sip_password"],
                        SDK_SIP_WSS=wss_url or "")

@@ -239,6 +239,10 @@ export class Agent extends Emitter {
 
   _onOffer(message) {
     if (message.phase === 'withdrawn') {
+      if (this.call && this.call.id === message.offerId && this.call.phase === 'connecting') {
+        // accepted, but the agent's leg never answered (media failed): the offer moved on
+        this.call._phase('ended', message.cause || message.reason);
+      }
       if (this.offer && this.offer.id === message.offerId) {
         const offer = this.offer;
         this.offer = null;
@@ -338,7 +342,7 @@ export class Agent extends Emitter {
     call._phase('connecting');
     if (ringing) {
       try {
-        media.answer(await ringing);
+        call._session = media.answer(await ringing);
       } catch (err) {
         this._fail(err);
       }
@@ -409,9 +413,13 @@ export class Agent extends Emitter {
     leg.on('registrationFailed', (err) => this._fail(err));
     leg.on('error', (err) => this._fail(err));
     leg.on('media', (event) => this._media({ ...event, callId: this.call && this.call.id, source: 'local' }));
-    leg.on('sessionEnded', () => {
-      // our leg is gone: the call is over for this agent even if the server's `ended` is late
-      if (this.call && this.call.active && this.call.phase !== 'connecting') this.call._phase('ended', 'NORMAL_CLEARING');
+    leg.on('sessionEnded', ({ session, cause }) => {
+      // the answered leg is gone (hung up, or it never got media: microphone refused, ICE or
+      // DTLS failed): the call is over for this agent even if the server's `ended` is late
+      const call = this.call;
+      if (call && call.active && call._session === session) {
+        call._phase('ended', cause === 'Terminated' || cause === 'BYE' ? 'NORMAL_CLEARING' : cause);
+      }
     });
     this.media = leg;
     leg.start();

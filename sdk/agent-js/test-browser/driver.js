@@ -5,7 +5,8 @@
  * in Python, which places the sipp calls) can lead it:
  *
  *   env: SDK_PAGE_URL, SDK_AGENT_USER, SDK_AGENT_PASSWORD, [SDK_SIP_USER, SDK_SIP_PASSWORD,
- *        SDK_SIP_WSS], [CHROMIUM=/usr/bin/chromium]
+ *        SDK_SIP_WSS], [CHROMIUM=/usr/bin/chromium], [SDK_DENY_MICROPHONE=1: the page may not
+ *        use the microphone, as when a person clicks "Block"]
  *   stdout: {"event":"ready"} once logged in, registered (with SIP credentials) and available;
  *   stdin commands (one JSON per line) and their answers:
  *     {"cmd":"take"}    → waits for the offer, clicks Accept, waits for `connected`:
@@ -15,6 +16,8 @@
  *     {"cmd":"hold"} / {"cmd":"unhold"} → clicks Hold / Resume, waits for the `media` state
  *                         `held` / `connected`: {"event":"media","state"}
  *     {"cmd":"hangup"}  → clicks Hang up, waits for `ended`: {"event":"ended","phases":[...]}
+ *     {"cmd":"acceptDenied"} → waits for the offer, clicks Accept, waits for `error`
+ *                         `microphone_denied` and `ended`: {"event":"denied","phases","errors"}
  *     {"cmd":"quit"}    → closes the browser and exits
  *   any failure: {"event":"error","message"} and exit 1.
  */
@@ -37,11 +40,14 @@ export const CHROMIUM_ARGS = [
 const STEP_MS = Number(process.env.SDK_STEP_TIMEOUT_MS || 30000);
 
 /** Launch chromium with a fresh profile; returns {context, page, close}. */
-export async function launch() {
+export async function launch({ denyMicrophone = false } = {}) {
   const profile = mkdtempSync(path.join(os.tmpdir(), 'sdk-chromium-'));
+  const args = denyMicrophone
+    ? [...CHROMIUM_ARGS.filter((a) => a !== '--use-fake-ui-for-media-stream'), '--deny-permission-prompts']
+    : CHROMIUM_ARGS;
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS,
-    ignoreHTTPSErrors: true, permissions: ['microphone'],
+    executablePath: CHROMIUM, headless: true, args,
+    ignoreHTTPSErrors: true, permissions: denyMicrophone ? [] : ['microphone'],
   });
   const page = context.pages()[0] || await context.newPage();
   return {
@@ -118,6 +124,20 @@ export async function mediaAction(page, button, state) {
   return { event: 'media', state };
 }
 
+/** Accept with the microphone refused: the SDK reports `microphone_denied` and the call ends. */
+export async function acceptDenied(page) {
+  const before = await page.evaluate(() => window.sdkEvents.length);
+  await page.waitForFunction((n) => window.sdkEvents.slice(n).some((e) => e.event === 'offer'), before, { timeout: STEP_MS * 2 });
+  await page.click('#accept');
+  await page.waitForFunction((n) => window.sdkEvents.slice(n).some((e) => e.event === 'call' && e.phase === 'ended'), before, { timeout: STEP_MS })
+    .catch(async () => { throw new Error(`the call never ended\n${await page.textContent('#log')}`); });
+  return page.evaluate((n) => {
+    const events = window.sdkEvents.slice(n);
+    return { phases: events.filter((e) => e.event === 'call').map((e) => e.phase),
+      errors: events.filter((e) => e.event === 'error').map((e) => e.code) };
+  }, before);
+}
+
 export async function hangup(page) {
   const before = await page.evaluate(() => window.sdkEvents.length);
   await page.click('#hangup');
@@ -128,7 +148,7 @@ export async function hangup(page) {
 async function main() {
   const env = process.env;
   const say = (body) => process.stdout.write(JSON.stringify(body) + '\n');
-  const browser = await launch();
+  const browser = await launch({ denyMicrophone: env.SDK_DENY_MICROPHONE === '1' });
   try {
     await ready(browser.page, {
       url: env.SDK_PAGE_URL, user: env.SDK_AGENT_USER, password: env.SDK_AGENT_PASSWORD,
@@ -141,6 +161,7 @@ async function main() {
       hold: () => mediaAction(browser.page, 'hold', 'held'),
       unhold: () => mediaAction(browser.page, 'unhold', 'connected'),
       hangup: async () => ({ event: 'ended', phases: await hangup(browser.page) }),
+      acceptDenied: async () => ({ event: 'denied', ...(await acceptDenied(browser.page)) }),
       events: async () => ({ event: 'events', events: await browser.page.evaluate(() => window.sdkEvents) }),
     };
     for await (const line of readline.createInterface({ input: process.stdin })) {
