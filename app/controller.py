@@ -20,7 +20,6 @@ from typing import Optional
 
 import gevent
 import gevent.lock
-import redis
 from prometheus_client import REGISTRY
 
 from app.calls.heartbeat import ServiceHeartbeat
@@ -39,6 +38,7 @@ from app.events.publisher import start_publisher, stop_publisher
 from app.ops.collectors import QueueCollector, SwitchCollector
 from app.ops.health import Readiness, dependency_checks, freeswitch_check
 from app.ops.http import OpsEndpoints, start_ops_server
+from app.redis_pool import shared_redis
 from app.routing.cache import RoutingCache, RoutingReloader, start_routing_listener
 from app.routing.dialer import LcrDialer
 from app.routing.fsconfig import generated_dir
@@ -69,7 +69,7 @@ class Controller:
     def __init__(self, config: Optional[RuntimeConfig] = None) -> None:
         settings = get_settings()
         self.config = config or RuntimeConfig.load()
-        self.redis = redis.Redis.from_url(settings.redis_url)
+        self.redis = shared_redis(settings.redis_url)
         self.routing = RoutingCache()
         self.health = GatewayHealth(self.redis, settings.redis_key_prefix, emit,
                                     describe=self.routing.describe_gateway)

@@ -197,6 +197,10 @@ CONTROLLER_MAX_LOOP_LAG_MS = 500        # event-loop delay above which new calls
 CONTROLLER_LAG_PROBE_SECONDS = 0.1      # how often the loop delay is sampled
 ORPHAN_SWEEP_SECONDS = 5                # how often each switch is checked for orphan channels
 ORPHAN_GRACE_SECONDS = 10               # a channel this old in `socket` with no session is orphan
+# The controller's Redis pool (app/redis_pool.py): past the maximum a greenlet waits for a
+# free connection, at most the timeout (redis-py's default pool fails past 100).
+CONTROLLER_REDIS_MAX_CONNECTIONS = 512
+CONTROLLER_REDIS_POOL_WAIT_SECONDS = 5.0
 
 # The agent channel (docs/agents.md "The agent channel"): the first message must be the auth
 # message within this long; frames above the size are refused (close 1009); pings keep
