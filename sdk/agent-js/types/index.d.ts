@@ -134,7 +134,7 @@ export interface Grant {
   account: { id: string; subdomain: string; licenses: string[] };
 }
 
-export interface AgentEvents {
+export type AgentEvents = {
   connection: (e: { state: ConnectionState; agentId?: string; sessionId?: string; resumed?: boolean; attempt?: number; delayMs?: number; reason?: string }) => void;
   state: (e: { state: AgentStateName; reason: string | null; changedAt: string | null; previousState: AgentStateName | null }) => void;
   offer: (offer: Offer) => void;
@@ -143,7 +143,7 @@ export interface AgentEvents {
   supervisor: (e: { event: string; active: boolean; mode: 'listen' | 'whisper' | 'barge' | null; supervisorId: string | null; callId: string | null; at: string }) => void;
   takeover: (e: Record<string, never>) => void;
   error: (error: AgentError) => void;
-}
+};
 
 export declare class Agent extends Emitter<AgentEvents> {
   readonly host: string;

@@ -1,0 +1,21 @@
+// Compiled (never run) by test/types.test.js: a page's use of the SDK must type-check against
+// types/index.d.ts under --strict.
+import { AgentError, createAgent, ErrorCodes, memoryStorage, type Call, type Offer } from '@saas-sbc/agent-sdk';
+
+async function softphone(): Promise<void> {
+  const agent = createAgent({ host: 'acme.example.com', storage: memoryStorage(), sip: { username: 'ag1', password: 'pw' } });
+  agent.on('offer', (offer: Offer) => { void offer.accept(); });
+  agent.on('call', ({ phase, call }: { phase: 'connecting' | 'connected' | 'ended'; call: Call }) => {
+    if (phase === 'connected') void call.sendDtmf('1');
+  });
+  agent.on('error', (err: AgentError) => {
+    if (err.code === ErrorCodes.MICROPHONE_DENIED) console.log('allow the microphone');
+  });
+  agent.on('media', ({ state }) => console.log(state));
+  await agent.login('alice', 'secret');
+  await agent.setState('not_ready', 'lunch');
+  const grant = await agent.exchange();
+  console.log(grant.account.subdomain, agent.state?.state);
+  await agent.logout();
+}
+void softphone;
