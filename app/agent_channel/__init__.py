@@ -1,0 +1,1 @@
+"""The agent channel: one authenticated WebSocket per agent session (docs/agents.md)."""
