@@ -19,6 +19,9 @@ the pipe exits → everything here is stopped and the database, vhost and keys a
   ``POST /caller`` ``{"callId", "action": "hangup"}``.
 - ``POST /api/restart`` → the API process is stopped and started again on the same port.
 - ``POST /events`` ``{"accountId", "prefix"}`` → outbox routing keys of the account (oldest first).
+- ``POST /supervision`` ``{"accountId", "agentId", "callId", "mode", "active"}`` →
+  ``call.control.start`` (active) or ``.stop`` as the controller emits when a supervisor's
+  eavesdrop starts or ends (the simulator has no eavesdrop; the relay and the SDK are real).
 - ``POST /licenses`` ``{"accountId", "licenses"}`` → the account's licenses replaced (as
   ``sbc tenant update`` does).
 """
@@ -263,6 +266,15 @@ class Stack:
         actions[action]()
         return {"ok": True, "bLeg": phone.b_leg_uuid}
 
+    def supervision(self, body: dict[str, Any]) -> dict[str, Any]:
+        from app.events.payloads import call_control, emit
+
+        key = "call.control.start" if body.get("active", True) else "call.control.stop"
+        supervisor = str(uuid.uuid4())
+        emit(key, call_control(body["callId"], supervision_id=str(uuid.uuid4()), supervisor_id=supervisor,
+                               agent_id=body["agentId"], mode=body["mode"]), account_id=body["accountId"])
+        return {"ok": True, "key": key, "supervisorId": supervisor}
+
     def licenses(self, body: dict[str, Any]) -> dict[str, Any]:
         from sqlalchemy import create_engine, text
         from app.db.urls import sqlalchemy_url
@@ -331,6 +343,7 @@ def control_app(stack: Stack) -> Callable:
         "/tenant": stack.tenant, "/call": stack.call, "/phone": stack.phone,
         "/api/restart": lambda _body: stack.restart_api(), "/events": stack.events,
         "/caller": lambda body: {"ok": _caller(stack, body)}, "/licenses": stack.licenses,
+        "/supervision": stack.supervision,
     }
 
     def app(environ: dict, start_response: Callable) -> list[bytes]:

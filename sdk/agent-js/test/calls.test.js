@@ -195,6 +195,24 @@ describe('offers and calls', () => {
   });
 });
 
+describe('supervisor', () => {
+  test('when a supervisor starts and stops listening to the agent, then supervisor events say so', async () => {
+    const { tenant, agent } = await availableAgent();
+    const started = next(agent, 'supervisor', (s) => s.active === true);
+    const { supervisorId } = await harness.supervision({ accountId: tenant.accountId, agentId: tenant.agents[0].agentId,
+      callId: 'call-under-supervision', mode: 'listen', active: true });
+    const start = await started;
+    assert.equal(start.mode, 'listen');
+    assert.equal(start.supervisorId, supervisorId);
+    assert.equal(start.callId, 'call-under-supervision');
+    const stopped = next(agent, 'supervisor', (s) => s.active === false);
+    await harness.supervision({ accountId: tenant.accountId, agentId: tenant.agents[0].agentId,
+      callId: 'call-under-supervision', mode: 'listen', active: false });
+    assert.equal((await stopped).event, 'call.control.stop');
+    await agent.logout();
+  });
+});
+
 describe('one session per agent', () => {
   test('when the same agent logs in elsewhere, then the older session gets takeover and does not reconnect', async () => {
     const tenant = await harness.tenant({ agents: 1 });

@@ -55,6 +55,7 @@ export class Harness {
   phone(callId, action) { return this.post('/phone', { callId, action }); }
   callerHangup(callId) { return this.post('/caller', { callId, action: 'hangup' }); }
   restartApi() { return this.post('/api/restart'); }
+  supervision(body) { return this.post('/supervision', body); }
   licenses(accountId, licenses) { return this.post('/licenses', { accountId, licenses }); }
   async events(accountId, prefix = '') { return (await this.post('/events', { accountId, prefix })).events; }
 
