@@ -8,7 +8,7 @@ Keys (value is JSON; a missing key uses the default):
 
 | key | type | default |
 |---|---|---|
-| freeswitch.nodes | list of {host, port[, password]} | [{"host": "127.0.0.1", "port": 8021}]; a node without a password uses FS_ESL_PASSWORD (app.settings) |
+| freeswitch.nodes | list of {host, port[, password, sip_host, agent_sip_port]} | [{"host": "127.0.0.1", "port": 8021}]; a node without a password uses FS_ESL_PASSWORD (app.settings); `sip_host` (default `host`) and `agent_sip_port` (default 5070, its FS_AGENT_SIP_PORT) are where the other nodes send it cross-node queue offers (docs/agents.md "Several FreeSWITCH nodes") |
 | controller.listen | {host, port} | {"host": "0.0.0.0", "port": 8084} |
 | controller.advertise_host | str (address FreeSWITCH dials for `socket`) | "127.0.0.1" |
 | controller.max_setups_in_flight | int (calls being set up before new ones get 503) | 200 (limits.CONTROLLER_MAX_SETUPS_IN_FLIGHT) |
@@ -59,6 +59,14 @@ class FreeswitchNode:
     host: str
     port: int
     password: str
+    # where its peers reach its agent (internal) profile: cross-node queue offers
+    sip_host: str = ""
+    agent_sip_port: int = limits.AGENT_SIP_PORT
+
+    @property
+    def agent_sip_address(self) -> str:
+        """``host:port`` of the node's agent profile, as the other nodes dial it."""
+        return f"{self.sip_host or self.host}:{self.agent_sip_port}"
 
     def __repr__(self) -> str:  # never print the ESL password
         return f"FreeswitchNode(host={self.host!r}, port={self.port})"
@@ -71,7 +79,9 @@ def _is_int(v: Any) -> bool:
 def _valid_nodes(v: Any) -> bool:
     return isinstance(v, list) and all(
         isinstance(n, dict) and isinstance(n.get("host"), str) and _is_int(n.get("port"))
-        and isinstance(n.get("password", ""), str) for n in v)
+        and isinstance(n.get("password", ""), str) and isinstance(n.get("sip_host", ""), str)
+        and _is_int(n.get("agent_sip_port", limits.AGENT_SIP_PORT))
+        and 0 < n.get("agent_sip_port", limits.AGENT_SIP_PORT) <= 65535 for n in v)
 
 
 def _valid_listen(v: Any) -> bool:
@@ -172,7 +182,8 @@ class RuntimeConfig:
         """A node's own password when the operator stored one (switches with different
         secrets), else the one secret compose gives both FreeSWITCH and the controller."""
         default = get_settings().freeswitch_esl_password
-        return [FreeswitchNode(n["host"], int(n["port"]), n.get("password") or default)
+        return [FreeswitchNode(n["host"], int(n["port"]), n.get("password") or default,
+                               n.get("sip_host") or "", int(n.get("agent_sip_port", limits.AGENT_SIP_PORT)))
                 for n in self.get("freeswitch.nodes")]
 
     @property

@@ -28,6 +28,7 @@ from app.calls.recovery import LOST_CALL_CAUSE, lost_controller_ended_by, recove
 from app.calls.route_snapshot import RouteSnapshot, start_snapshot_refresher
 from app.config import RuntimeConfig, start_config_listener
 from app.events.consumer import RedisSeenIds
+from app.contact.cluster import write_cluster_acl
 from app.contact.directory import DirectoryWriter
 from app.contact.distribution import ContactCentre
 from app.contact.presence import Presence
@@ -134,8 +135,13 @@ class Controller:
         self.routing.table()  # compile before the first call, not during it
         self.lag.start()
         self.server.start()
-        for node in self.config.freeswitch_nodes:
-            self._connect_node(node.host, node.port, node.password)
+        nodes = self.config.freeswitch_nodes
+        # several nodes: the cluster ACL (loaded by the reloadacl sent on connect) and each
+        # node's agent-profile address let a caller on one node be offered an agent of another
+        write_cluster_acl(generated_dir(), nodes)
+        for node in nodes:
+            self._connect_node(node.host, node.port, node.password,
+                               node.agent_sip_address if len(nodes) > 1 else "")
         self._background = [
             start_refresher(self.services.limiter,
                             lambda: [*self.services.live_calls, *self.originator.pending],
@@ -176,7 +182,7 @@ class Controller:
             return
         CallSession(conn, self.services).run()
 
-    def _connect_node(self, host: str, port: int, password: str) -> None:
+    def _connect_node(self, host: str, port: int, password: str, agent_sip_address: str = "") -> None:
         """Connect in the background: the controller serves calls while a switch is away."""
         ips = _addresses(host)
 
@@ -199,7 +205,7 @@ class Controller:
                                  on_reconcile=reconcile)
         AgentHoldRelay(self.services.live_calls).attach(node)  # holds on agents' legs
         self.health.attach(node)
-        self.registrations.attach(node)
+        self.registrations.attach(node, agent_sip_address)
         self.nodes.append(node)
         self.sweepers.append(OrphanSweeper(node, self._sessions_here,
                                            self.services.limiter.holding).start())

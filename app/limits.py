@@ -154,6 +154,12 @@ QUEUE_CLAIM_INTERVAL_SECONDS = 2
 QUEUE_MIN_TIER = 1
 QUEUE_MAX_TIER = 9
 QUEUE_RING_ALL_MAX_LEGS = 20
+# A FreeSWITCH node's agent (internal) profile port when freeswitch.nodes does not say
+# (fs-conf/vars.xml agent_sip_port's default): where the other nodes send cross-node offers.
+AGENT_SIP_PORT = 5070
+# The header a cross-node offer carries: the agent's domain, which the agent's node bridges
+# to (dialplan/agents.xml); the request URI's host is the node's address, not the domain.
+CROSS_NODE_DOMAIN_HEADER = "X-SBC-Agent-Domain"
 # Caller priority on the queue verb: higher is served first.
 QUEUE_MIN_PRIORITY = 0
 QUEUE_MAX_PRIORITY = 100

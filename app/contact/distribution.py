@@ -22,7 +22,7 @@ import gevent
 from sqlalchemy import select
 
 from app import limits
-from app.contact import interactions, states
+from app.contact import cluster, interactions, states
 from app.contact.directory import DirectoryEntry, find_directory_user
 from app.contact.presence import (
     DEFAULT_STRATEGY,
@@ -116,10 +116,24 @@ class ContactCentre:
     def claim_agents(self, account_id: str, queue: QueueConfig, call_id: str,
                      node: str = "") -> list[tuple[Candidate, Claimed]]:
         """The agent(s) the queue's strategy picks for this caller (several for ring_all),
-        registered on the caller's switch ``node`` (Core-UUID), each with its idle place."""
+        registered on the caller's switch ``node`` (Core-UUID) or on a cluster peer it can
+        offer to (``agent_leg``), each with its idle place. No preference for the caller's
+        own node: the strategy's order is the same whichever node an agent registered on."""
+        if node:
+            node = ",".join([node, *(peer for peer in self.presence.node_addresses() if peer != node)])
         claimed = self.presence.claim_agents(account_id, queue.name, call_id, queue.members, node, queue.strategy)
         by_id = {c.agent_id: c for c in queue.members}
         return [(by_id[c.agent_id], c) for c in claimed if c.agent_id in by_id]
+
+    def agent_leg(self, candidate: Candidate, caller_node: str) -> tuple[list[str], str]:
+        """(leg variables, endpoint) of the offer to ``candidate`` from the caller's switch:
+        ``user/`` when the agent registered there, else through its own node's agent profile
+        (docs/agents.md "Several FreeSWITCH nodes")."""
+        registered_on = self.presence.registered_on(candidate.domain, candidate.sip_username)
+        address = ""
+        if caller_node and registered_on and registered_on != caller_node:
+            address = self.presence.node_addresses().get(registered_on, "")
+        return cluster.agent_leg(candidate.sip_username, candidate.domain, address)
 
     def ring_lost(self, account_id: str, claimed: Claimed) -> None:
         """ring_all: another agent answered first. Not a miss: the agent goes back to its

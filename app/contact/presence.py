@@ -13,6 +13,8 @@ Keys (under ``settings.redis_key_prefix``):
 - ``cc:<account>:q:<queue name>:rr`` — round_robin: the agent id offered last.
 - ``cc:<account>:handled:<YYYYMMDD>`` — hash agent id → calls answered that UTC day
   (fewest_calls), kept two days.
+- ``cc:nodes`` — hash Core-UUID → ``host:port`` of that switch's agent profile (cross-node
+  offers: a caller on one node is offered an agent registered on another).
 
 Redis holds only what is rebuilt from the database and the switch (DESIGN "Data"): state of
 record is the ``agents`` table; registrations come back with the phones' next REGISTER.
@@ -52,8 +54,9 @@ return 0
 
 # KEYS[1] waiting callers, KEYS[2] idle agents, KEYS[3] the queue's round-robin pointer,
 # KEYS[4] today's calls-handled hash of the account, KEYS[5..] the candidates' registration keys.
-# ARGV[1] the call id, ARGV[2] the caller's switch (Core-UUID; '' = any): only agents
-# registered on it, since the offer's user/ dial resolves the contact there; ARGV[3] the
+# ARGV[1] the call id, ARGV[2] the switches (Core-UUIDs, ','-separated; '' = any) whose agents
+# may be offered: the caller's own (user/ resolves the contact there) and the cluster peers it
+# can reach (cross-node offer, ``node_addresses``); ARGV[3] the
 # engaged key's TTL, ARGV[4] the engaged-key prefix of the account; ARGV[5] the strategy,
 # ARGV[6] ring_all's most legs; ARGV[7..] (agent id, tier) per candidate, same order as the
 # registration keys.
@@ -70,6 +73,8 @@ _CLAIM = """
 local rank = redis.call('ZRANK', KEYS[1], ARGV[1])
 if not rank then return false end
 local node, strategy = ARGV[2], ARGV[5]
+local allowed = {}
+for n in string.gmatch(node, '[^,]+') do allowed[n] = true end
 if rank > 0 and (strategy == 'ring_all' or rank >= redis.call('ZCARD', KEYS[2])) then return false end
 local pointer = false
 if strategy == 'round_robin' then pointer = redis.call('GET', KEYS[3]) end
@@ -81,7 +86,7 @@ if rank > 0 then
     local score = redis.call('ZSCORE', KEYS[2], agent)
     if score then
       local reg = redis.call('GET', KEYS[4 + i])
-      if reg and (node == '' or reg == node) then
+      if reg and (node == '' or allowed[reg]) then
         local k1, k2
         if strategy == 'fewest_calls' then
           k1, k2 = tonumber(redis.call('HGET', KEYS[4], agent) or '0'), tonumber(score)
@@ -125,7 +130,7 @@ for i = 1, (#ARGV - 6) / 2 do
       -- the registration is read only for a candidate that would be chosen (or rung)
       if lower or strategy == 'ring_all' or best == nil or k1 < key1 or (k1 == key1 and k2 < key2) then
         local reg = redis.call('GET', KEYS[4 + i])
-        if reg and (node == '' or reg == node) then
+        if reg and (node == '' or allowed[reg]) then
           if lower then
             best_tier, best, ring = tier, nil, {}
           end
@@ -256,6 +261,27 @@ class Presence:
         """``node``: the Core-UUID of the switch the agent registered on."""
         self.redis.set(self.reg_key(domain, sip_username), node or "-", ex=max(1, int(expires_seconds)))
 
+    def registered_on(self, domain: str, sip_username: str) -> Optional[str]:
+        """The Core-UUID of the switch holding the agent's registration ('-' = unknown)."""
+        value = self.redis.get(self.reg_key(domain, sip_username))
+        return value.decode() if isinstance(value, bytes) else value
+
+    # -- cluster nodes (cross-node offers) -------------------------------------------------------
+    def nodes_key(self) -> str:
+        return f"{self.prefix}cc:nodes"
+
+    def node_seen(self, core_uuid: str, agent_sip_address: str) -> None:
+        """Switch ``core_uuid`` takes cross-node offers at ``host:port`` (its agent profile).
+        One field per switch start (a restarted switch has a new Core-UUID; the old field
+        maps to the same address and is never read again once its registrations expire)."""
+        if core_uuid:
+            self.redis.hset(self.nodes_key(), core_uuid, agent_sip_address)
+
+    def node_addresses(self) -> dict[str, str]:
+        """Core-UUID → agent-profile ``host:port`` of every switch the controllers know."""
+        return {(k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
+                for k, v in self.redis.hgetall(self.nodes_key()).items()}
+
     def unregistered(self, domain: str, sip_username: str) -> None:
         self.redis.delete(self.reg_key(domain, sip_username))
 
@@ -367,7 +393,7 @@ class Presence:
     def claim_agents(self, account_id: str, queue: str, call_id: str, candidates: Sequence[Candidate],
                      node: str = "", strategy: str = DEFAULT_STRATEGY) -> list[Claimed]:
         """Atomically: if ``call_id`` is first in line and candidates of the queue are idle
-        and registered (on switch ``node`` when given), take the caller out of the line and
+        and registered (on a switch of ``node``, ','-separated Core-UUIDs, when given), take the caller out of the line and
         the agent(s) the strategy picks in the lowest tier out of the idle set (marked
         engaged): one agent, or for ``ring_all`` every such agent up to
         QUEUE_RING_ALL_MAX_LEGS, longest idle first. Empty when nothing was claimed."""

@@ -35,7 +35,9 @@ class RegistrationTracker:
     def __init__(self, presence: Presence) -> None:
         self.presence = presence
 
-    def on_event(self, event: Any) -> None:
+    def on_event(self, event: Any, agent_sip_address: str = "") -> None:
+        """``agent_sip_address``: where the other nodes reach the agent profile of the switch
+        this event came from (cross-node offers); recorded against its Core-UUID."""
         if _header(event, "profile-name") != AGENT_PROFILE:
             return
         subclass = _header(event, "Event-Subclass")
@@ -47,12 +49,18 @@ class RegistrationTracker:
         if subclass == REGISTER:
             expires = _header(event, "expires")
             seconds = int(expires) if expires.isdigit() and int(expires) > 0 else DEFAULT_EXPIRES_SECONDS
-            self.presence.registered(domain, user, seconds, node=_header(event, "Core-UUID"))
+            node = _header(event, "Core-UUID")
+            if agent_sip_address:
+                self.presence.node_seen(node, agent_sip_address)
+            self.presence.registered(domain, user, seconds, node=node)
             log.info("agent %s@%s registered for %d s (%s)", user, domain, seconds, _header(event, "contact"))
         elif subclass in (UNREGISTER, EXPIRE):
             self.presence.unregistered(domain, user)
             log.info("agent %s@%s %s", user, domain, "unregistered" if subclass == UNREGISTER else "expired")
 
-    def attach(self, connection: Any) -> None:
+    def attach(self, connection: Any, agent_sip_address: str = "") -> None:
+        def handler(event: Any) -> None:
+            self.on_event(event, agent_sip_address)
+
         for name in REGISTRATION_EVENTS:
-            connection.on(name, self.on_event)
+            connection.on(name, handler)

@@ -118,14 +118,18 @@ def _serving(presence: Presence, config: "QueueConfig") -> int:
     return sum(1 for live in pipe.execute() if live)
 
 
-def _ring_all_legs(offered: list, offer_id: str, leg_ids: dict) -> str:
+def _ring_all_legs(offered: list, offer_id: str, leg_ids: dict, legs: dict) -> str:
     """``[vars]user/a@d,[vars]user/b@d``: rung at once, the first to answer is bridged and
-    FreeSWITCH cancels the others (LOSE_RACE); each leg exports its agent id and the offer id."""
+    FreeSWITCH cancels the others (LOSE_RACE); each leg exports its agent id and the offer id.
+    ``legs``: agent id → (leg variables, endpoint) (an agent on another node: its node's profile)."""
     exports = f"{OFFER_AGENT_VARIABLE}\\,{OFFER_ID_VARIABLE}"
-    return ",".join(
-        f"[origination_uuid={leg_ids[c.agent_id]},{OFFER_AGENT_VARIABLE}={c.agent_id},"
-        f"bridge_export_vars={exports}]user/{c.sip_username}@{c.domain}"
-        for c, _ in offered)
+
+    def leg(c: "Candidate") -> str:
+        leg_vars, endpoint = legs[c.agent_id]
+        head = [f"origination_uuid={leg_ids[c.agent_id]}", f"{OFFER_AGENT_VARIABLE}={c.agent_id}",
+                f"bridge_export_vars={exports}", *leg_vars]
+        return f"[{','.join(head)}]{endpoint}"
+    return ",".join(leg(c) for c, _ in offered)
 
 
 class Queue(Verb):
@@ -279,14 +283,17 @@ class Queue(Verb):
         ctx.set_var("hangup_after_bridge", "true")
         ctx.set_var("transfer_ringback", f"local_stream://{p['moh']}")
         ctx.set_var("playback_timeout_sec", "")
+        # an agent registered on another node is dialled through that node (cross-node offer)
+        legs = {c.agent_id: contact.agent_leg(c, ctx.switch_id) for c, _ in offered}
         if len(offered) == 1:
+            leg_vars, endpoint = legs[agent.agent_id]
             dial = (f"{{leg_timeout={config.offer_timeout_seconds},origination_uuid={leg_id},sbc_trace_id={ctx.trace_id},"
                     f"sbc_agent_id={agent.agent_id},sbc_queue_id={config.id}}}"
-                    f"user/{agent.sip_username}@{agent.domain}")
+                    + (f"[{','.join(leg_vars)}]" if leg_vars else "") + endpoint)
         else:
             dial = (f"{{leg_timeout={config.offer_timeout_seconds},sbc_trace_id={ctx.trace_id},"
                     f"sbc_queue_id={config.id},{OFFER_ID_VARIABLE}={offer_id}}}"
-                    + _ring_all_legs(offered, offer_id, leg_ids))
+                    + _ring_all_legs(offered, offer_id, leg_ids, legs))
         keepers = {c.agent_id: contact.keep_engaged(ctx.account_id, c.agent_id, ctx.call_id) for c, _ in offered}
         for c, _ in offered:
             contact.presence.set_agent_leg(ctx.account_id, c.agent_id, ctx.call_id, leg_ids[c.agent_id])

@@ -1,0 +1,153 @@
+"""Cross-node queue offers on the real switch: two FreeSWITCH instances, one controller linked to
+both (docs/agents.md "Several FreeSWITCH nodes"). A sipp agent registers on node B; a sipp
+caller comes in on node A (the package's switch) and is sent to the queue; node A's leg dials
+node B's agent profile, node B's ``agents`` context bridges it to the agent's registration.
+
+Node B is this module's own: it shares node A's ``generated/`` folder (the volume every node
+mounts in production: agents' directory, ACLs), and the package's controller is restarted with
+both nodes in ``freeswitch.nodes`` for the module, then restarted with node A alone again.
+"""
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from app.config import set_value
+from tests.realswitch.freeswitch import RealSwitch, SwitchPorts, freeswitch_tree
+from tests.realswitch.product import configure_cluster
+from tests.realswitch.provision import poll
+from tests.realswitch.sipp import Sipp, SippProcess, free_port
+from tests.realswitch.test_contact_centre import (
+    SipAgent,
+    _agent,
+    _available,
+    _in_directory,
+    _presence,
+)
+
+ESL_PASSWORD = "realswitch-node-b-secret"
+
+
+class PeerSwitch(RealSwitch):
+    """A second node: the shipped config, with the first node's generated folder."""
+
+    def __init__(self, tree: Path, workdir: Path, ports: SwitchPorts, password: str,
+                 shared_generated: Path) -> None:
+        super().__init__(tree, workdir, ports, password)
+        self.shared_generated = shared_generated
+
+    def install_config(self) -> None:
+        super().install_config()
+        generated = self.conf / "generated"
+        if generated.is_symlink() or generated.is_file():
+            generated.unlink()
+        elif generated.exists():
+            import shutil
+
+            shutil.rmtree(generated)
+        os.symlink(self.shared_generated, generated)
+
+
+def _connected_to(product, port: int) -> int:
+    return product.controller.log_text().count(f"inbound ESL connected to 127.0.0.1:{port}")
+
+
+def _restart_controller(product, wait_for: list[int]) -> None:
+    before = {port: _connected_to(product, port) for port in wait_for}
+    product.controller.stop()
+    product.start_controller(wait=False)
+    assert poll(lambda: all(_connected_to(product, p) > before[p] for p in wait_for), 30), \
+        product.controller.log_tail()
+
+
+@pytest.fixture(scope="module")
+def node_b(real_switch: RealSwitch, realswitch_workdir: Path) -> Iterator[RealSwitch]:
+    switch = PeerSwitch(freeswitch_tree(), realswitch_workdir / "fs-b", SwitchPorts.pick(),
+                        ESL_PASSWORD, real_switch.generated_dir)
+    switch.start()
+    try:
+        yield switch
+    finally:
+        switch.stop()
+
+
+@pytest.fixture(scope="module")
+def two_nodes(product, real_switch: RealSwitch, node_b: RealSwitch) -> Iterator[RealSwitch]:
+    """The controller linked to node A and node B, each with its agent-profile address."""
+    set_value("freeswitch.nodes", [
+        {"host": "127.0.0.1", "port": real_switch.ports.esl, "password": real_switch.password,
+         "agent_sip_port": real_switch.ports.agent_sip},
+        {"host": "127.0.0.1", "port": node_b.ports.esl, "password": node_b.password,
+         "agent_sip_port": node_b.ports.agent_sip}], announce=False)
+    try:
+        _restart_controller(product, [real_switch.ports.esl, node_b.ports.esl])
+        # the cluster ACL reached both nodes (reloadacl on connect)
+        for switch in (real_switch, node_b):
+            assert poll(lambda s=switch: s.api("acl 127.0.0.1 cluster", check=False).strip() == "true", 15)
+        yield node_b
+    finally:
+        configure_cluster(real_switch)  # node A alone again, for the modules that follow
+        _restart_controller(product, [real_switch.ports.esl])
+        _presence().redis.delete(_presence().nodes_key())
+
+
+def _register_on(sipp: Sipp, switch: RealSwitch, agent: SipAgent, offer_scenario: str,
+                 seconds: int) -> SippProcess:
+    """A sipp phone registered as ``agent`` on ``switch``'s agent profile."""
+    port = free_port()
+    tag = f"agent-{agent.sip_username}"
+    cmd = sipp._base("agent-register.xml", port, tag) + [
+        "-oocsf", str(sipp._base(offer_scenario, port, tag)[2]),
+        "-s", agent.sip_username, "-au", agent.sip_username, "-ap", agent.sip_password,
+        "-key", "domain", agent.domain, "-d", str(seconds * 1000), "-m", "1",
+        "-trace_msg", f"127.0.0.1:{switch.ports.agent_sip}"]
+    proc = SippProcess(cmd, sipp.workdir, tag).start()
+    proc.port = port
+    assert poll(lambda: _presence().is_registered(agent.domain, agent.sip_username), 10), \
+        f"{agent.sip_username} never registered:\n{switch.log_tail(40)}"
+    return proc
+
+
+def test_given_an_agent_registered_on_node_b_then_a_caller_on_node_a_is_offered_to_it_and_bridged(
+        tenant, sipp, real_switch, two_nodes, realswitch_workdir):
+    node_b = two_nodes
+    queue = tenant.admin.post("/api/queues", {"name": f"xn-{uuid.uuid4().hex[:6]}", "offer_timeout_seconds": 6,
+                                              "wrap_up_seconds": 1, "announce_position": False})
+    agent = _agent(tenant, queue["id"])
+    for switch in (real_switch, node_b):
+        assert poll(lambda s=switch: _in_directory(s, agent), 15), "directory not applied"
+    phone = _register_on(Sipp(node_b, realswitch_workdir / "sipp-b"), node_b, agent,
+                         "agent-answer-ooc.xml", seconds=25)
+    try:
+        presence = _presence()
+        registered_on = presence.registered_on(agent.domain, agent.sip_username)
+        assert registered_on and registered_on == node_b.api("eval ${core_uuid}").strip()
+        assert presence.node_addresses().get(registered_on) == f"127.0.0.1:{node_b.ports.agent_sip}"
+        _available(tenant, agent)
+        number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
+        result = sipp.call(number, scenario="uac-bye-after.xml", extra=("-d", "6000"))
+        assert result.ok, result.errors or result.stdout[-1500:]
+        record = tenant.wait_record(number)[0]
+        assert str(record["queue_id"]) == queue["id"] and str(record["agent_id"]) == agent.id, \
+            f"{record}\nA:\n{real_switch.log_tail(60)}\nB:\n{node_b.log_tail(60)}"
+        keys = [e["key"] for e in tenant.events("agent.")
+                if e["payload"].get("callId") == str(record["call_id"])]
+        assert "agent.accept" in keys and "agent.missed" not in keys, keys
+        assert poll(lambda: tenant.admin.get(f"/api/agents/{agent.id}")["state"] == "available", 10)
+    finally:
+        phone_result = phone.wait(40)
+    assert "INVITE" in phone_result.messages and "ACK" in phone_result.messages, phone_result.errors
+    assert node_b.wait_idle(timeout=20) == 0, node_b.api("show channels")
+    assert real_switch.wait_idle(timeout=20) == 0, real_switch.api("show channels")
+
+
+def test_given_an_invite_to_node_bs_agent_profile_from_outside_the_cluster_then_it_is_challenged(
+        two_nodes):
+    """The cluster ACL holds the nodes' addresses only: the profile still challenges others
+    (here every node is 127.0.0.1, so the check is that a non-member address is denied)."""
+    node_b = two_nodes
+    assert node_b.api("acl 192.0.2.10 cluster", check=False).strip() == "false"
