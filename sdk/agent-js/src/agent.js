@@ -153,14 +153,20 @@ export class Agent extends Emitter {
   }
 
   async _channelAuthFailed(error) {
-    // the token was refused: one refresh (it may have just expired), then give up
-    try {
-      await this.session.refresh();
-      this.channel.open();
-    } catch (refreshError) {
-      this._openFailed(error);
-      this._sessionOver(error);
+    // the token was refused: one refresh (it may have just expired) and one more try, then
+    // the session is over
+    if (!this._authRetried) {
+      this._authRetried = true;
+      try {
+        await this.session.refresh();
+        this.channel.open();
+        return;
+      } catch {
+        // fall through: the refresh was refused too
+      }
     }
+    this._openFailed(error);
+    this._sessionOver(error);
   }
 
   _sessionOver(error) {
@@ -223,6 +229,7 @@ export class Agent extends Emitter {
   }
 
   _onConnection(message) {
+    this._authRetried = false;
     const resumed = this.sessionId !== null;
     this.agentId = message.agentId ?? this.agentId;
     this.sessionId = message.sessionId ?? null;
