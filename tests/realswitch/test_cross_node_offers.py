@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Iterator
 
 import pytest
@@ -146,8 +147,17 @@ def test_given_an_agent_registered_on_node_b_then_a_caller_on_node_a_is_offered_
 
 
 def test_given_an_invite_to_node_bs_agent_profile_from_outside_the_cluster_then_it_is_challenged(
-        two_nodes):
-    """The cluster ACL holds the nodes' addresses only: the profile still challenges others
-    (here every node is 127.0.0.1, so the check is that a non-member address is denied)."""
+        tenant, real_switch, two_nodes, realswitch_workdir):
+    """The cluster ACL holds the nodes' addresses only (here 127.0.0.1): an INVITE carrying the
+    cross-node header from 127.0.0.2 is challenged (407), never bridged to the agent."""
     node_b = two_nodes
-    assert node_b.api("acl 192.0.2.10 cluster", check=False).strip() == "false"
+    assert node_b.api("acl 127.0.0.2 cluster", check=False).strip() == "false"
+    queue = tenant.admin.post("/api/queues", {"name": f"xo-{uuid.uuid4().hex[:6]}"})
+    agent = _agent(tenant, queue["id"])
+    assert poll(lambda: _in_directory(node_b, agent), 15), "directory not applied"
+    to_agent_profile = SimpleNamespace(ports=SimpleNamespace(sip=node_b.ports.agent_sip))
+    outsider = Sipp(to_agent_profile, realswitch_workdir / "sipp-outsider")  # type: ignore[arg-type]
+    result = outsider.call(agent.sip_username, scenario="uac-cross-node-offer.xml", source_ip="127.0.0.2",
+                           extra=("-key", "xdomain", agent.domain), timeout=30)
+    assert not result.ok and result.refusal == 407, result.errors or result.stdout[-1500:]
+    assert node_b.wait_idle(timeout=10) == 0
