@@ -78,6 +78,15 @@ for n in string.gmatch(node, '[^,]+') do allowed[n] = true end
 if rank > 0 and (strategy == 'ring_all' or rank >= redis.call('ZCARD', KEYS[2])) then return false end
 local pointer = false
 if strategy == 'round_robin' then pointer = redis.call('GET', KEYS[3]) end
+-- the strategy's order within a tier: (k1, k2) ascending
+local function order(agent, score)
+  if strategy == 'fewest_calls' then
+    return tonumber(redis.call('HGET', KEYS[4], agent) or '0'), tonumber(score)
+  elseif strategy == 'round_robin' then
+    return ((pointer and agent <= pointer) and 1 or 0), agent
+  end
+  return tonumber(score), ''
+end
 if rank > 0 then
   -- caller k in line takes the k-th agent in the strategy's order (lowest tier first)
   local all = {}
@@ -87,14 +96,7 @@ if rank > 0 then
     if score then
       local reg = redis.call('GET', KEYS[4 + i])
       if reg and (node == '' or allowed[reg]) then
-        local k1, k2
-        if strategy == 'fewest_calls' then
-          k1, k2 = tonumber(redis.call('HGET', KEYS[4], agent) or '0'), tonumber(score)
-        elseif strategy == 'round_robin' then
-          k1, k2 = ((pointer and agent <= pointer) and 1 or 0), agent
-        else
-          k1, k2 = tonumber(score), ''
-        end
+        local k1, k2 = order(agent, score)
         all[#all + 1] = {tier, k1, k2, agent, score}
       end
     end
@@ -119,14 +121,7 @@ for i = 1, (#ARGV - 6) / 2 do
     local score = redis.call('ZSCORE', KEYS[2], agent)
     if score then
       local lower = best_tier == nil or tier < best_tier
-      local k1, k2
-      if strategy == 'fewest_calls' then
-        k1, k2 = tonumber(redis.call('HGET', KEYS[4], agent) or '0'), tonumber(score)
-      elseif strategy == 'round_robin' then
-        k1, k2 = ((pointer and agent <= pointer) and 1 or 0), agent
-      else
-        k1, k2 = tonumber(score), ''
-      end
+      local k1, k2 = order(agent, score)
       -- the registration is read only for a candidate that would be chosen (or rung)
       if lower or strategy == 'ring_all' or best == nil or k1 < key1 or (k1 == key1 and k2 < key2) then
         local reg = redis.call('GET', KEYS[4 + i])
