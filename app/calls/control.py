@@ -103,6 +103,8 @@ ACTIONS: dict[str, Callable[[ControlRequest], str]] = {
 
 
 def request_control(db: Session, request: ControlRequest) -> None:
-    """Queue the request in ``db``'s transaction (outbox): it leaves when the caller commits."""
+    """Queue the request in ``db``'s transaction (outbox): it leaves when the caller commits.
+    Urgent: the commit wakes the controllers' relays (NOTIFY), so an agent's click reaches the
+    switch in milliseconds, not at the next outbox poll; the row is still the durable copy."""
     request.command()  # refuse here what the controllers would refuse
-    emit(ROUTING_KEY, request.payload(), account_id=request.account_id, session=db)
+    emit(ROUTING_KEY, request.payload(), account_id=request.account_id, session=db, urgent=True)

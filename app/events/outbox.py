@@ -42,6 +42,10 @@ def _wake_all(_session: Session | None = None) -> None:
 
 
 _WAKE_KEY = "sbc_outbox_wake"
+# PostgreSQL NOTIFY channel of urgent rows: every relay LISTENs on it (app/events/wake_listener.py)
+NOTIFY_CHANNEL = "sbc_outbox"
+# NOTIFY is transactional: delivered when the transaction commits, dropped when it rolls back
+_NOTIFY = text(f"NOTIFY {NOTIFY_CHANNEL}")
 
 
 def _wake_after_commit(session: Session) -> None:
@@ -112,11 +116,21 @@ def publish_in(
     *,
     account_id: uuid.UUID | str | None = None,
     trace_id: uuid.UUID | str | None = None,
+    urgent: bool = False,
 ) -> uuid.UUID:
     """Queue an event inside the caller's transaction; it is published only if that commits.
-    Raises ``UnknownRoutingKey`` for a key not registered on ``exchange``."""
+    Raises ``UnknownRoutingKey`` for a key not registered on ``exchange``.
+
+    ``urgent``: wake the relays of *other* processes too (a NOTIFY in the same transaction).
+    Why: a process that runs no relay (``sbc api``: it may INSERT rows but not read them) would
+    otherwise wait for a controller's or worker's next poll (up to 1 s) — an agent's hold or
+    hangup must reach the switch at once. The row stays the message: a relay that missed the
+    NOTIFY (not listening, reconnecting) still publishes it at its next poll."""
     row = event_row(exchange, routing_key, payload, account_id=account_id, trace_id=trace_id)
-    session.connection().execute(_INSERT_ONE, row)
+    connection = session.connection()
+    connection.execute(_INSERT_ONE, row)
+    if urgent:
+        connection.execute(_NOTIFY)
     _wake_after_commit(session)
     return row["id"]
 

@@ -26,11 +26,14 @@ def _t(value: datetime | None) -> str:
 
 
 def emit(routing_key: str, payload: dict[str, Any], *, account_id: uuid.UUID | str | None = None,
-         trace_id: uuid.UUID | str | None = None, session: Session | None = None) -> uuid.UUID:
-    """Queue an event on the exchange its key belongs to; inside ``session`` when given."""
+         trace_id: uuid.UUID | str | None = None, session: Session | None = None,
+         urgent: bool = False) -> uuid.UUID:
+    """Queue an event on the exchange its key belongs to; inside ``session`` when given
+    (``urgent``: wake every process's relay at commit, see ``outbox.publish_in``)."""
     exchange = exchange_for(routing_key)
     if session is not None:
-        return publish_in(session, exchange, routing_key, payload, account_id=account_id, trace_id=trace_id)
+        return publish_in(session, exchange, routing_key, payload, account_id=account_id, trace_id=trace_id,
+                          urgent=urgent)
     return publish(exchange, routing_key, payload, account_id=account_id, trace_id=trace_id)
 
 

@@ -31,6 +31,7 @@ from app.db.engine import platform_session
 from app.events import outbox
 from app.events.envelope import CONTENT_TYPE
 from app.events.exchanges import declare_all
+from app.events.wake_listener import WakeListener
 from app.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,7 @@ class OutboxPublisher:
         connect_timeout_seconds: float = 10.0,
         retention_seconds: float | Callable[[], float] = limits.EVENT_OUTBOX_RETENTION_SECONDS,
         prune_every_seconds: float = 300.0,
+        listen_dsn: str | None = None,
     ) -> None:
         self.amqp_url = amqp_url or get_settings().amqp_url
         self.session_factory = session_factory
@@ -104,6 +106,8 @@ class OutboxPublisher:
         self._conn: pika.BlockingConnection | None = None
         self._channel = None
         self._last_prune = 0.0
+        # other processes' urgent commits (NOTIFY) wake this relay too: app/events/wake_listener.py
+        self._listener = WakeListener(listen_dsn, self.wake) if listen_dsn else None
         # figures for operators and tests
         self.published = 0
         self.connects = 0
@@ -116,6 +120,8 @@ class OutboxPublisher:
             self._stop_event.clear()
             outbox.add_waker(self.wake)
             self._greenlet = gevent.spawn(self._run)
+            if self._listener is not None:
+                self._listener.start()
         return self
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -124,6 +130,8 @@ class OutboxPublisher:
         self._stop_event.set()
         self._wake.set()
         outbox.remove_waker(self.wake)
+        if self._listener is not None:
+            self._listener.stop()
         if self._greenlet is not None:
             self._greenlet.join(timeout)
             if not self._greenlet.dead:
@@ -285,9 +293,11 @@ _publisher: OutboxPublisher | None = None
 
 
 def start_publisher(amqp_url: str | None = None, **kwargs) -> OutboxPublisher:
-    """The process-wide relay (controller, API, workers each run one)."""
+    """The process-wide relay (controllers and workers run one; ``sbc api`` does not). It also
+    listens for other processes' urgent events (``call.control`` from the API)."""
     global _publisher
     if _publisher is None:
+        kwargs.setdefault("listen_dsn", get_settings().platform_database_url)
         _publisher = OutboxPublisher(amqp_url, **kwargs)
     return _publisher.start()
 
