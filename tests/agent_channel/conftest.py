@@ -77,7 +77,8 @@ def call_control(inbound_sim, amqp_vhost) -> Iterator[Any]:
     from esl.call_control import CallControl, start_call_control_consumer
     from esl.inbound import InboundConnection
 
-    node = InboundConnection(*inbound_sim.address, "ClueCon", reconnect=False)
+    node = InboundConnection(*inbound_sim.address, "ClueCon", reconnect=False,
+                             events=["CHANNEL_HOLD", "CHANNEL_UNHOLD"])  # as the controller's nodes
     node.connect()
     control = CallControl(lambda: [node])
     consumer = start_call_control_consumer(control, RecentIds())

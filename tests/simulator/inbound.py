@@ -192,6 +192,14 @@ class InboundServer:
         self.emit_channel_event(ch, "CHANNEL_UNHOLD")
         ch.call_state = "ACTIVE"
 
+    def _emit_leg_hold(self, args: list[str]) -> None:
+        """As the switch does after ``uuid_hold [off] <uuid>`` on a leg: CHANNEL_HOLD or
+        CHANNEL_UNHOLD of that leg, a moment later (the re-INVITE's answer)."""
+        off = args[:1] == ["off"]
+        leg = args[1] if off and len(args) > 1 else (args[0] if args else "")
+        headers = preamble("CHANNEL_UNHOLD" if off else "CHANNEL_HOLD") + [("Unique-ID", leg)]
+        gevent.spawn_later(0.02, self.emit, headers)
+
     def hangup_channel(self, uuid: str, cause: str = "NORMAL_CLEARING") -> None:
         ch = self.channels.pop(uuid)
         self.eavesdrops.pop(uuid, None)
@@ -289,6 +297,8 @@ class InboundServer:
             for call in list(LIVE_CALLS):
                 reply = call._api(command)
                 if not reply.startswith("-ERR No such channel"):
+                    if verb == "uuid_hold" and reply.startswith("+OK"):
+                        self._emit_leg_hold(args)
                     return reply
             return "-ERR No such channel!\n"
         if verb == "reloadacl":
