@@ -55,5 +55,11 @@ def outbound_captures() -> list[str]:
     return sorted(p.name for p in CAPTURES.iterdir() if p.is_dir() and p.name.startswith("outbound_"))
 
 
+def _observations_only(folder: Path) -> bool:
+    """A folder holding only notes.md records what the real switch did without its bytes
+    (README: "notes only"); every other folder is a capture and must have its files."""
+    return [f.name for f in folder.iterdir()] == ["notes.md"]
+
+
 def all_captures() -> list[str]:
-    return sorted(p.name for p in CAPTURES.iterdir() if p.is_dir())
+    return sorted(p.name for p in CAPTURES.iterdir() if p.is_dir() and not _observations_only(p))
