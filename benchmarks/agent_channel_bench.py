@@ -10,6 +10,10 @@ vhost, opens ``--agents`` sockets from this process (websocket-client on gevent)
 - ``setState`` → ``state`` push: the same change coming back over the bus (outbox → this
   process's publisher polling every 0.1 s or woken → RabbitMQ → the API's exclusive relay
   queue → the socket's writer), i.e. what any agent sees for any state change.
+- live-call action → ESL (``--controls N``): an agent's ``dtmf`` command until a controller's
+  ``call.control`` consumer sends the ``bgapi uuid_send_dtmf`` to its switch (the simulator's
+  inbound port here), one at a time. The relay is a controller's (outbox poll 1 s), with and
+  without its NOTIFY listener (``--no-notify``: the behaviour before the API's urgent wake).
 
 Run: .venv/bin/python benchmarks/agent_channel_bench.py [--agents N] [--rounds R]
 Figures taken while other work runs on the machine are noisy.
@@ -55,6 +59,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--controls", type=int, default=40)
+    parser.add_argument("--no-notify", action="store_true",
+                        help="the controller's relay does not LISTEN (polls the outbox every 1 s)")
     args = parser.parse_args()
 
     run = f"bench_{os.getpid()}_{uuid.uuid4().hex[:6]}"
@@ -94,6 +101,7 @@ def main() -> None:
         reset_engines()
         owner = create_engine(env["SBC_DATABASE_URL"].replace("postgresql://", "postgresql+psycopg2://", 1))
         users = []
+        agent_ids = []
         with Session(owner) as db, db.begin():
             account_id = db.query(Account.id).filter(Account.subdomain == subdomain).scalar()
             for n in range(args.agents):
@@ -101,8 +109,10 @@ def main() -> None:
                             password_hash=hash_password("x" * 12, rounds=4), role="agent")
                 db.add(user)
                 db.flush()
-                db.add(Agent(id=uuid.uuid4(), account_id=account_id, user_id=user.id))
+                agent = Agent(id=uuid.uuid4(), account_id=account_id, user_id=user.id)
+                db.add(agent)
                 users.append(user.id)
+                agent_ids.append(str(agent.id))
         owner.dispose()
         app = create_app()
         with app.app_context():
@@ -160,6 +170,11 @@ def main() -> None:
             gevent.joinall([gevent.spawn(toggle, c, state) for c in clients], raise_error=True)
         report("setState → ack (all agents at once)", acks)
         report("setState → state push over the bus", pushes)
+        if args.controls:
+            agent = ChannelClient(port, host)  # the first agent's own socket
+            agent.auth(tokens[0])
+            clients.append(agent)
+            control_latency(args, agent, str(account_id), agent_ids[0])
     finally:
         for client in clients:
             client.close()
@@ -180,6 +195,60 @@ def main() -> None:
         keys = list(r.scan_iter(f"sbc:{run}:*"))
         if keys:
             r.delete(*keys)
+
+
+def control_latency(args, client, account_id: str, agent_id: str) -> None:
+    """The agent's ``dtmf`` → the controller's ``bgapi uuid_send_dtmf`` (a controller's relay,
+    its call.control consumer and one inbound ESL node: the simulator's)."""
+    import random
+
+    import redis
+
+    from app.contact.presence import Presence
+    from app.events.consumer import RecentIds
+    from app.events.publisher import start_publisher, stop_publisher
+    from app.settings import get_settings
+    from esl.call_control import CallControl, start_call_control_consumer
+    from esl.inbound import InboundConnection
+    from tests.simulator.inbound import InboundServer
+
+    stop_publisher()  # the bench's fast relay; now a controller's
+    start_publisher(poll_seconds=1.0, **({"listen_dsn": ""} if args.no_notify else {}))
+    sim = InboundServer()
+    sim.start()
+    node = InboundConnection(*sim.address, "ClueCon", reconnect=False)
+    node.connect()
+    seen: dict[str, float] = {}
+    send = node.bgapi
+
+    def bgapi(command, *a, **kw):
+        seen[command.split()[1]] = time.perf_counter()  # uuid_send_dtmf <call id> <digits>
+        return send(command, *a, **kw)
+
+    node.bgapi = bgapi
+    consumer = start_call_control_consumer(CallControl(lambda: [node]), RecentIds())
+    consumer.ready.wait(10)
+    presence = Presence(redis.Redis.from_url(get_settings().redis_url), get_settings().redis_key_prefix)
+    samples: list[float] = []
+    try:
+        for _ in range(args.controls):
+            call_id, leg_id = str(uuid.uuid4()), str(uuid.uuid4())
+            presence.redis.set(presence.engaged_prefix(account_id) + agent_id, call_id, ex=60)
+            presence.set_agent_leg(account_id, agent_id, call_id, leg_id)
+            gevent.sleep(random.uniform(0.05, 0.3))  # not in step with the relay's poll
+            started = time.perf_counter()
+            ack = client.command("dtmf", digits="1")
+            assert ack["ok"], ack
+            deadline = time.monotonic() + 10
+            while call_id not in seen and time.monotonic() < deadline:
+                gevent.sleep(0.002)
+            samples.append(seen[call_id] - started)
+        print(f"# controller relay: outbox poll 1 s, NOTIFY listener {'off' if args.no_notify else 'on'}")
+        report("dtmf → controller's ESL command", samples)
+    finally:
+        consumer.stop()
+        node.close()
+        sim.stop()
 
 
 if __name__ == "__main__":
