@@ -139,3 +139,41 @@ def test_an_agent_who_holds_then_hangs_up_on_the_channel_holds_the_leg_ends_the_
         phone_result = phone.wait(60)
     assert "BYE" in phone_result.messages, phone_result.errors
     assert "a=sendonly" in phone_result.messages, "no hold re-INVITE reached the agent's phone"
+
+
+def test_given_an_unhold_100ms_after_the_hold_then_the_caller_is_not_left_on_hold_music_and_the_call_still_hangs_up(
+        product, tenant, channel_queue, sipp, real_switch):
+    """The race seen on FreeSWITCH 1.10.12: an unhold reaching the switch while the hold's
+    re-INVITE and hold-music broadcast were still starting left the caller looping the music
+    and the agent's leg could not be hung up. The controller now runs one action per leg at a
+    time and waits for the leg's CHANNEL_HOLD / CHANNEL_UNHOLD before the opposite one."""
+    queue, (agent, _other) = channel_queue
+    phone = _register(sipp, real_switch, agent, "agent-answer-hold-ooc.xml", seconds=40)
+    client = _channel(product, tenant, agent)
+    try:
+        _available(tenant, agent)
+        number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
+        caller = sipp.start_calls(number, scenario="uac-wait-bye.xml")  # waits for the switch's BYE
+        offer = client.expect("offer", timeout=20)
+        client.expect("call", lambda m: m["phase"] == "connected", timeout=20)
+        assert client.command("hold")["ok"] is True
+        time.sleep(0.1)
+        assert client.command("unhold")["ok"] is True
+        time.sleep(2.0)  # both reach the switch, in order
+        assert client.command("dtmf", digits="1")["ok"] is True
+        assert client.command("hangup")["ok"] is True
+        result = caller.wait()
+        assert result.ok, result.errors or result.stdout[-1500:]  # the caller got the BYE
+        ended = client.expect("call", lambda m: m["phase"] == "ended", timeout=30)
+        assert ended["callId"] == offer["offerId"]
+        record = tenant.wait_record(number)[0]
+        summary = poll(lambda: tenant.admin.get(f"/api/call-records/{record['public_id']}")["summary"], 10)
+        # one hold, ended by the unhold (or none when both were coalesced): never a hold left open
+        assert summary["hold_count"] in (0, 1) and summary["hold_ms"] >= 0, summary
+        if summary["hold_count"] == 1:
+            assert 0 < summary["hold_ms"] < 2000, summary
+        assert poll(lambda: tenant.admin.get(f"/api/agents/{agent['id']}")["state"] == "available", 10)
+    finally:
+        client.close()
+        phone_result = phone.wait(60)
+    assert "BYE" in phone_result.messages, phone_result.errors
