@@ -192,9 +192,17 @@ class CallControl:
         return False, None
 
 
+# One controller at a time consumes the queue (RabbitMQ single active consumer; the next takes
+# over, with the unacknowledged requests, when it goes): requests for one leg are then ordered
+# and serialized by that controller's ``CallControl`` — competing consumers would run a hold on
+# one controller and its unhold 100 ms later on another, side by side.
+QUEUE_ARGUMENTS = {"x-single-active-consumer": True}
+
+
 def start_call_control_consumer(control: CallControl, seen: SeenIds, **consumer_kw) -> EventConsumer:
-    """One durable queue shared by every controller: each request is run once, in its own
-    greenlet (a full pool stops the consumer taking more: they wait on the queue)."""
+    """One durable queue shared by every controller, consumed by one of them at a time: each
+    request is run once, in its own greenlet, spawned in arrival order (a full pool stops the
+    consumer taking more: they wait on the queue)."""
     pool = gevent.pool.Pool(MAX_CONTROLS_IN_FLIGHT)
     return EventConsumer([(CALL_EVENTS, ROUTING_KEY)], lambda env: pool.spawn(control.handle, env),
-                         queue=QUEUE, seen=seen, **consumer_kw).start()
+                         queue=QUEUE, seen=seen, queue_arguments=QUEUE_ARGUMENTS, **consumer_kw).start()

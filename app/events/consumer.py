@@ -66,7 +66,9 @@ class EventConsumer(BrokerLoop):
     event, in its own greenlet, reconnecting with backoff. Without ``queue`` the queue is
     server-named, exclusive and auto-deleted (a live listener that may miss events while
     disconnected); with ``queue`` it is durable and keeps events while the consumer is away.
-    A handler that raises gets the message rejected without requeue (no poison loops)."""
+    A handler that raises gets the message rejected without requeue (no poison loops).
+    ``queue_arguments`` are the durable queue's (e.g. ``x-single-active-consumer``); a broker
+    that already has the queue with other arguments refuses the declaration."""
 
     role = "event consumer"
 
@@ -80,8 +82,10 @@ class EventConsumer(BrokerLoop):
         seen: SeenIds | None = None,
         prefetch: int = 100,
         backoff_seconds: tuple[float, float] = (0.2, 10.0),
+        queue_arguments: dict | None = None,
     ) -> None:
         self.bindings = list(bindings)
+        self.queue_arguments = queue_arguments
         self.handler = handler
         self.amqp_url = amqp_url or get_settings().amqp_url
         self.queue_name = queue
@@ -99,7 +103,8 @@ class EventConsumer(BrokerLoop):
             channel = conn.channel()
             declare_all(channel)
             if self.queue_name:
-                queue = channel.queue_declare(self.queue_name, durable=True).method.queue
+                queue = channel.queue_declare(self.queue_name, durable=True,
+                                              arguments=self.queue_arguments).method.queue
             else:
                 queue = channel.queue_declare("", exclusive=True, auto_delete=True).method.queue
             for exchange, key in self.bindings:

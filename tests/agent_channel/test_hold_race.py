@@ -94,3 +94,35 @@ def test_given_hold_and_unhold_both_waiting_behind_another_action_then_neither_i
     assert call_control.coalesced == 2
     assert client.command("hangup")["ok"] is True
     run.get(timeout=40)
+
+
+def test_given_two_controllers_then_one_consumes_every_call_control_request_so_one_legs_requests_stay_ordered(
+        inbound_sim, amqp_vhost):
+    import uuid
+
+    from app.calls.control import request_control
+    from app.db.engine import platform_session
+    from app.events.consumer import RecentIds
+    from app.events.publisher import OutboxPublisher
+    from esl.call_control import CallControl, start_call_control_consumer
+    from esl.inbound import InboundConnection
+
+    node = InboundConnection(*inbound_sim.address, "ClueCon", reconnect=False)
+    node.connect()
+    consumers = [start_call_control_consumer(CallControl(lambda: [node]), RecentIds()) for _ in range(2)]
+    publisher = OutboxPublisher(poll_seconds=0.2).start()
+    try:
+        assert all(c.ready.wait(10) for c in consumers)
+        account, call, leg = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
+        with platform_session() as db:
+            for n in range(20):
+                request_control(db, ControlRequest(account_id=account, call_id=call, leg_id=leg,
+                                                   action="hold" if n % 2 == 0 else "unhold"))
+        assert publisher.flush(15)
+        _wait(lambda: sum(c.delivered for c in consumers) >= 20)
+        assert sorted(c.delivered for c in consumers) == [0, 20]
+    finally:
+        publisher.stop()
+        for c in consumers:
+            c.stop()
+        node.close()
