@@ -36,6 +36,7 @@ class WakeListener:
         self.backoff_seconds = backoff_seconds
         self.listening = gevent.event.Event()  # set while LISTEN is in place (tests)
         self.wakes = 0
+        self.connects = 0
         self._stop = gevent.event.Event()
         self._greenlet: gevent.Greenlet | None = None
         self._conn = None
@@ -69,16 +70,16 @@ class WakeListener:
         conn.set_isolation_level(psycopg2.extensions.ISOLATION_LEVEL_AUTOCOMMIT)
         with conn.cursor() as cur:
             cur.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        self.connects += 1
         self.listening.set()
         self.on_wake()  # whatever was notified while not listening
         while not self._stop.is_set():
             try:
                 gevent.socket.wait_read(conn.fileno(), timeout=IDLE_CHECK_SECONDS)
-            except TimeoutError:  # socket.timeout
+                conn.poll()
+            except TimeoutError:  # socket.timeout: a silent link, check it is still there
                 with conn.cursor() as cur:
-                    cur.execute("SELECT 1")
-                continue
-            conn.poll()
+                    cur.execute("SELECT 1")  # (a notification read meanwhile is handled below)
             if conn.notifies:
                 conn.notifies.clear()  # many commits, one wake: the relay takes them all in a batch
                 self.wakes += 1

@@ -60,3 +60,24 @@ def test_given_an_ordinary_event_then_no_other_relay_is_woken(far_relay):
     gevent.sleep(0.5)
     assert far_relay._listener.wakes == 0
     assert outbox_row(event_id).published_at is None  # left for the poll (or this process's relay)
+
+
+def test_given_the_listener_connection_killed_then_it_listens_again_and_wakes_the_relay(far_relay, owner_engine):
+    from sqlalchemy import text
+
+    listener = far_relay._listener
+    with owner_engine.connect() as conn:
+        conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                          "WHERE application_name = 'sbc outbox wake' AND datname = current_database()"))
+        conn.commit()
+    with gevent.Timeout(10, False):
+        while listener.listening.is_set():
+            gevent.sleep(0.05)
+    assert listener.listening.wait(15), "the listener did not come back"
+    assert listener.connects == 2
+    collector = Collector([(CALL_EVENTS, "call.control")])
+    try:
+        event_id = _queue(urgent=True)
+        assert collector.wait_for([event_id], timeout=20)
+    finally:
+        collector.stop()
