@@ -7,61 +7,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass
 
 import pytest
 
-from app.contact.presence import Presence
-from app.settings import get_settings
+from tests.realswitch import agents as sip_agents
 from tests.realswitch.product import wait_for_port
 from tests.realswitch.provision import poll
 from tests.realswitch.sip_over_ws import wss_registration
-from tests.realswitch.sipp import SippProcess, free_port
-
-PASSWORD = "agent-pass-123456"
-
-
-@dataclass
-class SipAgent:
-    id: str
-    sip_username: str
-    sip_password: str
-    domain: str
-
-
-def _presence() -> Presence:
-    import redis
-
-    return Presence(redis.Redis.from_url(get_settings().redis_url), get_settings().redis_key_prefix)
-
-
-def _agent(tenant, queue_id: str) -> SipAgent:
-    name = f"ag-{uuid.uuid4().hex[:6]}"
-    user = tenant.admin.post("/api/users", {"username": name, "password": PASSWORD})
-    agent = tenant.admin.post("/api/agents", {"user_id": user["id"], "queue_ids": [queue_id]})
-    creds = tenant.admin.post(f"/api/agents/{agent['id']}/sip-credentials", None)
-    return SipAgent(agent["id"], creds["sip_username"], creds["sip_password"], creds["sip_domain"])
-
-
-def _in_directory(real_switch, agent: SipAgent) -> bool:
-    return real_switch.api(f"user_exists id {agent.sip_username} {agent.domain}", check=False).strip() == "true"
-
-
-def _register(sipp, real_switch, agent: SipAgent, offer_scenario: str, seconds: int) -> SippProcess:
-    """A sipp phone registered as ``agent`` for ``seconds``, handling offers with ``offer_scenario``."""
-    port = free_port()
-    tag = f"agent-{agent.sip_username}"
-    cmd = sipp._base("agent-register.xml", port, tag) + [
-        "-oocsf", str(sipp._base(offer_scenario, port, tag)[2]),
-        "-s", agent.sip_username, "-au", agent.sip_username, "-ap", agent.sip_password,
-        "-key", "domain", agent.domain, "-d", str(seconds * 1000), "-m", "1",
-        "-trace_msg", f"127.0.0.1:{real_switch.ports.agent_sip}"]
-    proc = SippProcess(cmd, sipp.workdir, tag).start()
-    proc.port = port
-    presence = _presence()
-    registered = poll(lambda: presence.is_registered(agent.domain, agent.sip_username), 10)
-    assert registered, f"{agent.sip_username} never registered:\n{real_switch.log_tail(40)}"
-    return proc
 
 
 @pytest.fixture
@@ -70,24 +22,19 @@ def contact_queue(tenant, real_switch):
     credentials whose directory entries have reached the switch."""
     queue = tenant.admin.post("/api/queues", {"name": f"cc-{uuid.uuid4().hex[:6]}", "offer_timeout_seconds": 4,
                                               "wrap_up_seconds": 1, "announce_position": False})
-    agents = [_agent(tenant, queue["id"]) for _ in range(2)]
+    agents = [sip_agents.new_agent(tenant, [queue["id"]]) for _ in range(2)]
     for agent in agents:
-        assert poll(lambda a=agent: _in_directory(real_switch, a), 15), "directory not applied"
+        assert poll(lambda a=agent: sip_agents.in_directory(real_switch, a), 15), "directory not applied"
     return queue, agents
-
-
-def _available(tenant, agent: SipAgent) -> None:
-    tenant.admin.put(f"/api/agents/{agent.id}/state", {"state": "available"})
-    time.sleep(0.05)  # distinct idle-since times: the first made available is the longest idle
 
 
 def test_a_trunk_caller_sent_to_a_queue_is_offered_to_the_registered_agent_who_answers_and_is_bridged(
         tenant, contact_queue, sipp, real_switch):
     queue, (agent, _unregistered) = contact_queue
-    phone = _register(sipp, real_switch, agent, "agent-answer-ooc.xml", seconds=25)
+    phone = sip_agents.register(sipp, real_switch, agent, "agent-answer-ooc.xml", seconds=25)
     try:
-        _available(tenant, agent)
-        _available(tenant, _unregistered)  # available but not registered: never offered
+        sip_agents.make_available(tenant, agent)
+        sip_agents.make_available(tenant, _unregistered)  # available but not registered: never offered
         number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
         result = sipp.call(number, scenario="uac-bye-after.xml", extra=("-d", "6000"))
         assert result.ok, result.errors or result.stdout[-1500:]
@@ -105,17 +52,17 @@ def test_a_trunk_caller_sent_to_a_queue_is_offered_to_the_registered_agent_who_a
         phone_result = phone.wait(40)
     assert "INVITE" in phone_result.messages and "ACK" in phone_result.messages, phone_result.errors
     # the phone unregistered at the end (Expires: 0): sofia::unregister cleared its registration
-    assert poll(lambda: not _presence().is_registered(agent.domain, agent.sip_username), 5)
+    assert poll(lambda: not sip_agents.presence().is_registered(agent.domain, agent.sip_username), 5)
 
 
 def test_an_agent_who_lets_the_offer_ring_out_is_missed_and_the_next_agent_gets_the_caller(
         tenant, contact_queue, sipp, real_switch):
     queue, (ringer, answerer) = contact_queue
-    phones = [_register(sipp, real_switch, ringer, "agent-ring-ooc.xml", seconds=30),
-              _register(sipp, real_switch, answerer, "agent-answer-ooc.xml", seconds=30)]
+    phones = [sip_agents.register(sipp, real_switch, ringer, "agent-ring-ooc.xml", seconds=30),
+              sip_agents.register(sipp, real_switch, answerer, "agent-answer-ooc.xml", seconds=30)]
     try:
-        _available(tenant, ringer)    # longest idle: offered first
-        _available(tenant, answerer)
+        sip_agents.make_available(tenant, ringer)    # longest idle: offered first
+        sip_agents.make_available(tenant, answerer)
         number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
         result = sipp.call(number, scenario="uac-bye-after.xml", extra=("-d", "12000"))
         assert result.ok, result.errors or result.stdout[-1500:]
@@ -142,7 +89,7 @@ def test_agents_still_register_while_the_api_is_down(tenant, contact_queue, sipp
     _queue, (agent, _other) = contact_queue
     product.api.stop()
     try:
-        phone = _register(sipp, real_switch, agent, "agent-answer-ooc.xml", seconds=1)
+        phone = sip_agents.register(sipp, real_switch, agent, "agent-answer-ooc.xml", seconds=1)
         assert phone.wait(20).ok
     finally:
         product.api.start()
@@ -159,17 +106,17 @@ def test_a_browser_agent_registers_over_wss_with_its_generated_credentials(tenan
     with wss_registration("127.0.0.1", wss, agent.sip_username, agent.sip_password, agent.domain,
                           expires=30) as statuses:
         assert statuses == [401, 200]
-        assert poll(lambda: _presence().is_registered(agent.domain, agent.sip_username), 15)
+        assert poll(lambda: sip_agents.presence().is_registered(agent.domain, agent.sip_username), 15)
     # the WebSocket closed (a browser tab gone): sofia unregisters it, no call is offered to it
-    assert poll(lambda: not _presence().is_registered(agent.domain, agent.sip_username), 15)
+    assert poll(lambda: not sip_agents.presence().is_registered(agent.domain, agent.sip_username), 15)
 
 
 def test_a_caller_who_hangs_up_while_the_agent_rings_is_abandoned_and_the_agent_is_not_missed(
         tenant, contact_queue, sipp, real_switch):
     queue, (ringer, _other) = contact_queue
-    phone = _register(sipp, real_switch, ringer, "agent-ring-ooc.xml", seconds=12)
+    phone = sip_agents.register(sipp, real_switch, ringer, "agent-ring-ooc.xml", seconds=12)
     try:
-        _available(tenant, ringer)
+        sip_agents.make_available(tenant, ringer)
         number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
         # the offer starts at once (4 s offer timeout); the caller leaves 2 s after the answer
         result = sipp.call(number, scenario="uac-bye-after.xml", extra=("-d", "2000"))
@@ -181,7 +128,7 @@ def test_a_caller_who_hangs_up_while_the_agent_rings_is_abandoned_and_the_agent_
         keys = [e["key"] for e in events]
         assert "agent.offer" in keys and "queue.caller.abandoned" in keys, keys
         assert "agent.missed" not in keys and "agent.accept" not in keys, keys
-        presence = _presence()
+        presence = sip_agents.presence()
         assert presence.engaged_by(str(tenant.account_id), ringer.id) is None
         assert ringer.id in presence.idle_agents(str(tenant.account_id))
     finally:
@@ -196,9 +143,9 @@ def test_a_queue_call_answered_by_an_agent_and_held_once_measures_its_interactio
     summary and the agent's segment, read through GET /api/call-records/:id: values within the
     scenario's bounds (sanity, not timing)."""
     queue, (agent, _other) = contact_queue
-    phone = _register(sipp, real_switch, agent, "agent-answer-ooc.xml", seconds=25)
+    phone = sip_agents.register(sipp, real_switch, agent, "agent-answer-ooc.xml", seconds=25)
     try:
-        _available(tenant, agent)
+        sip_agents.make_available(tenant, agent)
         number = tenant.number_for([{"verb": "pause", "length": 1}, {"verb": "queue", "name": queue["name"]}])
         result = sipp.call(number, scenario="uac-hold-bye.xml")
         assert result.ok, result.errors or result.stdout[-1500:]
@@ -232,12 +179,12 @@ def test_a_hold_on_the_agents_leg_is_counted_on_the_callers_interaction_summary(
     fire on that leg only; the controller's inbound connection relays them to the caller's
     session (esl/agent_holds.py)."""
     queue, (agent, _other) = contact_queue
-    phone = _register(sipp, real_switch, agent, "agent-answer-ooc.xml", seconds=25)
+    phone = sip_agents.register(sipp, real_switch, agent, "agent-answer-ooc.xml", seconds=25)
     try:
-        _available(tenant, agent)
+        sip_agents.make_available(tenant, agent)
         number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
         caller = sipp.start_calls(number, scenario="uac-bye-after.xml", extra=("-d", "7000"))
-        presence = _presence()
+        presence = sip_agents.presence()
         leg = poll(lambda: presence.agent_leg(str(tenant.account_id), agent.id), 10)
         assert leg, "the agent's leg was never bridged"
         assert poll(lambda: real_switch.api(f"uuid_exists {leg[1]}", check=False).strip() == "true", 5)
@@ -262,14 +209,14 @@ def test_a_ring_all_queue_rings_both_agents_at_once_the_first_to_answer_wins_and
     is neither missed nor rejected and is idle again at once (docs/agents.md "Strategies")."""
     queue, (ringer, answerer) = contact_queue
     tenant.admin.patch(f"/api/queues/{queue['id']}", {"strategy": "ring_all"})
-    phones = [_register(sipp, real_switch, ringer, "agent-ring-ooc.xml", seconds=25),
-              _register(sipp, real_switch, answerer, "agent-answer-ooc.xml", seconds=25)]
+    phones = [sip_agents.register(sipp, real_switch, ringer, "agent-ring-ooc.xml", seconds=25),
+              sip_agents.register(sipp, real_switch, answerer, "agent-answer-ooc.xml", seconds=25)]
     try:
-        _available(tenant, ringer)
-        _available(tenant, answerer)
+        sip_agents.make_available(tenant, ringer)
+        sip_agents.make_available(tenant, answerer)
         number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
         caller = sipp.start_calls(number, scenario="uac-bye-after.xml", extra=("-d", "6000"))
-        presence = _presence()
+        presence = sip_agents.presence()
         account = str(tenant.account_id)
         # while the caller talks to the answerer, the ringer is already free again
         assert poll(lambda: presence.engaged_by(account, answerer.id) is not None
@@ -297,14 +244,14 @@ def test_a_round_robin_queue_offers_the_agent_after_the_last_one_offered_not_the
     queue, agents = contact_queue
     tenant.admin.patch(f"/api/queues/{queue['id']}", {"strategy": "round_robin"})
     ordered = sorted(agents, key=lambda a: a.id)
-    presence = _presence()
+    presence = sip_agents.presence()
     # the pointer says the first agent (by id) was offered last: the second one is next,
     # though the first has been idle longest
     presence.redis.set(presence.pointer_key(str(tenant.account_id), queue["name"]), ordered[0].id, ex=60)
-    phones = [_register(sipp, real_switch, a, "agent-answer-ooc.xml", seconds=20) for a in ordered]
+    phones = [sip_agents.register(sipp, real_switch, a, "agent-answer-ooc.xml", seconds=20) for a in ordered]
     try:
         for agent in ordered:
-            _available(tenant, agent)
+            sip_agents.make_available(tenant, agent)
         number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
         result = sipp.call(number, scenario="uac-bye-after.xml", extra=("-d", "3000"))
         assert result.ok, result.errors or result.stdout[-1500:]

@@ -18,17 +18,11 @@ from typing import Iterator
 import pytest
 
 from app.config import set_value
+from tests.realswitch import agents as sip_agents
 from tests.realswitch.freeswitch import RealSwitch, SwitchPorts, freeswitch_tree
 from tests.realswitch.product import configure_cluster
 from tests.realswitch.provision import poll
-from tests.realswitch.sipp import Sipp, SippProcess, free_port
-from tests.realswitch.test_contact_centre import (
-    SipAgent,
-    _agent,
-    _available,
-    _in_directory,
-    _presence,
-)
+from tests.realswitch.sipp import Sipp
 
 ESL_PASSWORD = "realswitch-node-b-secret"
 
@@ -93,24 +87,7 @@ def two_nodes(product, real_switch: RealSwitch, node_b: RealSwitch) -> Iterator[
     finally:
         configure_cluster(real_switch)  # node A alone again, for the modules that follow
         _restart_controller(product, [real_switch.ports.esl])
-        _presence().redis.delete(_presence().nodes_key())
-
-
-def _register_on(sipp: Sipp, switch: RealSwitch, agent: SipAgent, offer_scenario: str,
-                 seconds: int) -> SippProcess:
-    """A sipp phone registered as ``agent`` on ``switch``'s agent profile."""
-    port = free_port()
-    tag = f"agent-{agent.sip_username}"
-    cmd = sipp._base("agent-register.xml", port, tag) + [
-        "-oocsf", str(sipp._base(offer_scenario, port, tag)[2]),
-        "-s", agent.sip_username, "-au", agent.sip_username, "-ap", agent.sip_password,
-        "-key", "domain", agent.domain, "-d", str(seconds * 1000), "-m", "1",
-        "-trace_msg", f"127.0.0.1:{switch.ports.agent_sip}"]
-    proc = SippProcess(cmd, sipp.workdir, tag).start()
-    proc.port = port
-    assert poll(lambda: _presence().is_registered(agent.domain, agent.sip_username), 10), \
-        f"{agent.sip_username} never registered:\n{switch.log_tail(40)}"
-    return proc
+        sip_agents.presence().redis.delete(sip_agents.presence().nodes_key())
 
 
 def test_given_an_agent_registered_on_node_b_then_a_caller_on_node_a_is_offered_to_it_and_bridged(
@@ -118,17 +95,17 @@ def test_given_an_agent_registered_on_node_b_then_a_caller_on_node_a_is_offered_
     node_b = two_nodes
     queue = tenant.admin.post("/api/queues", {"name": f"xn-{uuid.uuid4().hex[:6]}", "offer_timeout_seconds": 6,
                                               "wrap_up_seconds": 1, "announce_position": False})
-    agent = _agent(tenant, queue["id"])
+    agent = sip_agents.new_agent(tenant, [queue["id"]])
     for switch in (real_switch, node_b):
-        assert poll(lambda s=switch: _in_directory(s, agent), 15), "directory not applied"
-    phone = _register_on(Sipp(node_b, realswitch_workdir / "sipp-b"), node_b, agent,
-                         "agent-answer-ooc.xml", seconds=25)
+        assert poll(lambda s=switch: sip_agents.in_directory(s, agent), 15), "directory not applied"
+    phone = sip_agents.register(Sipp(node_b, realswitch_workdir / "sipp-b"), node_b, agent,
+                                "agent-answer-ooc.xml", seconds=25)
     try:
-        presence = _presence()
+        presence = sip_agents.presence()
         registered_on = presence.registered_on(agent.domain, agent.sip_username)
         assert registered_on and registered_on == node_b.api("eval ${core_uuid}").strip()
         assert presence.node_addresses().get(registered_on) == f"127.0.0.1:{node_b.ports.agent_sip}"
-        _available(tenant, agent)
+        sip_agents.make_available(tenant, agent)
         number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
         result = sipp.call(number, scenario="uac-bye-after.xml", extra=("-d", "6000"))
         assert result.ok, result.errors or result.stdout[-1500:]
@@ -153,8 +130,8 @@ def test_given_an_invite_to_node_bs_agent_profile_from_outside_the_cluster_then_
     node_b = two_nodes
     assert node_b.api("acl 127.0.0.2 cluster", check=False).strip() == "false"
     queue = tenant.admin.post("/api/queues", {"name": f"xo-{uuid.uuid4().hex[:6]}"})
-    agent = _agent(tenant, queue["id"])
-    assert poll(lambda: _in_directory(node_b, agent), 15), "directory not applied"
+    agent = sip_agents.new_agent(tenant, [queue["id"]])
+    assert poll(lambda: sip_agents.in_directory(node_b, agent), 15), "directory not applied"
     to_agent_profile = SimpleNamespace(ports=SimpleNamespace(sip=node_b.ports.agent_sip))
     outsider = Sipp(to_agent_profile, realswitch_workdir / "sipp-outsider")  # type: ignore[arg-type]
     result = outsider.call(agent.sip_username, scenario="uac-cross-node-offer.xml", source_ip="127.0.0.2",

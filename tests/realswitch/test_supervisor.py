@@ -13,55 +13,23 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from dataclasses import dataclass
 
 import pytest
 
 from app.calls import supervision as sv
-from app.contact.presence import Presence
 from app.settings import get_settings
+from tests.realswitch import agents as sip_agents
 from tests.realswitch.provision import poll
-from tests.realswitch.sipp import SippProcess, free_port
-
-PASSWORD = "agent-pass-123456"
 
 
-@dataclass
-class Phone:
-    user_id: str
-    username: str
-    agent_id: str
-    sip_username: str
-    sip_password: str
-    domain: str
-
-
-def _redis():
-    import redis
-
-    return redis.Redis.from_url(get_settings().redis_url)
-
-
-def _phone(tenant, queue_ids: list[str], role: str = "agent") -> Phone:
-    name = f"sv-{uuid.uuid4().hex[:6]}"
-    user = tenant.admin.post("/api/users", {"username": name, "password": PASSWORD, "role": role})
-    agent = tenant.admin.post("/api/agents", {"user_id": user["id"], "queue_ids": queue_ids})
-    creds = tenant.admin.post(f"/api/agents/{agent['id']}/sip-credentials", None)
-    return Phone(user["id"], name, agent["id"], creds["sip_username"], creds["sip_password"], creds["sip_domain"])
-
-
-def _register(sipp, real_switch, phone: Phone, seconds: int) -> SippProcess:
-    port = free_port()
-    tag = f"phone-{phone.sip_username}"
-    cmd = sipp._base("agent-register.xml", port, tag) + [
-        "-oocsf", str(sipp._base("agent-answer-ooc.xml", port, tag)[2]),
-        "-s", phone.sip_username, "-au", phone.sip_username, "-ap", phone.sip_password,
-        "-key", "domain", phone.domain, "-d", str(seconds * 1000), "-m", "1",
-        "-trace_msg", f"127.0.0.1:{real_switch.ports.agent_sip}"]
-    proc = SippProcess(cmd, sipp.workdir, tag).start()
-    presence = Presence(_redis(), get_settings().redis_key_prefix)
-    assert poll(lambda: presence.is_registered(phone.domain, phone.sip_username), 10), real_switch.log_tail(40)
-    return proc
+def _agent_leg(agent: sip_agents.SipAgent) -> "sv.AgentLeg | None":
+    """The live call bridged to this agent (other tests' calls leave their own marks)."""
+    client, prefix = sip_agents.presence().redis, get_settings().redis_key_prefix
+    for key in client.scan_iter(match=f"{prefix}agent-leg:*"):
+        leg = sv.read_agent_leg(client, prefix, key.decode().rsplit(":", 1)[1])
+        if leg is not None and leg.agent_id == agent.id:
+            return leg
+    return None
 
 
 def _media_stats(real_switch, uuid_: str) -> dict:
@@ -83,36 +51,26 @@ def _audio_out_packets(stats: dict) -> int:
 def floor(tenant, real_switch):
     queue = tenant.admin.post("/api/queues", {"name": f"sv-{uuid.uuid4().hex[:6]}", "offer_timeout_seconds": 8,
                                               "wrap_up_seconds": 0, "announce_position": False})
-    agent = _phone(tenant, [queue["id"]])
-    supervisor = _phone(tenant, [], role="supervisor")
+    agent = sip_agents.new_agent(tenant, [queue["id"]], prefix="sv")
+    supervisor = sip_agents.new_agent(tenant, [], prefix="sv", role="supervisor")
     for phone in (agent, supervisor):
-        assert poll(lambda p=phone: real_switch.api(f"user_exists id {p.sip_username} {p.domain}",
-                                                    check=False).strip() == "true", 15), "directory not applied"
+        assert poll(lambda p=phone: sip_agents.in_directory(real_switch, p), 15), "directory not applied"
     return queue, agent, supervisor
 
 
 def test_a_supervisor_listens_to_an_agents_live_call_then_whispers_then_stops(
         tenant, floor, sipp, real_switch, product):
     queue, agent, supervisor = floor
-    phones = [_register(sipp, real_switch, agent, seconds=40), _register(sipp, real_switch, supervisor, seconds=40)]
+    phones = [sip_agents.register(sipp, real_switch, agent, seconds=40),
+              sip_agents.register(sipp, real_switch, supervisor, seconds=40)]
     offset = real_switch.log_offset()
     try:
-        tenant.admin.put(f"/api/agents/{agent.agent_id}/state", {"state": "available"})
+        tenant.admin.put(f"/api/agents/{agent.id}/state", {"state": "available"})
         number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
         caller = sipp.start_calls(number, codec="PCMA", scenario="uac-talk-long.xml")
-        client = _redis()
-        prefix = get_settings().redis_key_prefix
-
-        def agent_leg():
-            for key in client.scan_iter(match=f"{prefix}agent-leg:*"):
-                leg = sv.read_agent_leg(client, prefix, key.decode().rsplit(":", 1)[1])
-                if leg is not None and leg.agent_id == agent.agent_id:
-                    return leg
-            return None
-
-        leg = poll(agent_leg, 15)
+        leg = poll(lambda: _agent_leg(agent), 15)
         assert leg is not None, f"the agent was never bridged:\n{real_switch.log_tail(40)}"
-        boss = product.client(tenant.subdomain, supervisor.username, PASSWORD)
+        boss = product.client(tenant.subdomain, supervisor.username, sip_agents.PASSWORD)
         started = boss.post(f"/api/calls/{leg.call_id}/supervise", {"mode": "listen"}, expect=202)
         sid = started["supervision_id"]
 
@@ -150,16 +108,15 @@ def test_a_supervisor_listens_to_an_agents_live_call_then_whispers_then_stops(
 def test_a_supervisor_listening_when_the_call_ends_gets_call_control_stop_call_ended(
         tenant, floor, sipp, real_switch, product):
     queue, agent, supervisor = floor
-    phones = [_register(sipp, real_switch, agent, seconds=30), _register(sipp, real_switch, supervisor, seconds=30)]
+    phones = [sip_agents.register(sipp, real_switch, agent, seconds=30),
+              sip_agents.register(sipp, real_switch, supervisor, seconds=30)]
     try:
-        tenant.admin.put(f"/api/agents/{agent.agent_id}/state", {"state": "available"})
+        tenant.admin.put(f"/api/agents/{agent.id}/state", {"state": "available"})
         number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
         caller = sipp.start_calls(number, scenario="uac-bye-after.xml", extra=("-d", "9000"))
-        client, prefix = _redis(), get_settings().redis_key_prefix
-        leg = poll(lambda: next((sv.read_agent_leg(client, prefix, k.decode().rsplit(":", 1)[1])
-                                 for k in client.scan_iter(match=f"{prefix}agent-leg:*")), None), 15)
+        leg = poll(lambda: _agent_leg(agent), 15)
         assert leg is not None
-        boss = product.client(tenant.subdomain, supervisor.username, PASSWORD)
+        boss = product.client(tenant.subdomain, supervisor.username, sip_agents.PASSWORD)
         sid = boss.post(f"/api/calls/{leg.call_id}/supervise", {"mode": "barge"}, expect=202)["supervision_id"]
         assert caller.wait(40).ok
         stop = poll(lambda: [e for e in tenant.events("call.control.stop")
@@ -173,21 +130,6 @@ def test_a_supervisor_listening_when_the_call_ends_gets_call_control_stop_call_e
     finally:
         for phone in phones:
             phone.wait(60)
-
-
-def _register_talking(sipp, real_switch, phone: Phone, seconds: int) -> SippProcess:
-    """The supervisor's phone that talks once it answers (phone-answer-talk-ooc.xml)."""
-    port = free_port()
-    tag = f"phone-{phone.sip_username}"
-    cmd = sipp._base("agent-register.xml", port, tag) + [
-        "-oocsf", str(sipp._base("phone-answer-talk-ooc.xml", port, tag)[2]),
-        "-s", phone.sip_username, "-au", phone.sip_username, "-ap", phone.sip_password,
-        "-key", "domain", phone.domain, "-d", str(seconds * 1000), "-m", "1",
-        f"127.0.0.1:{real_switch.ports.agent_sip}"]
-    proc = SippProcess(cmd, sipp.workdir, tag).start()
-    presence = Presence(_redis(), get_settings().redis_key_prefix)
-    assert poll(lambda: presence.is_registered(phone.domain, phone.sip_username), 10), real_switch.log_tail(40)
-    return proc
 
 
 def _loudness(path) -> float:
@@ -220,17 +162,15 @@ def test_a_talking_supervisor_is_heard_by_nobody_when_listening_by_the_agent_onl
     """The caller and the agent are silent (no RTP from either sipp); the supervisor's phone
     talks. What the switch sends each party shows who hears the supervisor."""
     queue, agent, supervisor = floor
-    phones = [_register(sipp, real_switch, agent, seconds=40),
-              _register_talking(sipp, real_switch, supervisor, seconds=40)]
+    phones = [sip_agents.register(sipp, real_switch, agent, seconds=40),
+              sip_agents.register(sipp, real_switch, supervisor, "phone-answer-talk-ooc.xml", seconds=40)]
     try:
-        tenant.admin.put(f"/api/agents/{agent.agent_id}/state", {"state": "available"})
+        tenant.admin.put(f"/api/agents/{agent.id}/state", {"state": "available"})
         number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
         caller = sipp.start_calls(number, scenario="uac-bye-after.xml", extra=("-d", "20000"))
-        client, prefix = _redis(), get_settings().redis_key_prefix
-        leg = poll(lambda: next((sv.read_agent_leg(client, prefix, k.decode().rsplit(":", 1)[1])
-                                 for k in client.scan_iter(match=f"{prefix}agent-leg:*")), None), 15)
+        leg = poll(lambda: _agent_leg(agent), 15)
         assert leg is not None and leg.leg
-        boss = product.client(tenant.subdomain, supervisor.username, PASSWORD)
+        boss = product.client(tenant.subdomain, supervisor.username, sip_agents.PASSWORD)
         sid = boss.post(f"/api/calls/{leg.call_id}/supervise", {"mode": "listen"}, expect=202)["supervision_id"]
         assert poll(lambda: [e for e in tenant.events("call.control.start")
                              if e["payload"]["supervisionId"] == sid], 15)
