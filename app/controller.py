@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
-from typing import Optional
+from typing import Collection, Optional
 
 import gevent
 import gevent.lock
@@ -25,6 +25,7 @@ from prometheus_client import REGISTRY
 from app.calls.heartbeat import ServiceHeartbeat
 from app.calls.limiter import ConcurrencyLimiter, start_refresher
 from app.calls.recovery import LOST_CALL_CAUSE, lost_controller_ended_by, recover_lost_calls
+from app.calls.siblings import SiblingSessions
 from app.calls.route_snapshot import RouteSnapshot, start_snapshot_refresher
 from app.config import RuntimeConfig, start_config_listener
 from app.events.consumer import RedisSeenIds
@@ -67,8 +68,15 @@ NODE_EVENTS = tuple(SUBSCRIBE_COMMAND.split()[2:])  # CUSTOM sofia::gateway_stat
 
 
 class Controller:
-    def __init__(self, config: Optional[RuntimeConfig] = None) -> None:
+    def __init__(self, config: Optional[RuntimeConfig] = None, *, process_index: int = 0,
+                 processes: int = 1) -> None:
+        """``processes`` > 1: this is sibling ``process_index`` of ``sbc controller
+        --processes N`` — the port is shared (SO_REUSEPORT), the calls each sibling drives are
+        shared through Redis (app/calls/siblings.py), the ops port is ``health.controller_port
+        + process_index``."""
         settings = get_settings()
+        self.process_index = process_index
+        self.processes = processes
         self.config = config or RuntimeConfig.load()
         self.redis = shared_redis(settings.redis_url)
         self.routing = RoutingCache()
@@ -93,7 +101,7 @@ class Controller:
         self.config.on_reload(lambda config: setattr(
             self.services, "first_reply_deadline", config.webhook_first_reply_deadline_seconds))
         host, port = self.config.controller_listen
-        self.server = OutboundServer(self._serve_call, host, port)
+        self.server = OutboundServer(self._serve_call, host, port, reuse_port=processes > 1)
         self.lag = LoopLagProbe()
         self.gate = SetupGate(
             lambda: len(self.server.connections) - len(self.services.live_calls), self.lag,
@@ -129,12 +137,20 @@ class Controller:
         self.collectors = [SwitchCollector(lambda: self.nodes, lambda: self.missing_modules),
                            QueueCollector()]
         self.ops_server = None
+        self.siblings: Optional[SiblingSessions] = None
+        if processes > 1:
+            self.siblings = SiblingSessions(
+                self.redis, settings.redis_key_prefix,
+                f"{self.config.controller_advertise_host}:{self.server.address[1]}",
+                process_index, processes, self._sessions_here)
 
     def start(self) -> None:
         start_publisher(retention_seconds=lambda: self.config.outbox_retention_seconds)
         self.routing.table()  # compile before the first call, not during it
         self.lag.start()
         self.server.start()
+        if self.siblings is not None:
+            self.siblings.start()
         nodes = self.config.freeswitch_nodes
         # several nodes: the cluster ACL (loaded by the reloadacl sent on connect) and each
         # node's agent-profile address let a caller on one node be offered an agent of another
@@ -161,17 +177,27 @@ class Controller:
         self.heartbeat.start()
         for collector in self.collectors:
             REGISTRY.register(collector)
+        ops_port = self.config.health_controller_port
         self.ops_server = start_ops_server(OpsEndpoints(self.readiness), self.config.controller_listen[0],
-                                           self.config.health_controller_port)
+                                           ops_port + self.process_index if ops_port else 0)
         log.info("controller up: outbound ESL on %s:%s, %d FreeSWITCH node(s) configured "
                  "(connected in the background: see /readyz)", *self.server.address, len(self.nodes))
 
     def _sessions_here(self) -> set[str]:
         """Calls this controller has a socket for (in setup, live or finishing)."""
         known = set(self.services.live_calls) | set(self.services.finishing)
+        if self.siblings is not None:  # published to the siblings: a held record counts too
+            known |= set(self.services.records.held_call_ids)
         for conn in list(self.server.connections):
             with contextlib.suppress(EslError):  # before connect(): no channel data yet
                 known.add(conn.uuid)
+        return known
+
+    def _sessions_known(self) -> Collection[str]:
+        """The orphan sweeper's view: this process's calls, and its siblings' when it has any."""
+        known = self._sessions_here()
+        if self.siblings is not None:
+            known |= self.siblings.others()
         return known
 
     def _serve_call(self, conn: OutboundConnection) -> None:
@@ -207,7 +233,7 @@ class Controller:
         self.health.attach(node)
         self.registrations.attach(node, agent_sip_address)
         self.nodes.append(node)
-        self.sweepers.append(OrphanSweeper(node, self._sessions_here,
+        self.sweepers.append(OrphanSweeper(node, self._sessions_known,
                                            self.services.limiter.holding).start())
         # a switch that hangs with its sockets open: end its calls, drop the link, reconnect
         self.watchdogs.append(NodeWatchdog(
@@ -244,10 +270,11 @@ class Controller:
                 ended_by = lost_controller_ended_by(self.heartbeat.instance_id,
                                                     self.heartbeat.started_at,
                                                     self.config.heartbeat_interval_seconds)
-                recover_lost_calls(_Busy(self.services), channels,
+                recover_lost_calls(_Busy(self.services, self.siblings), channels,
                                    our_socket=f"{self.config.controller_advertise_host}:"
                                               f"{self.server.address[1]}",
-                                   release=self.services.limiter.release, ended_by=ended_by)
+                                   release=self.services.limiter.release, ended_by=ended_by,
+                                   settle=self.siblings.settle if self.siblings else None)
             except Exception:  # the database or a switch went away: the next connect retries
                 log.exception("recovery of lost calls failed; retried on the next reconnect")
 
@@ -256,6 +283,8 @@ class Controller:
 
     def stop(self) -> None:
         self.lag.stop()
+        if self.siblings is not None:
+            self.siblings.stop()
         for sweeper in self.sweepers:
             sweeper.stop()
         if self.ops_server is not None:
@@ -277,15 +306,19 @@ class Controller:
 
 class _Busy:
     """The calls this controller is driving or recording, looked up live (not a snapshot:
-    a call that starts while recovery runs must not be taken for a lost one)."""
+    a call that starts while recovery runs must not be taken for a lost one). With sibling
+    processes on the same port, their published calls count too (read at each check)."""
 
-    def __init__(self, services: CallServices) -> None:
+    def __init__(self, services: CallServices, siblings: Optional[SiblingSessions] = None) -> None:
         self._services = services
+        self._siblings = siblings
 
     def __contains__(self, call_id: object) -> bool:
         services = self._services
-        return (call_id in services.live_calls or call_id in services.finishing
-                or call_id in services.records.held_call_ids)
+        if (call_id in services.live_calls or call_id in services.finishing
+                or call_id in services.records.held_call_ids):
+            return True
+        return self._siblings is not None and str(call_id) in self._siblings.others()
 
 
 def _addresses(host: str) -> list[str]:

@@ -203,6 +203,10 @@ CONTROLLER_MAX_LOOP_LAG_MS = 500        # event-loop delay above which new calls
 CONTROLLER_LAG_PROBE_SECONDS = 0.1      # how often the loop delay is sampled
 ORPHAN_SWEEP_SECONDS = 5                # how often each switch is checked for orphan channels
 ORPHAN_GRACE_SECONDS = 10               # a channel this old in `socket` with no session is orphan
+# `sbc controller --processes N` (app/calls/siblings.py): each process publishes its calls
+CONTROLLER_SIBLING_PUBLISH_SECONDS = 1.0  # how often each sibling rewrites its set of calls
+CONTROLLER_SIBLING_TTL_SECONDS = 10.0     # a set not refreshed this long (process dead) expires
+CONTROLLER_MAX_PROCESSES = 64             # upper bound of --processes
 # The controller's Redis pool (app/redis_pool.py): past the maximum a greenlet waits for a
 # free connection, at most the timeout (redis-py's default pool fails past 100).
 CONTROLLER_REDIS_MAX_CONNECTIONS = 512

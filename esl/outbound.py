@@ -329,13 +329,20 @@ class OutboundServer:
         command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
         queue_size: int = DEFAULT_QUEUE_SIZE,
         connection_factory: type[OutboundConnection] = OutboundConnection,
+        reuse_port: bool = False,
     ) -> None:
         self.application = application
         self._pool = gevent.pool.Pool(max_connections)
         # gevent's default listen backlog (128) overflows in a burst of calls: the kernel then
         # drops the handshake's last ACK and that call waits for a SYN-ACK retry (1 s, 3 s, …).
-        self._server = StreamServer((host, port), self._handle, spawn=self._pool,
-                                    backlog=LISTEN_BACKLOG)
+        # reuse_port: sibling controller processes share the port and the kernel spreads the
+        # switch's connections over their listen sockets (``sbc controller --processes N``).
+        if reuse_port:  # a socket listening already, with the same backlog
+            self._server = StreamServer(_reuse_port_listener(host, port), self._handle,
+                                        spawn=self._pool)
+        else:
+            self._server = StreamServer((host, port), self._handle, spawn=self._pool,
+                                        backlog=LISTEN_BACKLOG)
         self._command_timeout = command_timeout
         self._queue_size = queue_size
         self._factory = connection_factory
@@ -380,3 +387,16 @@ class OutboundServer:
         finally:
             self.connections.discard(conn)
             conn.close()
+
+
+def _reuse_port_listener(host: str, port: int) -> _socket.socket:
+    """A listening TCP socket with SO_REUSEPORT (Linux: every process binding it gets its own
+    accept queue; connections are spread by a hash of their addresses)."""
+    family = _socket.AF_INET6 if ":" in host else _socket.AF_INET
+    sock = _socket.socket(family, _socket.SOCK_STREAM)
+    sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+    sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    sock.listen(LISTEN_BACKLOG)
+    sock.setblocking(False)
+    return sock

@@ -159,16 +159,22 @@ def record_lost_call(call: StartedCall, *, channel: Optional[dict[str, Any]] = N
 
 def recover_lost_calls(live: Container[str], channels: Iterable[tuple[dict[str, Any], Callable[[str], None]]],
                        *, our_socket: str, release: Callable[..., Any] | None = None,
-                       ended_by: Optional[datetime] = None) -> list[WrittenRecord]:
+                       ended_by: Optional[datetime] = None,
+                       settle: Callable[[], None] | None = None) -> list[WrittenRecord]:
     """Record every unrecorded call that is not live here.
 
     ``channels``: every channel of every switch, each with a function that hangs it up on its
     switch; ``our_socket``: ``host:port`` this controller's socket application targets.
     ``release``: the limiter's release, to free the lost calls' slots now. ``ended_by``: when
-    the lost controller was last possibly alive (``lost_controller_ended_by``)."""
+    the lost controller was last possibly alive (``lost_controller_ended_by``). ``settle``:
+    called between listing the candidates and checking each against ``live`` (sibling
+    processes on our port: wait until they have published the calls they took meanwhile)."""
     on_switch = {row.get("uuid"): (row, hang_up) for row, hang_up in channels}
     written: list[WrittenRecord] = []
-    for call in unrecorded_calls(exclude=live):
+    candidates = unrecorded_calls(exclude=live)
+    if candidates and settle is not None:
+        settle()
+    for call in candidates:
         if call.call_id in live:  # it reached this controller while we were looking
             continue
         row, hang_up = on_switch.get(call.call_id, (None, None))

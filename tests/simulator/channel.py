@@ -67,6 +67,10 @@ class SimChannel:
         for name in T.channel_block_names():
             self.headers[name] = self._identity(name, data.get(name, data.get(name.replace("Caller-", "Channel-", 1), "")))
         self.created_us = _now_us()
+        # ``show channels`` columns of the running application (a call in the ``socket`` app
+        # shows ``socket`` / ``host:port async full``); tests set them, empty otherwise
+        self.application = ""
+        self.application_data = ""
         for name in ("Caller-Profile-Created-Time", "Caller-Channel-Created-Time"):
             self.headers[name] = str(self.created_us)
         self.vars: dict[str, str] = {}

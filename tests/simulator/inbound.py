@@ -336,6 +336,7 @@ class InboundServer:
                 "read_codec": "PCMU", "read_rate": "8000", "read_bit_rate": "64000",
                 "write_codec": "PCMU", "write_rate": "8000", "write_bit_rate": "64000",
                 "initial_dest": ch.callee, "initial_context": "public",
+                "application": ch.application, "application_data": ch.application_data,
             })
             rows.append(row)
         return json.dumps({"row_count": len(rows), "rows": rows}, separators=(",", ":"))
