@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import time
 from typing import Collection, Optional
 
 import gevent
@@ -309,16 +310,27 @@ class _Busy:
     a call that starts while recovery runs must not be taken for a lost one). With sibling
     processes on the same port, their published calls count too (read at each check)."""
 
+    # recovery lists every call.started of the outbox window against this: one Redis read per
+    # period, not per call (the check after ``settle`` still reads a set published after it)
+    SIBLINGS_READ_SECONDS = 0.2
+
     def __init__(self, services: CallServices, siblings: Optional[SiblingSessions] = None) -> None:
         self._services = services
         self._siblings = siblings
+        self._sibling_calls: set[str] = set()
+        self._read_at: Optional[float] = None
 
     def __contains__(self, call_id: object) -> bool:
         services = self._services
         if (call_id in services.live_calls or call_id in services.finishing
                 or call_id in services.records.held_call_ids):
             return True
-        return self._siblings is not None and str(call_id) in self._siblings.others()
+        if self._siblings is None:
+            return False
+        now = time.monotonic()
+        if self._read_at is None or now - self._read_at > self.SIBLINGS_READ_SECONDS:
+            self._sibling_calls, self._read_at = self._siblings.others(), now
+        return str(call_id) in self._sibling_calls
 
 
 def _addresses(host: str) -> list[str]:
