@@ -10,7 +10,9 @@ For each rate: calls ok/failed, INVITE→200 p50/p95 (sipp ``rtd``), controller 
 Then memory per held call (N calls held 60 s) and whether the switch returned to 0 channels.
 
 Run: .venv/bin/python benchmarks/realswitch_bench.py [--rates 25,50,75,100] [--seconds 8]
-     [--held 1000] [--quick]
+     [--held 1000] [--quick] [--controller-processes N]
+``--controller-processes N``: ``sbc controller --processes N``; CPU and memory are then summed
+over the supervising process and its controller children.
 Needs ../shared/freeswitch (or SBC_FREESWITCH_DIR) and sipp, like tests/realswitch.
 """
 from __future__ import annotations
@@ -72,16 +74,29 @@ class BenchSwitch(RealSwitch):
         public.write_text(text.replace(marker, marker + STATIC_EXTENSION, 1))
 
 
+def _tree(pid: int) -> list[int]:
+    """The process and its children (``--controller-processes``: the siblings)."""
+    pids = [pid]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        pids += [int(c) for c in (task / "children").read_text().split()]
+    return pids
+
+
 def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for one in _tree(pid):
+        fields = Path(f"/proc/{one}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def _rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
+    total = 0
+    for one in _tree(pid):
+        for line in Path(f"/proc/{one}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1])
+    return total
 
 
 def _pct(values: list[float], q: int) -> float:
@@ -142,6 +157,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--held", type=int, default=1000)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--controller-processes", type=int, default=1,
+                        help="sbc controller --processes N (sibling controllers on one port)")
     parser.add_argument("--product-only", action="store_true",
                         help="skip the static path (to profile the controller under load)")
     args = parser.parse_args()
@@ -161,6 +178,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="sbc-bench-rs-"))
     switch = BenchSwitch(freeswitch_tree(), work / "fs", SwitchPorts.pick(), "bench-esl")
     switch.start()
+    os.environ["SBC_CONTROLLER_PROCESSES"] = str(args.controller_processes)
     product = Product(switch, work)
     engine = create_engine(sqlalchemy_url(os.environ["SBC_DATABASE_URL"]), poolclass=pool.NullPool)
     try:
@@ -172,7 +190,7 @@ def main() -> None:
         sipp.call(number, calls=5, rate=5)  # warm up both paths
         sipp.call(STATIC_NUMBER, calls=5, rate=5)
         pid = product.controller.pid
-        print(f"controller pid {pid}", flush=True)
+        print(f"controller pid {pid}, {args.controller_processes} process(es)", flush=True)
         print("| calls/s | static ok/failed | static p50/p95 ms | product ok/failed | "
               "product p50/p95 ms | controller CPU ms/call | channels left |")
         print("|---|---|---|---|---|---|---|")
