@@ -17,10 +17,9 @@ from typing import Iterator
 
 import pytest
 
-from app.config import set_value
+from app.config import RuntimeConfig, set_value
 from tests.realswitch import agents as sip_agents
 from tests.realswitch.freeswitch import RealSwitch, SwitchPorts, freeswitch_tree
-from tests.realswitch.product import configure_cluster
 from tests.realswitch.provision import poll
 from tests.realswitch.sipp import Sipp
 
@@ -73,6 +72,7 @@ def node_b(real_switch: RealSwitch, realswitch_workdir: Path) -> Iterator[RealSw
 @pytest.fixture(scope="module")
 def two_nodes(product, real_switch: RealSwitch, node_b: RealSwitch) -> Iterator[RealSwitch]:
     """The controller linked to node A and node B, each with its agent-profile address."""
+    node_a_alone = RuntimeConfig.load().get("freeswitch.nodes")
     set_value("freeswitch.nodes", [
         {"host": "127.0.0.1", "port": real_switch.ports.esl, "password": real_switch.password,
          "agent_sip_port": real_switch.ports.agent_sip},
@@ -85,7 +85,9 @@ def two_nodes(product, real_switch: RealSwitch, node_b: RealSwitch) -> Iterator[
             assert poll(lambda s=switch: s.api("acl 127.0.0.1 cluster", check=False).strip() == "true", 15)
         yield node_b
     finally:
-        configure_cluster(real_switch)  # node A alone again, for the modules that follow
+        # node A alone again, for the modules that follow; nothing else of the package's
+        # configuration changes (the running workers keep their health port)
+        set_value("freeswitch.nodes", node_a_alone, announce=False)
         _restart_controller(product, [real_switch.ports.esl])
         sip_agents.presence().redis.delete(sip_agents.presence().nodes_key())
 

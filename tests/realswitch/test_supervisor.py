@@ -22,6 +22,9 @@ from tests.realswitch import agents as sip_agents
 from tests.realswitch.provision import poll
 
 
+MODE_SETTLE_SECONDS = 0.5
+
+
 def _agent_leg(agent: sip_agents.SipAgent) -> "sv.AgentLeg | None":
     """The live call bridged to this agent (other tests' calls leave their own marks)."""
     client, prefix = sip_agents.presence().redis, get_settings().redis_key_prefix
@@ -180,6 +183,9 @@ def test_a_talking_supervisor_is_heard_by_nobody_when_listening_by_the_agent_onl
             boss.post(f"/api/calls/{leg.call_id}/supervise", {"mode": mode}, expect=202)
             assert poll(lambda m=mode: [e for e in tenant.events("call.control.start")
                                         if e["payload"]["supervisionId"] == sid and e["payload"]["mode"] == m], 10)
+            # call.control.start is published when the eavesdrop-command is sent: the switch
+            # applies it a moment later (a CI run heard the customer's half of barge late)
+            time.sleep(MODE_SETTLE_SECONDS)
             heard[mode] = _heard(real_switch, parties, mode)
         print("loudness (RMS) of what each party is sent:", heard)
         quiet, loud = 100, 200  # measured: silence 0-2, speech 500-2500
