@@ -7,7 +7,6 @@ sockets) and share which calls each drives (app/calls/siblings.py). With 1 nothi
 """
 from __future__ import annotations
 
-import logging
 import signal
 import sys
 from typing import Optional
@@ -46,20 +45,10 @@ def controller(processes: int, process_index: Optional[int]) -> None:
 def _supervise(processes: int) -> None:
     """Run the siblings as children (app/cli/supervisor.py: restarted with backoff when one
     dies; its calls are then recovered by its successor like any lost controller's)."""
-    from app.cli.supervisor import Child, GaveUp, Supervisor
+    from app.cli.supervisor import Child, Supervisor, run_until_signalled
 
     supervisor = Supervisor([
         Child(f"controller-{i}", [sys.executable, "-m", "app.cli", "controller",
                                   "--processes", str(processes), "--process-index", str(i)])
         for i in range(processes)])
-
-    def stop(*_: object) -> None:
-        supervisor.stopping = True
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    try:
-        supervisor.run()
-    except GaveUp as exc:
-        logging.getLogger("sbc.controller").critical("sbc controller stopped: %s", exc)
-        raise click.ClickException(f"stopped because {exc}") from None
+    run_until_signalled(supervisor, "controller")

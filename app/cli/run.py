@@ -8,13 +8,11 @@ exit non-zero, so a service manager and the operator see it.
 """
 from __future__ import annotations
 
-import logging
-import signal
 import sys
 
 import click
 
-from app.cli.supervisor import Child, GaveUp, Supervisor
+from app.cli.supervisor import Child, Supervisor, run_until_signalled
 
 CHILDREN = (("api",), ("controller",), ("workers",))
 
@@ -35,14 +33,4 @@ def run(api_port: int) -> None:
         extra = ["--port", str(api_port)] if args == ("api",) else []
         children.append(Child(args[0], [sys.executable, "-m", "app.cli", *args, *extra]))
     supervisor = Supervisor(children)
-
-    def stop(*_: object) -> None:
-        supervisor.stopping = True
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    try:
-        supervisor.run()
-    except GaveUp as exc:
-        logging.getLogger("sbc.run").critical("sbc run stopped: %s", exc)
-        raise click.ClickException(f"stopped because {exc}") from None
+    run_until_signalled(supervisor, "run")

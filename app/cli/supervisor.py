@@ -16,6 +16,7 @@ the supervisor gives up loudly — stops every child and exits non-zero, for the
 from __future__ import annotations
 
 import logging
+import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -127,6 +128,23 @@ class Supervisor:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def run_until_signalled(supervisor: Supervisor, name: str) -> None:
+    """Run the children until SIGTERM/SIGINT (which stop them in order), as ``sbc <name>``.
+    A child that keeps dying ends the command with a clear error instead of a restart loop."""
+    import click
+
+    def stop(*_: object) -> None:
+        supervisor.stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        supervisor.run()
+    except GaveUp as exc:
+        logging.getLogger(f"sbc.{name}").critical("sbc %s stopped: %s", name, exc)
+        raise click.ClickException(f"stopped because {exc}") from None
 
 
 def _describe(code: int) -> str:
