@@ -25,6 +25,7 @@ Run: .venv/bin/python benchmarks/callback_dispatch_bench.py [--callbacks N] [--a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -230,10 +231,8 @@ def main() -> int:
         import redis
 
         delete_prefixed_keys(redis.Redis.from_url(get_settings().redis_url), get_settings().redis_key_prefix)
-        try:
+        with contextlib.suppress(FileNotFoundError):  # no agents file: nothing to clean
             os.remove(os.path.join("/tmp", f"{DB_NAME}-agents.json"))
-        except OSError:
-            pass
     return 0
 
 

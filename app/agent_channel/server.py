@@ -13,6 +13,7 @@ tenant equals the Host's, the user and account re-read from the database; plus t
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from typing import Any, Optional
@@ -146,10 +147,8 @@ def _finish(ws: simple_websocket.Server) -> None:
     ws.connected = False
     ws.thread.join(2)
     if ws.thread.is_alive():
-        try:
+        with contextlib.suppress(OSError):  # the reader closed it meanwhile
             ws.sock.close()
-        except OSError:
-            pass
         ws.thread.join(1)
     close_request_session()
 
@@ -163,11 +162,9 @@ def _receive(ws: simple_websocket.Server, timeout: Optional[float]) -> Any:
 
 
 def _reject(ws: simple_websocket.Server, code: str, text: str, close_code: int) -> None:
-    try:
+    with contextlib.suppress(Exception):  # the peer is gone already: nothing to tell it
         ws.send(protocol.encode(protocol.error(code, text)))
         ws.close(close_code, text[:120])
-    except Exception:  # noqa: BLE001 - the peer is gone already: nothing to tell it
-        pass
 
 
 def _authenticate(ws: simple_websocket.Server) -> Optional[AgentConnection]:

@@ -3,6 +3,7 @@
 a capped, doubling backoff; ``stop`` lets the message in hand finish, then drops the link."""
 from __future__ import annotations
 
+import abc
 import logging
 
 import gevent
@@ -14,7 +15,7 @@ from app.events.publisher import BROKER_ERRORS, abandon_connection
 log = logging.getLogger(__name__)
 
 
-class BrokerLoop:
+class BrokerLoop(abc.ABC):
     role = "consumer"          # named in the reconnect log line
     stop_timeout = 5.0         # seconds ``stop`` waits for the message in hand
 
@@ -54,5 +55,6 @@ class BrokerLoop:
                 self._stop_event.wait(delay)
                 delay = min(delay * 2, self.backoff_seconds[1])
 
-    def _consume(self) -> None:  # pragma: no cover - each consumer defines its own
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _consume(self) -> None:
+        """One connection's consuming, until it breaks (each consumer defines its own)."""

@@ -12,6 +12,7 @@ Publishing stays in one place (the relay): this only says "look now". A missed n
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Callable
 
@@ -88,7 +89,5 @@ class WakeListener:
     def _close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            try:
+            with contextlib.suppress(psycopg2.Error):  # already broken: nothing to close
                 conn.close()
-            except psycopg2.Error:
-                pass
