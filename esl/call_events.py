@@ -3,7 +3,9 @@
 Why: each event is an outbox row, and one commit per event (a disk flush) caps a controller at
 a few hundred events a second — below a few hundred calls a second with several events each.
 One writer greenlet drains a single FIFO and writes whatever has queued up in one transaction,
-so commits are shared across calls while each call's events keep their order. The session
+so commits are shared across calls while each call's events keep their order; after the first
+event of a batch it waits ``EVENT_WRITE_COALESCE_SECONDS`` so that a call's burst of events
+(started, ringing, answered...) and those of the calls around it share one commit. The session
 waits on a flush marker before writing its call record, so ``call.ended`` always comes last.
 
 PostgreSQL going away (restart, failover, network) must lose nothing and stall no call: the
@@ -27,6 +29,7 @@ import gevent.event
 import gevent.queue
 from sqlalchemy.orm import Session
 
+from app import limits
 from app.db.availability import database_unavailable
 from app.db.engine import platform_session
 from app.events import outbox
@@ -60,8 +63,10 @@ class EventWriter:
 
     def __init__(self, session_scope: SessionScope = platform_session, *,
                  max_held: int = MAX_HELD_EVENTS, retry_initial: float = RETRY_INITIAL_SECONDS,
-                 retry_max: float = RETRY_MAX_SECONDS) -> None:
+                 retry_max: float = RETRY_MAX_SECONDS,
+                 coalesce: float = limits.EVENT_WRITE_COALESCE_SECONDS) -> None:
         self._session_scope = session_scope
+        self.coalesce = coalesce
         self.max_held = max_held
         self.retry_initial = retry_initial
         self.retry_max = retry_max
@@ -103,6 +108,8 @@ class EventWriter:
     def _run(self) -> None:
         while True:
             batch = [self._queue.get()]
+            if self.coalesce and isinstance(batch[0], dict):
+                gevent.sleep(self.coalesce)  # let the burst this event starts join its transaction
             while len(batch) < BATCH_MAX_EVENTS and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             rows = [item for item in batch if isinstance(item, dict)]

@@ -34,12 +34,18 @@ log = logging.getLogger(__name__)
 # Set by dialplan/public.xml next to ``sched_hangup``: the call is refused by the switch unless
 # the controller cancels that task when it takes the call (``begin_session``).
 SETUP_GUARD_VARIABLE = "sbc_setup_guard"
-# ``myevents`` subscribes to every event of the channel, each carrying all its variables (~10 KB
-# on the real switch). No session or verb reads these, so FreeSWITCH is asked not to serialise
-# them and we do not parse them: about half of a simple call's events.
-UNUSED_CHANNEL_EVENTS = ("CHANNEL_EXECUTE", "CHANNEL_STATE", "CHANNEL_CALLSTATE",
-                         "CHANNEL_PROGRESS", "CHANNEL_PROGRESS_MEDIA", "CHANNEL_PARK",
-                         "CHANNEL_UNPARK", "CALL_UPDATE")
+# How long a refused ``uuid_answer`` waits for the CHANNEL_HANGUP that explains it.
+ANSWER_REFUSED_GRACE_SECONDS = 1.0
+# ``myevents`` subscribes to a fixed list of the channel's events (mod_event_socket.c), each
+# carrying all its variables (~10 KB on the real switch). No session or verb reads these, so
+# FreeSWITCH is asked not to serialise them and we do not parse them: about half of a simple
+# call's events. Only names on that list: FreeSWITCH reads commands one byte per syscall.
+UNUSED_CHANNEL_EVENTS = ("CHANNEL_EXECUTE", "CHANNEL_STATE", "CHANNEL_PROGRESS",
+                         "CHANNEL_PROGRESS_MEDIA", "CHANNEL_PARK", "CHANNEL_UNPARK")
+# Not on the ``myevents`` list, but the session counts and publishes the caller's holds
+# (call.hold / call.resumed): subscribed with ``event plain``; ``myevents`` still limits them to
+# this channel.
+SESSION_EXTRA_EVENTS = ("CHANNEL_HOLD", "CHANNEL_UNHOLD")
 
 
 class _ExecWait:
@@ -114,23 +120,24 @@ class OutboundConnection(EslConnection):
         return self._ok(self.send_command(cmd, timeout=timeout), cmd)
 
     def begin_session(self, timeout: Optional[float] = None) -> Optional[str]:
-        """``myevents`` + ``nixevent`` (UNUSED_CHANNEL_EVENTS) + ``linger`` (+ ``api sched_del
-        <uuid>`` when the dialplan armed the setup guard, dialplan/public.xml) pipelined: one
-        round trip instead of four, because every millisecond here is ringing the caller hears.
-        Returns the guard's reply (None when there was no guard) so the caller can log a guard
-        that could not be cancelled."""
+        """``myevents`` + ``event plain`` (SESSION_EXTRA_EVENTS) + ``nixevent``
+        (UNUSED_CHANNEL_EVENTS) + ``linger`` (+ ``api sched_del <uuid>`` when the dialplan armed
+        the setup guard, dialplan/public.xml) pipelined in one write: one round trip instead of
+        five, because every millisecond here is ringing the caller hears. Returns the guard's
+        reply (None when there was no guard) so the caller can log a guard that could not be
+        cancelled."""
         if timeout is None:
             timeout = self.command_timeout
         guarded = self.channel_data.variable(SETUP_GUARD_VARIABLE) == "true"
         nix = "nixevent " + " ".join(UNUSED_CHANNEL_EVENTS)
-        pending = [self._send("myevents"), self._send(nix), self._send("linger")]
+        extra = build_event_command(SESSION_EXTRA_EVENTS)
+        commands = [("myevents", (), ""), (extra, (), ""), (nix, (), ""), ("linger", (), "")]
         if guarded:
-            pending.append(self._send(f"api sched_del {self.uuid}"))
-        replies = [self._await(p, timeout) for p in pending]
-        self._ok(replies[0], "myevents")
-        self._ok(replies[1], "nixevent")
-        self._ok(replies[2], "linger")
-        return replies[3].body_text.strip() if guarded else None
+            commands.append((f"api sched_del {self.uuid}", (), ""))
+        replies = [self._await(p, timeout) for p in self._send_pipelined(commands)]
+        for reply, (command, _, _) in zip(replies, commands[:4]):
+            self._ok(reply, command.split(" ", 1)[0])
+        return replies[4].body_text.strip() if guarded else None
 
     def nolinger(self, timeout: Optional[float] = None) -> Frame:
         return self._ok(self.send_command("nolinger", timeout=timeout), "nolinger")
@@ -150,6 +157,27 @@ class OutboundConnection(EslConnection):
     def api(self, command: str, timeout: Optional[float] = None) -> str:
         """``api <command>`` on this socket; returns the body text (``+OK ...`` / ``-ERR ...``)."""
         return self.send_command(f"api {command}", timeout=timeout).body_text
+
+    def answer(self, timeout: Optional[float] = None) -> None:
+        """Answer the call now: ``api uuid_answer`` instead of a queued ``execute answer``.
+
+        Why: before media, FreeSWITCH's socket application parks the channel, and the park loop
+        reads the channel's application queue once per 20 ms tick (``switch_ivr_park``:
+        ``switch_yield(20000)``, then one queued event). A queued ``answer`` therefore reached
+        the caller 0-20 ms late, on every call. ``uuid_answer`` runs ``switch_channel_answer``
+        in the socket's own thread at once (mod_commands), with the same effect as the
+        ``answer`` application (200 OK, CHANNEL_ANSWER). Raises :class:`ChannelHungUp` when the
+        caller is gone, :class:`CommandFailed` when the switch refuses for another reason."""
+        if self._hangup_event is not None:
+            raise ChannelHungUp(self._hangup_event)
+        reply = self.api(f"uuid_answer {self.uuid}", timeout=timeout)
+        if reply.startswith("+OK"):
+            return
+        # A channel hung up a moment ago refuses too; its CHANNEL_HANGUP may follow the reply.
+        self._hangup_complete.wait(ANSWER_REFUSED_GRACE_SECONDS)  # returns, never raises
+        if self._hangup_event is not None:
+            raise ChannelHungUp(self._hangup_event)
+        raise CommandFailed("uuid_answer", reply.strip())
 
     def execute_async(self, app: str, arg: str = "", *, event_lock: bool = False,
                       timeout: Optional[float] = None) -> str:
@@ -199,8 +227,9 @@ class OutboundConnection(EslConnection):
         ``connect``)."""
         if timeout is None:
             timeout = self.command_timeout
-        pending = [self._send("connect"),
-                   self._send("sendmsg", [("call-command", "hangup"), ("hangup-cause", cause)])]
+        pending = self._send_pipelined([
+            ("connect", (), ""),
+            ("sendmsg", [("call-command", "hangup"), ("hangup-cause", cause)], "")])
         for reply in pending:
             self._await(reply, timeout)
 

@@ -37,7 +37,7 @@ class SessionVerbContext(ChannelVerbContext):
 
     def ensure_answered(self) -> None:
         if not self.answered:
-            self.conn.execute("answer")
+            self.conn.answer()
             self.answered = True
 
     def execute(self, app: str, arg: str = "", timeout: Optional[float] = None) -> "Event":

@@ -94,6 +94,10 @@ class ChannelVerbContext:
         return self.conn.channel_data.get("Core-UUID") or ""
 
     # -- the channel ----------------------------------------------------------------------------
+    def ensure_answered(self) -> None:
+        """Answer the caller now (``uuid_answer``, see OutboundConnection.answer)."""
+        self.conn.answer()
+
     def execute(self, app: str, arg: str = "", timeout: Optional[float] = None) -> "Event":
         return self.conn.execute(app, arg, timeout=timeout)
 

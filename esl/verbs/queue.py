@@ -184,7 +184,7 @@ class Queue(Verb):
                     offered = contact.claim_agents(ctx.account_id, config, ctx.call_id, ctx.switch_id)
                     if offered:
                         if not media_started:  # not left ringing through the offer: answered,
-                            ctx.execute("answer")  # it hears the hold music (transfer_ringback)
+                            ctx.ensure_answered()  # it hears the hold music (transfer_ringback)
                             media_started = True
                         outcome = self._offer(ctx, contact, config, offered, p, joined, stats)
                         if outcome is not None:

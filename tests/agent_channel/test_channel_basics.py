@@ -2,6 +2,7 @@
 channel"), over real WebSockets on gevent's pywsgi."""
 from __future__ import annotations
 
+import contextlib
 import socket
 
 import pytest
@@ -167,10 +168,9 @@ def test_given_an_oversized_frame_then_the_socket_is_closed_1009(channel_server,
     client = channel_server().connect(tenant.host)
     client.auth(token)
     client.send("x" * (limits.AGENT_CHANNEL_MAX_MESSAGE_BYTES + 10))
-    try:
+    # the server may drop the socket before its close frame is read: closed either way
+    with contextlib.suppress(websocket.WebSocketConnectionClosedException, ConnectionError):
         assert client.closed_with() in (1009, None)
-    except (websocket.WebSocketConnectionClosedException, ConnectionError):
-        pass
 
 
 def test_given_an_upgrade_without_a_websocket_key_then_400_and_the_server_keeps_serving(channel_server, seed, api):

@@ -67,6 +67,13 @@ def register(sipp: Sipp, switch, agent: SipAgent, offer_scenario: str = "agent-a
     return proc
 
 
+def login_token(product, tenant, agent: SipAgent) -> str:
+    """The Bearer token of ``agent``'s own login: the agent channel authenticates the agent
+    itself, not the tenant admin who provisioned it."""
+    session = product.client(tenant.subdomain, agent.username, PASSWORD)
+    return session.http.headers["Authorization"].removeprefix("Bearer ")
+
+
 def make_available(tenant, agent: SipAgent) -> None:
     tenant.admin.put(f"/api/agents/{agent.id}/state", {"state": "available"})
     time.sleep(0.05)  # distinct idle-since times: the first made available is the longest idle

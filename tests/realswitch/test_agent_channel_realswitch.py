@@ -13,76 +13,37 @@ import uuid
 
 import pytest
 
-from app.contact.presence import Presence
-from app.settings import get_settings
 from tests.agent_channel.client import ChannelClient
+from tests.realswitch import agents as sip_agents
 from tests.realswitch.provision import poll
-from tests.realswitch.sipp import SippProcess, free_port
-
-PASSWORD = "agent-pass-123456"
-
-
-def _presence() -> Presence:
-    import redis
-
-    return Presence(redis.Redis.from_url(get_settings().redis_url), get_settings().redis_key_prefix)
-
-
-def _agent(product, tenant, queue_id: str) -> dict:
-    """An agent with SIP credentials and its own login token (agent session)."""
-    name = f"ch-{uuid.uuid4().hex[:6]}"
-    user = tenant.admin.post("/api/users", {"username": name, "password": PASSWORD})
-    agent = tenant.admin.post("/api/agents", {"user_id": user["id"], "queue_ids": [queue_id]})
-    creds = tenant.admin.post(f"/api/agents/{agent['id']}/sip-credentials", None)
-    token = product.client(tenant.subdomain, name, PASSWORD).http.headers["Authorization"].split()[1]
-    return {"id": agent["id"], "token": token, **creds}
-
-
-def _register(sipp, real_switch, agent: dict, offer_scenario: str, seconds: int) -> SippProcess:
-    port = free_port()
-    tag = f"agent-{agent['sip_username']}"
-    cmd = sipp._base("agent-register.xml", port, tag) + [
-        "-oocsf", str(sipp._base(offer_scenario, port, tag)[2]),
-        "-s", agent["sip_username"], "-au", agent["sip_username"], "-ap", agent["sip_password"],
-        "-key", "domain", agent["sip_domain"], "-d", str(seconds * 1000), "-m", "1",
-        "-trace_msg", f"127.0.0.1:{real_switch.ports.agent_sip}"]
-    proc = SippProcess(cmd, sipp.workdir, tag).start()
-    assert poll(lambda: _presence().is_registered(agent["sip_domain"], agent["sip_username"]), 10), \
-        f"{agent['sip_username']} never registered:\n{real_switch.log_tail(40)}"
-    return proc
 
 
 @pytest.fixture
-def channel_queue(product, tenant, real_switch):
+def channel_queue(tenant, real_switch):
     queue = tenant.admin.post("/api/queues", {"name": f"ch-{uuid.uuid4().hex[:6]}", "offer_timeout_seconds": 15,
                                               "wrap_up_seconds": 1, "announce_position": False})
-    agents = [_agent(product, tenant, queue["id"]) for _ in range(2)]
+    agents = [sip_agents.new_agent(tenant, [queue["id"]], prefix="ch") for _ in range(2)]
     for agent in agents:
-        assert poll(lambda a=agent: real_switch.api(f"user_exists id {a['sip_username']} {a['sip_domain']}",
-                                                    check=False).strip() == "true", 15), "directory not applied"
+        assert poll(lambda a=agent: sip_agents.in_directory(real_switch, a), 15), "directory not applied"
     return queue, agents
 
 
-def _available(tenant, agent: dict) -> None:
-    tenant.admin.put(f"/api/agents/{agent['id']}/state", {"state": "available"})
-    time.sleep(0.05)  # distinct idle-since times: the first made available is the longest idle
-
-
-def _channel(product, tenant, agent: dict) -> ChannelClient:
+def _channel(product, tenant, agent: sip_agents.SipAgent) -> ChannelClient:
+    """``agent`` on the agent channel, logged in as itself."""
     client = ChannelClient(product.api_port, f"{tenant.subdomain}.localhost")
-    client.auth(agent["token"])
+    client.auth(sip_agents.login_token(product, tenant, agent))
     return client
 
 
 def test_an_agent_who_rejects_on_the_channel_is_agent_reject_not_missed_and_the_next_agent_gets_the_caller(
         product, tenant, channel_queue, sipp, real_switch):
     queue, (rejecter, answerer) = channel_queue
-    phones = [_register(sipp, real_switch, rejecter, "agent-ring-ooc.xml", seconds=40),
-              _register(sipp, real_switch, answerer, "agent-answer-ooc.xml", seconds=40)]
+    phones = [sip_agents.register(sipp, real_switch, rejecter, "agent-ring-ooc.xml", seconds=40),
+              sip_agents.register(sipp, real_switch, answerer, "agent-answer-ooc.xml", seconds=40)]
     client = _channel(product, tenant, rejecter)
     try:
-        _available(tenant, rejecter)  # longest idle: offered first
-        _available(tenant, answerer)
+        sip_agents.make_available(tenant, rejecter)  # longest idle: offered first
+        sip_agents.make_available(tenant, answerer)
         number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
         caller = sipp.start_calls(number, scenario="uac-bye-after.xml", extra=("-d", "8000"))
         offer = client.expect("offer", timeout=20)
@@ -93,12 +54,12 @@ def test_an_agent_who_rejects_on_the_channel_is_agent_reject_not_missed_and_the_
         result = caller.wait()
         assert result.ok, result.errors or result.stdout[-1500:]
         record = tenant.wait_record(number)[0]
-        assert str(record["agent_id"]) == answerer["id"]
+        assert str(record["agent_id"]) == answerer.id
         events = [e for e in tenant.events("agent.") if e["payload"].get("callId") == str(record["call_id"])]
         sequence = [(e["key"], e["payload"]["agentId"]) for e in events]
-        assert sequence == [("agent.offer", rejecter["id"]), ("agent.reject", rejecter["id"]),
-                            ("agent.offer", answerer["id"]), ("agent.accept", answerer["id"])], sequence
-        assert tenant.admin.get(f"/api/agents/{rejecter['id']}")["state"] == "available"
+        assert sequence == [("agent.offer", rejecter.id), ("agent.reject", rejecter.id),
+                            ("agent.offer", answerer.id), ("agent.accept", answerer.id)], sequence
+        assert tenant.admin.get(f"/api/agents/{rejecter.id}")["state"] == "available"
     finally:
         client.close()
         results = [p.wait(60) for p in phones]
@@ -108,10 +69,10 @@ def test_an_agent_who_rejects_on_the_channel_is_agent_reject_not_missed_and_the_
 def test_an_agent_who_holds_then_hangs_up_on_the_channel_holds_the_leg_ends_the_bridged_call_and_sees_it_ended(
         product, tenant, channel_queue, sipp, real_switch):
     queue, (agent, _other) = channel_queue
-    phone = _register(sipp, real_switch, agent, "agent-answer-hold-ooc.xml", seconds=40)
+    phone = sip_agents.register(sipp, real_switch, agent, "agent-answer-hold-ooc.xml", seconds=40)
     client = _channel(product, tenant, agent)
     try:
-        _available(tenant, agent)
+        sip_agents.make_available(tenant, agent)
         number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
         caller = sipp.start_calls(number, scenario="uac-wait-bye.xml")  # waits for the switch's BYE
         offer = client.expect("offer", timeout=20)
@@ -129,11 +90,11 @@ def test_an_agent_who_holds_then_hangs_up_on_the_channel_holds_the_leg_ends_the_
         ended = client.expect("call", lambda m: m["phase"] == "ended", timeout=30)
         assert ended["callId"] == offer["offerId"]
         record = tenant.wait_record(number)[0]
-        assert str(record["agent_id"]) == agent["id"] and str(record["call_id"]) == offer["offerId"]
+        assert str(record["agent_id"]) == agent.id and str(record["call_id"]) == offer["offerId"]
         # the hold reached the agent's leg: counted on the caller's interaction (esl/agent_holds.py)
         summary = poll(lambda: tenant.admin.get(f"/api/call-records/{record['public_id']}")["summary"], 10)
         assert summary["hold_count"] == 1 and summary["hold_ms"] > 0, summary
-        assert poll(lambda: tenant.admin.get(f"/api/agents/{agent['id']}")["state"] == "available", 10)
+        assert poll(lambda: tenant.admin.get(f"/api/agents/{agent.id}")["state"] == "available", 10)
     finally:
         client.close()
         phone_result = phone.wait(60)
@@ -148,10 +109,10 @@ def test_given_an_unhold_100ms_after_the_hold_then_the_caller_is_not_left_on_hol
     and the agent's leg could not be hung up. The controller now runs one action per leg at a
     time and waits for the leg's CHANNEL_HOLD / CHANNEL_UNHOLD before the opposite one."""
     queue, (agent, _other) = channel_queue
-    phone = _register(sipp, real_switch, agent, "agent-answer-hold-ooc.xml", seconds=40)
+    phone = sip_agents.register(sipp, real_switch, agent, "agent-answer-hold-ooc.xml", seconds=40)
     client = _channel(product, tenant, agent)
     try:
-        _available(tenant, agent)
+        sip_agents.make_available(tenant, agent)
         number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
         caller = sipp.start_calls(number, scenario="uac-wait-bye.xml")  # waits for the switch's BYE
         offer = client.expect("offer", timeout=20)
@@ -172,7 +133,7 @@ def test_given_an_unhold_100ms_after_the_hold_then_the_caller_is_not_left_on_hol
         assert summary["hold_count"] in (0, 1) and summary["hold_ms"] >= 0, summary
         if summary["hold_count"] == 1:
             assert 0 < summary["hold_ms"] < 2000, summary
-        assert poll(lambda: tenant.admin.get(f"/api/agents/{agent['id']}")["state"] == "available", 10)
+        assert poll(lambda: tenant.admin.get(f"/api/agents/{agent.id}")["state"] == "available", 10)
     finally:
         client.close()
         phone_result = phone.wait(60)

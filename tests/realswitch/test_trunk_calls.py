@@ -50,3 +50,16 @@ def test_calls_get_503_at_once_while_the_controller_is_down_and_connect_when_it_
         product.start_controller(wait=True)
     again = sipp.call(number)
     assert again.ok, again.errors
+
+
+def test_a_caller_who_holds_and_resumes_gets_call_hold_and_call_resumed_on_the_bus(tenant, sipp):
+    # CHANNEL_HOLD/UNHOLD are not on FreeSWITCH's myevents list: the session subscribes to them
+    # (before, the real switch never delivered them and neither event was published)
+    number = tenant.number_for([{"verb": "pause", "length": 10}, {"verb": "hangup"}])
+    result = sipp.call(number, scenario="uac-hold-bye.xml")  # hold at 2.5 s, resume 1.5 s later, BYE
+    assert result.ok, result.errors or result.stdout[-2000:]
+    call_id = str(tenant.wait_record(number)[0]["call_id"])
+    keys = [e["key"] for e in tenant.events("call.") if e["payload"].get("callId") == call_id]
+    assert {"call.answered", "call.hold", "call.resumed", "call.ended"} <= set(keys), (call_id, keys)
+    assert keys.index("call.answered") < keys.index("call.hold") < keys.index("call.resumed") \
+        < keys.index("call.ended"), keys

@@ -76,7 +76,8 @@ def outbox_keys(owner_conn, trace_id) -> list[str]:
 
 
 def executed(call) -> list[tuple[str, str]]:
-    return [(c.app, c.app_arg) for c in call.commands if c.name == "sendmsg" and c.app]
+    """Applications run and ``uuid_answer`` (the session answers through the api), in order."""
+    return call.actions()
 
 
 def hangups(call) -> list[str]:

@@ -45,7 +45,7 @@ def test_given_webhook_app_when_call_arrives_then_verbs_run_and_call_record_is_w
     assert first.headers["user-agent"] == "SaaS-SBC/1.0"
 
     apps = [a for a, _ in executed(call)]
-    assert apps[:3] == ["answer", "speak", "playback"]
+    assert apps[:3] == ["uuid_answer", "speak", "playback"]
     assert executed(call)[1][1] == "flite|kal|Hello caller"
     assert hangups(call) == ["NORMAL_CLEARING"]
 
@@ -78,7 +78,7 @@ def test_given_app_json_only_when_call_arrives_then_static_verbs_run_without_any
     account, number, _ = number_with_app(app_json=[{"verb": "pause", "length": 1}])
     call = simulate_call(Call(callee=number), controller)
     _wait(call)
-    assert executed(call)[:2] == [("answer", ""), ("sleep", "1000")]
+    assert executed(call)[:2] == [("uuid_answer", ""), ("sleep", "1000")]
     assert hook_server.requests == []
     assert call_record(owner_conn, call.uuid)["status"] == "completed"
 
@@ -90,7 +90,7 @@ def test_given_dial_first_when_verbs_run_then_caller_is_not_answered_before_the_
         sip_hosts=("example.com",))
     call = simulate_call(Call(callee=number).bridge_answers(talk=0.05), controller)
     _wait(call)
-    assert [a for a, _ in executed(call)][0] != "answer"
+    assert [a for a, _ in executed(call)][0] != "uuid_answer"
     assert "bridge" in [a for a, _ in executed(call)]
 
 
@@ -102,7 +102,7 @@ def test_given_failing_webhook_without_fallback_when_call_arrives_then_caller_he
     _wait(call)
     assert len(hook_server.requests) == 3
     apps = executed(call)
-    assert apps[0] == ("answer", "")
+    assert apps[0] == ("uuid_answer", "")
     assert apps[1][0] == "speak" and "sorry" in apps[1][1]
     record = call_record(owner_conn, call.uuid)
     assert record["webhook_error"] == "webhook_failed:http_status"
@@ -166,7 +166,7 @@ def test_given_caller_hangs_up_mid_playback_then_record_is_written_and_slot_rele
     scenario = Call(callee=number).media("http_cache://https://media.example.com/long.wav", 20.0)
     call = simulate_call(scenario.hangup_after(0.3), controller)
     _wait(call)
-    assert [a for a, _ in executed(call)] == ["answer", "playback"]
+    assert [a for a, _ in executed(call)] == ["uuid_answer", "playback"]
     record = call_record(owner_conn, call.uuid)
     assert record["status"] == "completed"
     assert record["hangup_cause"] == "NORMAL_CLEARING"

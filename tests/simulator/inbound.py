@@ -7,8 +7,8 @@ events (gateway state changes, hold/unhold, arbitrary CUSTOM) and drop every con
 """
 from __future__ import annotations
 
+import contextlib
 import json
-import re
 import socket as _socket
 import time
 import uuid as _uuid
@@ -21,7 +21,6 @@ from gevent.server import StreamServer
 
 from app.routing.node_modules import contract_modules
 from esl.protocol import encode_event_plain, parse_header_lines
-from tests.simulator import templates as T
 from tests.simulator.channel import SimChannel, preamble
 from tests.simulator.fsparse import Originate, dial_legs, originate_parts, separate_blank
 from tests.simulator.outbound import GOODBYE, LIVE_CALLS, SimOutboundCall
@@ -63,10 +62,8 @@ class _Client:
     def close(self) -> None:
         sock, self.sock = self.sock, None
         if sock is not None:
-            try:
+            with contextlib.suppress(OSError):  # already reset by the peer: nothing left to close
                 sock.close()
-            except OSError:
-                pass
 
     def reply(self, text: str, extra: str = "") -> None:
         self.write(f"Content-Type: command/reply\nReply-Text: {text}\n{extra}\n".encode())
@@ -222,20 +219,20 @@ class InboundServer:
         client.write(b"Content-Type: auth/request\n\n")
         buf = b""
         try:
-            while client.sock is not None:
-                data = sock.recv(65536)
-                if not data:
-                    break
-                buf += data
-                while b"\n\n" in buf:
-                    head, buf = buf.split(b"\n\n", 1)
-                    text = head.decode("utf-8", "replace")
-                    line, _, hdrs = text.partition("\n")
-                    self.commands.append(line)
-                    self._thawed.wait()
-                    self._command(client, line.strip(), dict(parse_header_lines(hdrs, decode=False)))
-        except OSError:
-            pass
+            # a reset from the controller or a close from this side ends the session like EOF
+            with contextlib.suppress(OSError):
+                while client.sock is not None:
+                    data = sock.recv(65536)
+                    if not data:
+                        break
+                    buf += data
+                    while b"\n\n" in buf:
+                        head, buf = buf.split(b"\n\n", 1)
+                        text = head.decode("utf-8", "replace")
+                        line, _, hdrs = text.partition("\n")
+                        self.commands.append(line)
+                        self._thawed.wait()
+                        self._command(client, line.strip(), dict(parse_header_lines(hdrs, decode=False)))
         finally:
             client.close()
             if client in self.clients:

@@ -9,6 +9,7 @@ CHANNEL_HANGUP_COMPLETE, then the linger / disconnect notices.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -36,7 +37,16 @@ from tests.simulator.switch_globals import bridged_leg_offer
 log = logging.getLogger(__name__)
 
 GOODBYE = "Disconnected, goodbye.\nSee you at ClueCon! http://www.cluecon.com/\n"
-MYEVENTS_EXCLUDED = {"PLAYBACK_START", "PLAYBACK_STOP", "RECORD_START", "RECORD_STOP"}
+# mod_event_socket.c parse_command "myevents": exactly these, and only the channel's own
+# (PLAYBACK_*, RECORD_*, CHANNEL_HOLD/UNHOLD, CHANNEL_CALLSTATE, CALL_UPDATE and CUSTOM events
+# need an ``event`` subscription).
+MYEVENTS = frozenset({
+    "CHANNEL_ANSWER", "CHANNEL_APPLICATION", "CHANNEL_BRIDGE", "CHANNEL_CREATE", "CHANNEL_DATA",
+    "CHANNEL_DESTROY", "CHANNEL_EXECUTE", "CHANNEL_EXECUTE_COMPLETE", "CHANNEL_HANGUP",
+    "CHANNEL_HANGUP_COMPLETE", "CHANNEL_ORIGINATE", "CHANNEL_UUID", "CHANNEL_OUTGOING",
+    "CHANNEL_PARK", "CHANNEL_PROGRESS", "CHANNEL_PROGRESS_MEDIA", "CHANNEL_STATE",
+    "CHANNEL_UNBRIDGE", "CHANNEL_UNPARK", "DETECTED_SPEECH", "DTMF", "NOTALK", "TALK",
+})
 # mod_event_socket.c parse_command: on an outbound socket without "full" these answer
 # "-ERR command not found" (connect, myevents, getvar, filter, resume, sendmsg still work).
 FULL_CONTROL_COMMANDS = {"sendevent", "api", "bgapi", "log", "linger", "nolinger", "nolog",
@@ -60,10 +70,6 @@ class ReceivedCommand:
     @property
     def app_arg(self) -> str:
         return self.headers.get("execute-app-arg", self.body)
-
-
-class _Interrupted(Exception):
-    pass
 
 
 # Every simulated call of the process: the inbound port's ``api uuid_*`` reaches their channels
@@ -138,6 +144,17 @@ class SimOutboundCall:
                 if c.name == "sendmsg" and c.headers.get("call-command") == "execute"
                 and (app is None or c.app == app)]
 
+    def actions(self) -> list[tuple[str, str]]:
+        """(app, arg) of every ``sendmsg execute`` and ``("uuid_answer", "")`` for every
+        ``api uuid_answer``, in the order received: what was done to the caller."""
+        done = []
+        for c in self.commands:
+            if c.line.startswith("api uuid_answer"):
+                done.append(("uuid_answer", ""))
+            elif c.name == "sendmsg" and c.headers.get("call-command") == "execute":
+                done.append((c.app or "", c.app_arg))
+        return done
+
     def events_named(self, name: str) -> list[Event]:
         """Events actually written to the controller with this name (CUSTOM: subclass)."""
         return [e for e in self.emitted if e.dispatch_key == name]
@@ -188,10 +205,8 @@ class SimOutboundCall:
         self._closed = True
         sock, self._sock = self._sock, None
         if sock is not None:
-            try:
+            with contextlib.suppress(OSError):  # already reset by the controller: nothing left to close
                 sock.close()
-            except OSError:
-                pass
         self.done.set()
 
     # -- output --------------------------------------------------------------------------------
@@ -227,7 +242,7 @@ class SimOutboundCall:
             return subclass in self._subscribed
         if name in self._subscribed:
             return True
-        return self._myevents and name not in MYEVENTS_EXCLUDED
+        return self._myevents and name in MYEVENTS
 
     def emit(self, event_name: str, body: str = "", **kw) -> None:
         subclass = kw.get("subclass")
@@ -332,6 +347,11 @@ class SimOutboundCall:
             if deleted:
                 self.setup_guard_armed = False
             return f"+OK Deleted: {deleted}\n"
+        if verb == "uuid_answer":  # mod_commands: switch_channel_answer in the socket's thread
+            if args[:1] != [self.uuid] or self._hung.is_set():
+                return "-ERROR\n"
+            self.answer_now()
+            return "+OK\n"
         if verb == "uuid_kill":
             target = args[0] if args else ""
             if target == self.uuid and not self._hung.is_set():
@@ -435,6 +455,14 @@ class SimOutboundCall:
         elif kind == "garbage":
             self._write(b"Content-Length: banana\nContent-Type: text/event-plain\n\n")
 
+    def answer_now(self) -> None:
+        """switch_channel_answer: media, then CHANNEL_ANSWER (nothing when already answered)."""
+        if self.channel.answer_state != "answered":
+            self.channel.pre_answer()
+            self.emit("CHANNEL_PROGRESS_MEDIA")
+            self.channel.answer()
+            self.emit("CHANNEL_ANSWER")
+
     def _dtmf(self, digit: str) -> None:
         self.emit("DTMF", tail=[("DTMF-Digit", digit), ("DTMF-Duration", "2240"), ("DTMF-Source", "RTP")])
 
@@ -442,6 +470,12 @@ class SimOutboundCall:
     def _app_runner(self) -> None:
         while not self._closed:
             cmd: ReceivedCommand = self._apps.get()
+            if not self.channel.media and self.timing.park_tick:
+                # switch_ivr_park without media: switch_yield(20000), then one queued app;
+                # the loop's ticks start when the socket application parked the channel
+                tick = self.timing.park_tick
+                parked = time.monotonic() - (self.connected_at or time.monotonic())
+                self._sleep(tick - parked % tick)
             if self._hung.is_set():
                 continue  # FreeSWITCH does not run apps queued on a dead channel
             self._app_idle.clear()
@@ -588,11 +622,7 @@ def _app_default(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
 
 def _app_answer(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
     call._sleep(call.timing.answer)
-    if call.channel.answer_state != "answered":
-        call.channel.pre_answer()
-        call.emit("CHANNEL_PROGRESS_MEDIA")
-        call.channel.answer()
-        call.emit("CHANNEL_ANSWER")
+    call.answer_now()
     return "_none_", {}
 
 

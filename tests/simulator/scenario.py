@@ -20,6 +20,9 @@ class Timing:
     event_gap: float = 0.0  # between consecutive events of one step
     app_default: float = 0.002  # apps without a specific behaviour
     answer: float = 0.002
+    # an app queued before media waits for the park loop's next tick (switch_ivr_park:
+    # switch_yield(20000) between reads of the queue); 0 turns it off
+    park_tick: float = 0.02
     playback: float = 0.05  # default media length when no media() override
     speak: float = 0.05
     linger_scale: float = 1.0  # multiplies `linger N` before the final disconnect

@@ -37,11 +37,14 @@ class VerbRun:
     extra: dict = field(default_factory=dict)
 
     def apps(self) -> list[tuple[str, str]]:
-        """(application, argument) of every sendmsg execute the simulator received, in order."""
-        return [(c.app, c.app_arg) for c in self.call.commands if c.name == "sendmsg" and c.app]
+        """(application, argument) of every sendmsg execute the simulator received, and
+        ``("uuid_answer", "")`` for each answer, in order."""
+        return self.call.actions()
 
     def apis(self) -> list[str]:
-        return [c.line[len("api "):] for c in self.call.commands if c.name == "api"]
+        """api commands other than ``uuid_answer`` (apps() lists that one)."""
+        return [c.line[len("api "):] for c in self.call.commands
+                if c.name == "api" and not c.line.startswith("api uuid_answer")]
 
     def setvars(self) -> list[tuple[str, str]]:
         out = []
@@ -83,7 +86,7 @@ def run_on_call(outbound_server, simulate_call, redis_client, hook_server, media
                 conn.connect()
                 conn.myevents()
                 conn.linger()
-                conn.execute("answer")
+                conn.answer()
                 hooks = HookTarget(client=client, base_body={
                     "callId": conn.uuid, "traceId": result.trace_id, "accountSid": result.account_id,
                     "from": "15551230000", "to": "15557650000", "direction": "inbound"})

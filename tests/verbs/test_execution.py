@@ -20,7 +20,7 @@ from tests.verbs.conftest import RECORDINGS_DIR, AppDefaults
 
 def _after_answer(run) -> list[tuple[str, str]]:
     apps = run.apps()
-    assert apps[0] == ("answer", "")
+    assert apps[0] == ("uuid_answer", "")
     return apps[1:]
 
 
@@ -361,7 +361,7 @@ def test_given_switch_without_tone_stream_when_gathering_with_no_prompt_then_ret
 def test_given_two_gathers_when_only_the_first_gets_digits_then_the_second_reports_none(run_on_call, hook_server):
     hook_server.reply(Reply.json([{"verb": "gather", "numDigits": 1, "actionHook": hook_server.url("/second")}]),
                       Reply(body=b""))
-    run = run_on_call(Call().press("7"), [{"verb": "gather", "numDigits": 1, "actionHook": hook_server.url("/first")}])
+    run_on_call(Call().press("7"), [{"verb": "gather", "numDigits": 1, "actionHook": hook_server.url("/first")}])
     first, second = (json.loads(r.body)["digits"] for r in hook_server.requests)
     assert (first, second) == ("7", "")
 

@@ -85,7 +85,7 @@ def test_given_two_idle_agents_when_a_caller_queues_then_the_longest_idle_is_bri
     (bridge,) = _bridges(run)
     assert bridge.endswith(f"user/{first.sip_username}@{centre.subdomain}") and "leg_timeout=5" in bridge
     # offered at once: the verb answers the caller first (no media ran yet to answer it)
-    assert [app for app, _ in run.apps()][-2:] == ["answer", "bridge"]
+    assert [app for app, _ in run.apps()][-2:] == ["uuid_answer", "bridge"]
     keys = _keys(run, owner_conn, 5)
     assert [k for k in keys if not k.startswith("interaction.")] == [
         "queue.caller.enqueued", "queue.assignment", "agent.offer", "agent.accept", "queue.caller.dequeued"]
