@@ -2,30 +2,31 @@
 tenant transaction per finished leg.
 
 Why one transaction: the CDR, the derived indicators, the billing meter and the bus event
-must agree. Either all are written or none is; the event goes through the outbox
-(``publish_in``) so a broker outage cannot lose it or block the hangup path.
+must agree. Either all are written or none is; the event goes through the outbox (a row in
+the same transaction) so a broker outage cannot lose it or block the hangup path.
 Writing is idempotent per leg (``call_records.call_id`` is unique): a repeated
 CHANNEL_HANGUP_COMPLETE (reconnect replay) writes nothing twice and publishes nothing twice.
+
+Everything is computed here first, then written by one prebuilt script (app/calls/record_sql.py)
+in one execute: on the hang-up path that is one round trip for the whole transaction.
 """
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import bindparam, func, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
 from app.calls.hangup import HangupFacts, HeaderSource, call_status, read_hangup
 from app.calls.interaction_times import InteractionTimes
-from app.calls.usage import meter_call
-from app.contact.interactions import close_segment_in, segments_acw
-from app.db.engine import tenant_session
+from app.calls.record_sql import RECORD_COLUMNS, WRITE_AGENT_LEG, WRITE_LEG
+from app.calls.usage import PRODUCT_CALLS, PRODUCT_MINUTES, billable_minutes, month_start
+from app.db.engine import run_as_tenant
 from app.events.envelope import rfc3339
 from app.events.exchanges import CALL_EVENTS
-from app.events.outbox import publish_in
-from app.models import Account, CallRecord, InteractionSummary
+from app.events.outbox import event_row, wake_after_commit, wake_now
 from app.ops.metrics import CALLS_FINISHED
 
 
@@ -219,110 +220,64 @@ def _record_values(facts: HangupFacts, ctx: CallContext, status: str) -> dict[st
     }
 
 
-_SUMMARIES = InteractionSummary.__table__
-_SUMMARY_PARAM = "s_"  # bind names apart from the column names (SQLAlchemy reserves those)
-_summary_upserts: dict[tuple[str, ...], Any] = {}
+def _write_params(values: dict[str, Any], facts: HangupFacts, ctx: CallContext,
+                  summary: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+    """The parameters of the write's script (app/calls/record_sql.py): the record's columns,
+    the summary's (``s_``), the agent's window (``seg_``), the outbox row (``ev_``) and the
+    meters (``m_``). Ids go as text and JSON as its text: psycopg2 adapts neither uuid.UUID nor
+    dicts by itself."""
+    params = {c: values[c] for c in RECORD_COLUMNS}
+    for c in ("public_id", "account_id", "trace_id", "call_id", "other_leg_call_id",
+              "application_id", "carrier_id", "gateway_id", "dial_carrier_id", "dial_gateway_id",
+              "agent_id", "queue_id"):
+        params[c] = _opt(params[c])
+    params["tags"] = json.dumps(values["tags"])
+    params.update({"s_" + k: v for k, v in summary.items()})
+    params["s_id"] = str(uuid.uuid4())
+    params["seg_id"] = str(ctx.interaction.segment_id or uuid.uuid4())
+    params["seg_started_at"] = ctx.interaction.connected_at  # the agent answered
+    params.update({"ev_id": str(event["id"]), "ev_exchange": event["exchange"],
+                   "ev_routing_key": event["routing_key"], "ev_body": json.dumps(event["body"]),
+                   "ev_created_at": event["created_at"], "ev_attempts": event["attempts"]})
+    params.update({"m_period": month_start(facts.ended_at),
+                   "m_service_provider_id": _opt(ctx.service_provider_id),
+                   "m_calls_id": str(uuid.uuid4()), "m_calls_product": PRODUCT_CALLS, "m_calls": 1,
+                   "m_minutes_id": str(uuid.uuid4()), "m_minutes_product": PRODUCT_MINUTES,
+                   "m_minutes": billable_minutes(facts.talk_ms)})
+    return params
 
 
-def _summary_upsert(keys: tuple[str, ...]) -> Any:
-    """The upsert for a summary with these keys, built once per key set: building it per call
-    (``.values(**row)``, and ``excluded``, which copies the table's columns and registers
-    listeners for each) cost more CPU than the statement, and grew SQLAlchemy's event registry
-    with every call."""
-    stmt = _summary_upserts.get(keys)
-    if stmt is not None:
-        return stmt
-    cols = _SUMMARIES.c
-
-    def param(name: str) -> Any:
-        return bindparam(_SUMMARY_PARAM + name, type_=cols[name].type)
-
-    acw = segments_acw(param("trace_id")) + param("acw_ms")
-    values = {**{k: param(k) for k in keys}, "id": param("id"), "account_id": param("account_id"),
-              "trace_id": param("trace_id"), "acw_ms": acw,
-              "aht_ms": param("talk_ms") + param("hold_ms") + acw}
-    insert_ = pg_insert(_SUMMARIES).values(values)
-    ex, cur = insert_.excluded, cols
-    acw_after = func.greatest(cur.acw_ms, ex.acw_ms)
-    stmt = insert_.on_conflict_do_update(
-        index_elements=[cols.trace_id],
-        set_={
-            "ivr_ms": func.greatest(cur.ivr_ms, ex.ivr_ms),
-            "queue_wait_ms": func.greatest(cur.queue_wait_ms, ex.queue_wait_ms),
-            "connect_latency_ms": func.coalesce(ex.connect_latency_ms, cur.connect_latency_ms),
-            "talk_ms": cur.talk_ms + ex.talk_ms,
-            "hold_count": cur.hold_count + ex.hold_count,
-            "hold_ms": cur.hold_ms + ex.hold_ms,
-            "acw_ms": acw_after,
-            "aht_ms": cur.talk_ms + ex.talk_ms + cur.hold_ms + ex.hold_ms + acw_after,
-            "transfer_count": cur.transfer_count + ex.transfer_count,
-            "abandoned": ex.abandoned,
-            "short_abandon": ex.short_abandon,
-            "disposition": func.coalesce(ex.disposition, cur.disposition),
-            "updated_at": func.now(),
-        },
-    )
-    _summary_upserts[keys] = stmt
-    return stmt
-
-
-def _upsert_summary(session: Session, ctx: CallContext, summary: dict[str, Any]) -> None:
-    """One row per conversation: a second leg of the same trace adds its talk/hold/transfers
-    and keeps the longest IVR and queue wait. After-call work is the sum of the trace's agent
-    windows (interaction_segment), whether the wrap-up ended before or after this write."""
-    keys = tuple(k for k in summary if k not in ("acw_ms", "aht_ms"))
-    params = {_SUMMARY_PARAM + k: v for k, v in summary.items()}
-    params.update({_SUMMARY_PARAM + "id": uuid.uuid4(),
-                   _SUMMARY_PARAM + "account_id": ctx.account_id,
-                   _SUMMARY_PARAM + "trace_id": ctx.trace_id})
-    session.connection().execute(_summary_upsert(keys), params)
-
-
-def _close_segment(session: Session, facts: HangupFacts, ctx: CallContext, summary: dict[str, Any]) -> None:
-    """The agent's window on this leg (a queue call the agent answered): talk and hold."""
-    times = ctx.interaction
-    started = times.connected_at or facts.bridged_at
-    if ctx.agent_id is None or started is None:
-        return
-    close_segment_in(session, ctx.account_id, ctx.trace_id, uuid.UUID(facts.call_id), ctx.agent_id,
-                     times.segment_id, started, facts.ended_at, summary["talk_ms"], summary["hold_ms"])
-
-
-# Built once, executed with the row as parameters: building the statement per call (ORM insert,
-# ``.values(**row)`` and its cache key) cost more CPU than the insert.
-_RECORDS = CallRecord.__table__
-_INSERT_RECORD = (pg_insert(_RECORDS).on_conflict_do_nothing(index_elements=[_RECORDS.c.call_id])
-                  .returning(_RECORDS.c.id))
-
-
-def write_in(session: Session, event: HeaderSource, ctx: CallContext) -> WrittenRecord | None:
-    """Write everything inside the caller's tenant transaction; None when this leg was
-    already recorded (nothing else is written then)."""
+def _prepare(event: HeaderSource, ctx: CallContext) -> tuple[str, dict[str, Any], WrittenRecord]:
+    """The script, its parameters and what it writes, computed before any round trip."""
     facts = read_hangup(event)
     status = call_status(facts, refused=ctx.refused)
     values = _record_values(facts, ctx, status)
-    inserted = session.connection().execute(_INSERT_RECORD, values).first()
-    if inserted is None:
-        return None
     summary = summarise(facts, ctx)
-    if ctx.interaction.connected_at is not None:  # only calls an agent answered
-        _close_segment(session, facts, ctx, summary)
-    _upsert_summary(session, ctx, summary)
-    event_id = publish_in(session, CALL_EVENTS, "call.ended", ended_payload(values, summary),
-                          account_id=ctx.account_id, trace_id=ctx.trace_id)
-    # last: the account's meter rows are locked until commit, and every call of the account
-    # waits on that lock, so it is held for the commit alone
-    sp_id = ctx.service_provider_id or session.scalar(
-        select(Account.service_provider_id).where(Account.id == ctx.account_id))
-    if sp_id is not None:
-        meter_call(session, ctx.account_id, sp_id, facts.talk_ms, facts.ended_at)
-    return WrittenRecord(values["public_id"], status, event_id, facts, summary)
+    ended = event_row(CALL_EVENTS, "call.ended", ended_payload(values, summary),
+                      account_id=ctx.account_id, trace_id=ctx.trace_id)
+    # the agent's window only on calls an agent answered
+    agent_leg = ctx.agent_id is not None and ctx.interaction.connected_at is not None
+    script = WRITE_AGENT_LEG if agent_leg else WRITE_LEG
+    written = WrittenRecord(values["public_id"], status, ended["id"], facts, summary)
+    return script, _write_params(values, facts, ctx, summary, ended), written
+
+
+def write_in(session: Session, event: HeaderSource, ctx: CallContext) -> WrittenRecord | None:
+    """Write everything inside the caller's tenant transaction (lost-call recovery); None when
+    this leg was already recorded (nothing else is written then)."""
+    script, params, written = _prepare(event, ctx)
+    if not session.connection().exec_driver_sql(script, params).scalar():
+        return None
+    wake_after_commit(session)
+    return written
 
 
 def write_call_record(event: HeaderSource, ctx: CallContext) -> WrittenRecord | None:
-    """The hangup path's entry point: its own tenant transaction (RLS scoped to the account)."""
-    with tenant_session(ctx.account_id) as session:
-        written = write_in(session, event, ctx)
-    if written is not None:
-        CALLS_FINISHED.labels(written.status, ctx.direction).inc()
+    """The hangup path's entry point: its own tenant transaction (RLS scoped to the account),
+    one round trip (``run_as_tenant``)."""
+    script, params, written = _prepare(event, ctx)
+    if not run_as_tenant(ctx.account_id, script, params)[0]:
+        return None
+    wake_now()
+    CALLS_FINISHED.labels(written.status, ctx.direction).inc()
     return written

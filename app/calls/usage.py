@@ -19,6 +19,8 @@ from sqlalchemy.orm import Session
 from app.models import UsageMeter
 
 # Built once and executed with parameters (building it per call was most of a meter's CPU).
+# A finished leg's meters are the same additive upsert, in the call record's script
+# (app/calls/record_sql.py).
 _METERS = UsageMeter.__table__
 _ADD = pg_insert(_METERS)
 _ADD = _ADD.on_conflict_do_update(
@@ -58,15 +60,3 @@ def _meter_row(account_id: uuid.UUID, service_provider_id: uuid.UUID, product: s
     return {"id": uuid.uuid4(), "account_id": account_id,
             "service_provider_id": service_provider_id, "product": product,
             "period": month_start(moment), "quantity": quantity}
-
-
-def meter_call(session: Session, account_id: uuid.UUID, service_provider_id: uuid.UUID,
-               talk_ms: int, ended_at: datetime) -> None:
-    """Both meters of one leg in one statement (one round trip). The account's meter rows are
-    the one place concurrent record transactions meet (a row lock held until commit), so the
-    caller meters last, right before its commit."""
-    rows = [_meter_row(account_id, service_provider_id, PRODUCT_CALLS, 1, ended_at)]
-    minutes = billable_minutes(talk_ms)
-    if minutes:
-        rows.append(_meter_row(account_id, service_provider_id, PRODUCT_MINUTES, minutes, ended_at))
-    session.connection().execute(_ADD, rows)

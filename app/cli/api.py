@@ -54,6 +54,7 @@ def api(host: str | None, port: int, access_log: bool) -> None:
 
     from app.api.app import create_app
     from app.api.bind_guard import LOOPBACK_HOST, DevSecretExposed, dev_secret_in_use
+    from app.gc_tuning import freeze_startup_heap
     from app.logging_setup import configure_logging
 
     configure_logging()
@@ -80,4 +81,5 @@ def api(host: str | None, port: int, access_log: bool) -> None:
     gevent.signal_handler(signal.SIGTERM, _stop)
     gevent.signal_handler(signal.SIGINT, _stop)
     click.echo(f"sbc api listening on http://{host}:{port}", err=True)
+    freeze_startup_heap()
     server.serve_forever()

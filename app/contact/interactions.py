@@ -145,17 +145,6 @@ def open_segment(account_id: uuid.UUID | str, trace_id: uuid.UUID | str, call_id
     return segment_id
 
 
-def close_segment_in(db: Session, account_id: uuid.UUID, trace_id: uuid.UUID, call_id: uuid.UUID,
-                     agent_id: uuid.UUID, segment_id: Optional[uuid.UUID], started_at: datetime,
-                     ended_at: datetime, talk_ms: int, hold_ms: int) -> None:
-    """The call is over: talk and hold of the window (inside the call record's transaction).
-    Inserts the window when opening it failed; keeps after-call work already measured."""
-    db.connection().execute(_CLOSE_SEGMENT, {
-        "id": segment_id or uuid.uuid4(), "account_id": account_id, "trace_id": trace_id, "call_id": call_id,
-        "agent_id": agent_id, "started_at": started_at, "ended_at": ended_at, "talk_ms": talk_ms,
-        "hold_ms": hold_ms, "handle_ms": talk_ms + hold_ms})
-
-
 def after_call_work_over(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID, acw_ms: int,
                          wrap_up_since: datetime) -> None:
     """The agent left ``wrap_up`` (begun at ``wrap_up_since``): ``acw_ms`` goes on the window
@@ -190,17 +179,4 @@ def _open_segment_statement() -> Any:
     return pg_insert(t).values({k: _param(t, k) for k in _SEGMENT_OPEN_COLUMNS})
 
 
-def _close_segment_statement() -> Any:
-    t = InteractionSegment.__table__
-    names = _SEGMENT_OPEN_COLUMNS + ("ended_at", "talk_ms", "hold_ms", "handle_ms")
-    insert_ = pg_insert(t).values({k: _param(t, k) for k in names})
-    ex = insert_.excluded
-    return insert_.on_conflict_do_update(
-        index_elements=[t.c.id],
-        set_={"ended_at": ex.ended_at, "talk_ms": ex.talk_ms, "hold_ms": ex.hold_ms,
-              "handle_ms": ex.talk_ms + ex.hold_ms + t.c.acw_ms},
-        where=t.c.account_id == ex.account_id)
-
-
 _OPEN_SEGMENT = _open_segment_statement()
-_CLOSE_SEGMENT = _close_segment_statement()

@@ -17,8 +17,8 @@ from app.settings import get_settings
 # The RLS policies read this transaction-local setting; unset means no rows.
 TENANT_SETTING = "app.current_account"
 
-_engines: dict[str, Engine] = {}
-_sessions: dict[str, sessionmaker] = {}
+_engines: dict[tuple[str, str], Engine] = {}
+_sessions: dict[tuple[str, str], sessionmaker] = {}
 
 
 def _alive_on_checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
@@ -41,23 +41,44 @@ def _alive_on_checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None
         raise DisconnectionError(f"stale pooled connection: {exc}") from exc
 
 
-def _engine(url: str) -> Engine:
-    engine = _engines.get(url)
+# Connections per pool: at most POOL_SIZE + POOL_OVERFLOW (30, as before), of which POOL_SIZE
+# stay open when returned. Why 20 kept rather than 10: a connection beyond the kept ones is
+# closed on return, and a controller at 40 calls/s opened 90 new ones in 20 s (each a backend
+# fork, authentication and cold caches on the server, a connect on the controller).
+POOL_SIZE = 20
+POOL_OVERFLOW = 10
+
+# Pool kinds of one role (see _engine)
+DEFAULT_POOL, AUTOCOMMIT_POOL, RELAY_POOL = "default", "autocommit", "relay"
+_POOL_OPTIONS: dict[str, dict[str, Any]] = {
+    DEFAULT_POOL: {},
+    AUTOCOMMIT_POOL: {"isolation_level": "AUTOCOMMIT"},
+    RELAY_POOL: {"connect_args": {"options": "-c synchronous_commit=off"}},
+}
+
+
+def _engine(url: str, kind: str = DEFAULT_POOL) -> Engine:
+    """The role's pool of one kind. Separate pools, because switching a pooled connection in
+    and out of a mode costs a round trip per use (``SET default_transaction_isolation TO
+    DEFAULT`` on its return, measured on the call path): AUTOCOMMIT_POOL for platform_read
+    and run_as_tenant, RELAY_POOL for relay_session."""
+    engine = _engines.get((url, kind))
     if engine is None:
         # hide_parameters: a failed statement's message (logged with the 500) must not carry
         # row values such as password hashes or encrypted secrets.
-        engine = create_engine(sqlalchemy_url(url), pool_size=10, max_overflow=20,
-                               future=True, hide_parameters=True)
+        engine = create_engine(sqlalchemy_url(url), pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW,
+                               future=True, hide_parameters=True, **_POOL_OPTIONS[kind])
         event.listen(engine, "checkout", _alive_on_checkout)
-        _engines[url] = engine
+        _engines[(url, kind)] = engine
     return engine
 
 
-def _session_factory(url: str) -> sessionmaker:
-    """One factory per role (building one per transaction shows up in call-setup profiles)."""
-    factory = _sessions.get(url)
+def _session_factory(url: str, kind: str = DEFAULT_POOL) -> sessionmaker:
+    """One factory per role and pool (building one per transaction shows up in call-setup
+    profiles)."""
+    factory = _sessions.get((url, kind))
     if factory is None:
-        factory = _sessions[url] = sessionmaker(bind=_engine(url), expire_on_commit=False)
+        factory = _sessions[(url, kind)] = sessionmaker(bind=_engine(url, kind), expire_on_commit=False)
     return factory
 
 
@@ -92,20 +113,52 @@ def tenant_session(account_id: uuid.UUID | str) -> Iterator[Session]:
         session.close()
 
 
+# The tenant setting as the first statement of a script (psycopg2 parameters)
+_SET_TENANT_SQL = "SELECT set_config('" + TENANT_SETTING + "', %(tenant_account)s, true);\n"
+
+
+def run_as_tenant(account_id: uuid.UUID | str, script: str, params: dict[str, Any]) -> Any:
+    """Run ``script`` (statements separated by ``;``) as the API role with RLS scoped to
+    ``account_id``, in one transaction and one round trip; returns the first row of its last
+    statement (None when it has none).
+
+    Why: BEGIN, the tenant setting and COMMIT are three round trips of their own in
+    ``tenant_session``. Here the setting leads the script, which psycopg2 sends as one query
+    on an autocommit connection (no BEGIN/COMMIT of its own); PostgreSQL runs the statements of
+    one query as one implicit transaction: all or nothing, and ``set_config(..., true)`` holds
+    until its end. For the call path's fixed scripts (app/calls/record_sql.py)."""
+    with _engine(get_settings().app_database_url, AUTOCOMMIT_POOL).connect() as conn:
+        result = conn.exec_driver_sql(_SET_TENANT_SQL + script,
+                                      {**params, "tenant_account": str(account_id)})
+        return result.first() if result.returns_rows else None
+
+
 @contextmanager
 def platform_read() -> Iterator[Connection]:
     """A connection for one cross-tenant read statement, outside any transaction (autocommit):
     no BEGIN and COMMIT round trips around it. For the call path's single-statement lookups."""
-    with platform_engine().execution_options(isolation_level="AUTOCOMMIT").connect() as conn:
+    with _engine(get_settings().platform_database_url, AUTOCOMMIT_POOL).connect() as conn:
         yield conn
 
 
 @contextmanager
-def platform_session() -> Iterator[Session]:
+def platform_session(kind: str = DEFAULT_POOL) -> Iterator[Session]:
     """One transaction on the cross-tenant path. Use only where no tenant is known yet."""
-    session = _session_factory(get_settings().platform_database_url)()
+    session = _session_factory(get_settings().platform_database_url, kind)()
     try:
         with session.begin():
             yield session
     finally:
         session.close()
+
+
+@contextmanager
+def relay_session() -> Iterator[Session]:
+    """The outbox relay's transactions (claim, mark published, prune) on connections that
+    commit without waiting for the disk (``synchronous_commit=off``). Why: a call emits ~6
+    events and the relay marks each batch, one disk flush per batch; what a PostgreSQL crash
+    can lose of such a commit (its last few hundred ms) only makes the relay publish those rows
+    again, with the same ids, which consumers de-duplicate. The rows themselves are written by
+    ordinary, durable transactions."""
+    with platform_session(RELAY_POOL) as session:
+        yield session

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
-from sqlalchemy import delete, event, insert, select, text, update
+from sqlalchemy import any_, bindparam, delete, event, insert, select, text, update
+from sqlalchemy.dialects.postgresql import ARRAY, UUID as PG_UUID
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
@@ -36,7 +37,9 @@ def remove_waker(fn: Callable[[], None]) -> None:
         _wakers.remove(fn)
 
 
-def _wake_all(_session: Session | None = None) -> None:
+def wake_now() -> None:
+    """Wake the in-process publisher: for a transaction committed without a Session
+    (``app.db.engine.run_as_tenant``), once it has committed."""
     for fn in list(_wakers):
         fn()
 
@@ -48,7 +51,7 @@ NOTIFY_CHANNEL = "sbc_outbox"
 _NOTIFY = text(f"NOTIFY {NOTIFY_CHANNEL}")
 
 
-def _wake_after_commit(session: Session) -> None:
+def wake_after_commit(session: Session) -> None:
     """Wake the publisher once the caller's transaction commits (not before: the row would
     not be visible yet, and a rolled-back event must never be published)."""
     session.info[_WAKE_KEY] = True
@@ -60,7 +63,7 @@ def _wake_after_commit(session: Session) -> None:
 @event.listens_for(Session, "after_commit")
 def _wake_on_commit(session: Session) -> None:
     if session.info.pop(_WAKE_KEY, None):
-        _wake_all()
+        wake_now()
 
 
 @event.listens_for(Session, "after_rollback")
@@ -105,7 +108,7 @@ def insert_rows(session: Session, rows: list[dict[str, Any]]) -> None:
     they are published only if that transaction commits."""
     if rows:
         session.connection().execute(_INSERT_ROWS, rows)
-        _wake_after_commit(session)
+        wake_after_commit(session)
 
 
 def publish_in(
@@ -131,7 +134,7 @@ def publish_in(
     connection.execute(_INSERT_ONE, row)
     if urgent:
         connection.execute(_NOTIFY)
-    _wake_after_commit(session)
+    wake_after_commit(session)
     return row["id"]
 
 
@@ -163,26 +166,28 @@ class OutboxRow:
         return Envelope.from_dict(self.body)
 
 
+# The relay's two statements per batch, built once like the inserts above.
+_CLAIM = (select(_OUTBOX.c.id, _OUTBOX.c.exchange, _OUTBOX.c.routing_key, _OUTBOX.c.body,
+                 _OUTBOX.c.attempts)
+          .where(_OUTBOX.c.published_at.is_(None))
+          .order_by(_OUTBOX.c.created_at, _OUTBOX.c.id)
+          .limit(bindparam("limit"))
+          .with_for_update(skip_locked=True))
+_MARK_PUBLISHED = (update(_OUTBOX)
+                   .where(_OUTBOX.c.id == any_(bindparam("ids", type_=ARRAY(PG_UUID(as_uuid=True)))))
+                   .values(published_at=text("clock_timestamp()"), attempts=_OUTBOX.c.attempts + 1))
+
+
 def claim_batch(session: Session, limit: int) -> list[OutboxRow]:
     """Oldest unpublished rows, locked for this transaction; SKIP LOCKED lets several publisher
     processes share the table without publishing the same row concurrently."""
-    rows = session.execute(
-        select(EventOutbox.id, EventOutbox.exchange, EventOutbox.routing_key, EventOutbox.body,
-               EventOutbox.attempts)
-        .where(EventOutbox.published_at.is_(None))
-        .order_by(EventOutbox.created_at, EventOutbox.id)
-        .limit(limit)
-        .with_for_update(skip_locked=True)
-    ).all()
+    rows = session.connection().execute(_CLAIM, {"limit": limit}).all()
     return [OutboxRow(r.id, r.exchange, r.routing_key, r.body, r.attempts) for r in rows]
 
 
 def mark_published(session: Session, ids: list[uuid.UUID]) -> None:
     if ids:
-        session.execute(
-            update(EventOutbox).where(EventOutbox.id.in_(ids))
-            .values(published_at=text("clock_timestamp()"), attempts=EventOutbox.attempts + 1)
-        )
+        session.connection().execute(_MARK_PUBLISHED, {"ids": ids})
 
 
 def mark_failed(session: Session, event_id: uuid.UUID, error: str) -> None:

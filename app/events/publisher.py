@@ -27,7 +27,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from app import limits
-from app.db.engine import platform_session
+from app.db.engine import relay_session
 from app.events import outbox
 from app.events.envelope import CONTENT_TYPE
 from app.events.exchanges import declare_all
@@ -78,7 +78,7 @@ class OutboxPublisher:
         self,
         amqp_url: str | None = None,
         *,
-        session_factory: Callable[[], ContextManager[Session]] = platform_session,
+        session_factory: Callable[[], ContextManager[Session]] = relay_session,
         batch_size: int = limits.EVENT_OUTBOX_BATCH,
         poll_seconds: float = 1.0,
         backoff_seconds: tuple[float, float] = limits.EVENT_RECONNECT_BACKOFF_SECONDS,

@@ -8,7 +8,6 @@ from typing import Any
 from sqlalchemy import (
     CheckConstraint,
     DateTime,
-    ForeignKey,
     ForeignKeyConstraint,
     String,
     Text,

@@ -45,3 +45,31 @@ def test_given_many_legs_recorded_then_no_sqlalchemy_listener_is_left_per_call(m
     finally:
         gc.enable()
     assert after == before
+
+
+def test_given_a_leg_recorded_then_it_took_one_statement_execution(make_account):
+    """The whole tenant transaction (tenant setting, record, summary, call.ended, meters) is
+    one script in one execute: one round trip on the hang-up path, no BEGIN/COMMIT of its own."""
+    from sqlalchemy import event
+
+    from app.db.engine import AUTOCOMMIT_POOL, _engine
+    from app.settings import get_settings
+
+    account = make_account()
+    (event_,) = hangup_events("outbound_answer_playback_hangup")
+    executes: list[str] = []
+
+    def count(_conn, _cursor, statement, *_args) -> None:
+        executes.append(statement)
+
+    url = get_settings().app_database_url
+    engines = [_engine(url), _engine(url, AUTOCOMMIT_POOL)]
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", count)
+    try:
+        ctx = CallContext(account_id=account.id, trace_id=uuid.uuid4(), direction="inbound")
+        assert write_call_record(as_new_leg(event_), ctx) is not None
+    finally:
+        for engine in engines:
+            event.remove(engine, "before_cursor_execute", count)
+    assert len(executes) == 1

@@ -173,3 +173,25 @@ def test_given_context_for_other_account_then_rls_refuses_the_write(make_account
         with tenant_session(a.id) as s:
             write_in(s, playback_hangup(), CallContext(account_id=uuid.uuid4(), trace_id=uuid.uuid4(),
                                                        service_provider_id=uuid.uuid4()))
+
+
+def test_given_the_meter_fails_after_the_record_then_nothing_of_the_leg_is_written(make_account):
+    """The one-round-trip write is one transaction: the meters go last, and when they fail
+    (here: an unknown service provider) the record, summary and call.ended go with them."""
+    from sqlalchemy.exc import IntegrityError
+
+    account = make_account()
+    event = playback_hangup()
+    ctx = CallContext(account_id=account.id, trace_id=uuid.uuid4(), service_provider_id=uuid.uuid4())
+    with pytest.raises(IntegrityError):
+        write_call_record(event, ctx)
+    with tenant_session(account.id) as s:
+        assert s.execute(select(CallRecord).where(
+            CallRecord.call_id == uuid.UUID(event["Unique-ID"]))).first() is None
+        assert s.execute(select(InteractionSummary).where(
+            InteractionSummary.trace_id == ctx.trace_id)).first() is None
+    with platform_session() as s:
+        assert s.execute(select(EventOutbox).where(
+            EventOutbox.body["trace_id"].astext == str(ctx.trace_id))).first() is None
+    assert meters(account.id) == {}
+    assert write_call_record(event, CallContext(account_id=account.id, trace_id=ctx.trace_id)) is not None

@@ -6,6 +6,7 @@ the worst case for a client), ``reset()`` closes every relayed connection, ``hea
 """
 from __future__ import annotations
 
+import contextlib
 import socket
 
 import gevent
@@ -48,10 +49,8 @@ class TcpProxy:
     def reset(self) -> None:
         for a, b in self._pairs:
             for s in (a, b):
-                try:
+                with contextlib.suppress(OSError):  # already closed by its pump: nothing to cut
                     s.close()
-                except OSError:
-                    pass
         self._pairs.clear()
 
     def stop(self) -> None:
@@ -73,35 +72,31 @@ class TcpProxy:
                 gevent.spawn(self._pump, upstream, client, False)]
         gevent.joinall(jobs)
         for s in pair:
-            try:
+            with contextlib.suppress(OSError):  # already closed by reset(): nothing left to close
                 s.close()
-            except OSError:
-                pass
         if pair in self._pairs:
             self._pairs.remove(pair)
 
     def _pump(self, src: socket.socket, dst: socket.socket, outbound: bool) -> None:
         try:
-            while True:
-                data = src.recv(65536)
-                if not data:
-                    break
-                if outbound and self._cut_budget is not None:
-                    if len(data) >= self._cut_budget:
-                        dst.sendall(data[: self._cut_budget])
-                        self._cut_budget = None
-                        self.cuts += 1
-                        self.reset()
+            # either side reset, or reset() closed the pair: the relayed connection ends like EOF
+            with contextlib.suppress(OSError):
+                while True:
+                    data = src.recv(65536)
+                    if not data:
                         break
-                    self._cut_budget -= len(data)
-                if self.mode == "forward":
-                    dst.sendall(data)
-                # blackhole: read and drop, like packets lost in a partition
-        except OSError:
-            pass
+                    if outbound and self._cut_budget is not None:
+                        if len(data) >= self._cut_budget:
+                            dst.sendall(data[: self._cut_budget])
+                            self._cut_budget = None
+                            self.cuts += 1
+                            self.reset()
+                            break
+                        self._cut_budget -= len(data)
+                    if self.mode == "forward":
+                        dst.sendall(data)
+                    # blackhole: read and drop, like packets lost in a partition
         finally:
             for s in (src, dst):
-                try:
+                with contextlib.suppress(OSError):  # already closed or not connected: nothing to shut
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass

@@ -10,6 +10,7 @@ vhost drops its exchanges, queues and connections). The fixture is opt-in becaus
 """
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 from typing import Iterator
@@ -78,9 +79,8 @@ def _redis_run_keys_removed() -> Iterator[None]:
     settings = get_settings()
     client = redis.Redis.from_url(settings.redis_url)
     try:
-        delete_prefixed_keys(client, settings.redis_key_prefix)
-    except redis.RedisError:
-        pass  # Redis unavailable: nothing could have been written either
+        with contextlib.suppress(redis.RedisError):  # Redis unavailable: nothing could have been written either
+            delete_prefixed_keys(client, settings.redis_key_prefix)
     finally:
         client.close()
 

@@ -19,6 +19,7 @@ body exactly as a customer's server would.
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime
 import hashlib
 import ipaddress
@@ -117,10 +118,8 @@ class _NoDelayWSGIServer(gevent.pywsgi.WSGIServer):
     terminator waits on Nagle + the client's delayed ACK (~40 ms per request)."""
 
     def handle(self, sock, address):
-        try:
+        with contextlib.suppress(OSError):  # the client already went away: handle() sees that
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        except OSError:
-            pass
         return super().handle(sock, address)
 
     def wrap_socket_and_handle(self, client_socket, address):
@@ -347,10 +346,8 @@ class WsPeer:
     def drop(self) -> None:
         """Abrupt close (no close frame): what a crashed app or a network blip looks like."""
         self.closed = True
-        try:
+        with contextlib.suppress(OSError):  # the app already disconnected: nothing to shut
             self.sock.shutdown(2)
-        except OSError:
-            pass
         self.sock.close()
 
 
@@ -422,28 +419,26 @@ class WsServer:
         peer = WsPeer(sock, headers, request_line.split(" ")[1])
         self.peers.append(peer)
         try:
-            while not peer.closed:
-                opcode, data = peer.recv_frame()
-                if opcode == 0x8:          # close: echo and stop
-                    peer._send_frame(0x8, data[:2])
-                    break
-                if opcode == 0x9:          # ping → pong
-                    peer._send_frame(0xA, data)
-                    continue
-                if opcode != 0x1:
-                    continue
-                message = json.loads(data.decode())
-                self.messages.append(message)
-                self.new_message.set()
-                self.on_message(peer, message)
-        except (ConnectionError, OSError, ValueError):
-            pass
+            # the app went away or sent a broken frame: this peer's session ends like a close
+            with contextlib.suppress(ConnectionError, OSError, ValueError):
+                while not peer.closed:
+                    opcode, data = peer.recv_frame()
+                    if opcode == 0x8:          # close: echo and stop
+                        peer._send_frame(0x8, data[:2])
+                        break
+                    if opcode == 0x9:          # ping → pong
+                        peer._send_frame(0xA, data)
+                        continue
+                    if opcode != 0x1:
+                        continue
+                    message = json.loads(data.decode())
+                    self.messages.append(message)
+                    self.new_message.set()
+                    self.on_message(peer, message)
         finally:
             peer.closed = True
-            try:
+            with contextlib.suppress(OSError):  # already dropped: nothing left to close
                 sock.close()
-            except OSError:
-                pass
 
 
 @pytest.fixture
