@@ -38,11 +38,12 @@ from app.contact.queue_metrics import QueueMetricsEmitter
 from app.contact.registrations import REGISTRATION_EVENTS, RegistrationTracker
 from app.events.payloads import emit
 from app.events.publisher import start_publisher, stop_publisher
+from app.gc_tuning import freeze_startup_heap
 from app.ops.collectors import QueueCollector, SwitchCollector
-from app.ops.health import Readiness, dependency_checks, freeswitch_check
+from app.ops.health import Readiness, dependency_checks, freeswitch_check, routing_check
 from app.ops.http import OpsEndpoints, start_ops_server
 from app.redis_pool import shared_redis
-from app.routing.cache import RoutingCache, RoutingReloader, start_routing_listener
+from app.routing.cache import RoutingCache, RoutingListener, RoutingReloader, start_routing_listener
 from app.routing.dialer import LcrDialer
 from app.routing.fsconfig import generated_dir
 from app.routing.gateway_health import SUBSCRIBE_COMMAND, GatewayHealth
@@ -134,10 +135,12 @@ class Controller:
         # /healthz /readyz /metrics (app/ops): started with the controller, port from cluster_config
         self.readiness = Readiness("controller", {
             **dependency_checks(settings),
-            "freeswitch": freeswitch_check(lambda: self.nodes, lambda: self.missing_modules)})
+            "freeswitch": freeswitch_check(lambda: self.nodes, lambda: self.missing_modules),
+            "routing": routing_check(lambda: self.routing_listener)})
         self.collectors = [SwitchCollector(lambda: self.nodes, lambda: self.missing_modules),
                            QueueCollector()]
         self.ops_server = None
+        self.routing_listener: Optional[RoutingListener] = None  # started with the controller
         self.siblings: Optional[SiblingSessions] = None
         if processes > 1:
             self.siblings = SiblingSessions(
@@ -159,6 +162,7 @@ class Controller:
         for node in nodes:
             self._connect_node(node.host, node.port, node.password,
                                node.agent_sip_address if len(nodes) > 1 else "")
+        self.routing_listener = start_routing_listener(self.reloader)
         self._background = [
             start_refresher(self.services.limiter,
                             lambda: [*self.services.live_calls, *self.originator.pending],
@@ -170,7 +174,7 @@ class Controller:
             start_supervise_consumer(self.supervisor,
                                      RedisSeenIds(self.redis, name="controller.supervise")),
             start_config_listener(self.config),
-            start_routing_listener(self.reloader),
+            self.routing_listener,
             start_snapshot_refresher(self.numbers),
             # queue.metrics once per period across every controller (a Redis lock per period)
             QueueMetricsEmitter(self.redis, get_settings().redis_key_prefix, emit=emit).start(),
@@ -183,6 +187,7 @@ class Controller:
                                            ops_port + self.process_index if ops_port else 0)
         log.info("controller up: outbound ESL on %s:%s, %d FreeSWITCH node(s) configured "
                  "(connected in the background: see /readyz)", *self.server.address, len(self.nodes))
+        freeze_startup_heap()
 
     def _sessions_here(self) -> set[str]:
         """Calls this controller has a socket for (in setup, live or finishing)."""

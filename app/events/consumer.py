@@ -61,6 +61,11 @@ class RedisSeenIds:
         return bool(self.client.set(self.prefix + event_id, 1, nx=True, ex=self.ttl))
 
 
+class OnBoundFailed(ConnectionError):
+    """``on_bound`` raised: handled like a lost connection (backoff, reconnect, run it again),
+    so a consumer is never ready without having caught up."""
+
+
 class EventConsumer(BrokerLoop):
     """Binds a queue to ``bindings`` [(exchange, binding key)] and calls ``handler`` per new
     event, in its own greenlet, reconnecting with backoff. Without ``queue`` the queue is
@@ -68,7 +73,9 @@ class EventConsumer(BrokerLoop):
     disconnected); with ``queue`` it is durable and keeps events while the consumer is away.
     A handler that raises gets the message rejected without requeue (no poison loops).
     ``queue_arguments`` are the durable queue's (e.g. ``x-single-active-consumer``); a broker
-    that already has the queue with other arguments refuses the declaration."""
+    that already has the queue with other arguments refuses the declaration. ``on_bound`` runs
+    after each (re)connect once the queue is bound, before the first delivery: a listener on a
+    server-named queue catches up there on what it missed while it had no queue."""
 
     role = "event consumer"
 
@@ -83,8 +90,10 @@ class EventConsumer(BrokerLoop):
         prefetch: int = 100,
         backoff_seconds: tuple[float, float] = (0.2, 10.0),
         queue_arguments: dict | None = None,
+        on_bound: Callable[[], None] | None = None,
     ) -> None:
         self.bindings = list(bindings)
+        self.on_bound = on_bound
         self.queue_arguments = queue_arguments
         self.handler = handler
         self.amqp_url = amqp_url or get_settings().amqp_url
@@ -110,6 +119,8 @@ class EventConsumer(BrokerLoop):
             for exchange, key in self.bindings:
                 channel.queue_bind(queue, exchange, routing_key=key)
             channel.basic_qos(prefetch_count=self.prefetch)
+            if self.on_bound is not None:  # events from here on wait in the queue meanwhile
+                self._run_on_bound()
             self.ready.set()
             for method, _props, body in channel.consume(queue, inactivity_timeout=0.2):
                 if self._stopping:
@@ -120,6 +131,13 @@ class EventConsumer(BrokerLoop):
         finally:
             self._conn = None
             abandon_connection(conn)
+
+    def _run_on_bound(self) -> None:
+        try:
+            self.on_bound()
+        except Exception as exc:
+            log.exception("%s: catching up after binding failed; reconnecting to try again", self.role)
+            raise OnBoundFailed(f"catch-up failed: {exc}") from exc
 
     def _deliver(self, channel, method, body: bytes) -> None:
         try:

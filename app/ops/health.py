@@ -90,6 +90,17 @@ def freeswitch_check(nodes: Callable[[], Iterable[Any]], missing: Callable[[], d
     return check
 
 
+def routing_check(listener: Callable[[], Any]) -> Check:
+    """Ready once the routing listener's queue is bound and it has caught up: before that, a
+    routing change committed now would reach no one here."""
+    def check() -> dict[str, Any]:
+        current = listener()
+        if current is None or not current.ready.is_set():
+            raise CheckFailed("routing change listener not bound to the broker (or not caught up) yet")
+        return {"catchUps": current.catch_ups}
+    return check
+
+
 def dependency_checks(settings, *, database_url: str | None = None) -> dict[str, Check]:
     """PostgreSQL (as the role the process works with: the platform role by default, the API
     passes its tenant-scoped role), Redis and RabbitMQ."""

@@ -16,8 +16,9 @@ import pytest
 
 from app.config import RuntimeConfig
 from app.controller import Controller
-from app.ops.health import Readiness, dependency_checks
+from app.ops.health import CheckFailed, Readiness, dependency_checks, routing_check
 from app.ops.runtime import WorkersRuntime
+from app.routing.cache import RoutingCache, RoutingListener, RoutingReloader
 from app.settings import get_settings
 from tests.events.tcp_proxy import TcpProxy
 
@@ -156,9 +157,10 @@ def test_given_a_controller_with_its_switch_connected_when_readyz_then_freeswitc
     status, body, _ = _get(port, "/readyz")
     assert status == 200, body
     assert body["process"] == "controller"
-    assert set(body["checks"]) == {*DEPENDENCIES, "freeswitch"}
+    assert set(body["checks"]) == {*DEPENDENCIES, "freeswitch", "routing"}
     node = f"127.0.0.1:{ctl.nodes[0].port}"
     assert body["checks"]["freeswitch"]["details"] == {node: {"connected": True, "missingModules": []}}
+    assert body["checks"]["routing"]["details"] == {"catchUps": 1}
     assert _get(port, "/healthz")[1]["status"] == "alive"
 
 
@@ -186,6 +188,14 @@ def test_given_a_switch_missing_a_module_when_readyz_then_503_naming_the_module(
     status, body, _ = _get(port, "/readyz")
     assert status == 503
     assert body["checks"]["freeswitch"]["details"][f"127.0.0.1:{relay.port}"]["missingModules"] == ["mod_flite"]
+
+
+def test_given_a_routing_listener_not_bound_yet_when_checked_then_routing_is_not_ready(tmp_path):
+    listener = RoutingListener(RoutingReloader(RoutingCache(), tmp_path, lambda: []))  # never started
+    with pytest.raises(CheckFailed, match="not bound"):
+        routing_check(lambda: listener)()
+    with pytest.raises(CheckFailed, match="not bound"):
+        routing_check(lambda: None)()
 
 
 # -- the workers -------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ wired to the real switch only through ``cluster_config`` and documented environm
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -124,6 +125,9 @@ class Product:
             "PYTHONUNBUFFERED": "1",
         })
         self.env = env
+        # ``sbc controller`` runs this many siblings (benchmarks: --controller-processes), all
+        # logging to the one controller log and each applying every routing change
+        self.controller_processes = int(env.get("SBC_CONTROLLER_PROCESSES") or 1)
         self.api = ProductProcess("api", ["api", "--host", "127.0.0.1", "--port",
                                           str(self.api_port), "--no-access-log"], env, logdir)
         self.controller = ProductProcess("controller", ["controller"], env, logdir)
@@ -158,9 +162,35 @@ class Product:
         return False
 
     ROUTING_APPLIED = "routing: configuration applied"
+    OPS_LISTENING = re.compile(r"controller: /healthz /readyz /metrics on http://([\d.]+):(\d+)")
 
     def routing_applied_count(self) -> int:
         return self.controller.log_text().count(self.ROUTING_APPLIED)
+
+    def controller_ops_urls(self) -> list[str]:
+        """The health/metrics address each running controller process bound (its log says;
+        the configuration may have moved on since it started)."""
+        bound = self.OPS_LISTENING.findall(self.controller.log_text())
+        return [f"http://{host}:{port}" for host, port in bound[-self.controller_processes:]]
+
+    def wait_routing_ready(self, timeout: float) -> None:
+        """Every controller process's routing listener is bound and caught up (/readyz's
+        ``routing`` check). From then on each routing write reaches each process as one event
+        and one apply, so counting applies is exact; before it, the catch-up at bind may fold
+        several writes into one apply."""
+        deadline = time.monotonic() + timeout
+        for url in self.controller_ops_urls():
+            while True:
+                try:
+                    checks = requests.get(f"{url}/readyz", timeout=5).json()["checks"]
+                    if checks["routing"]["status"] == "ok":
+                        break
+                except (requests.RequestException, ValueError, KeyError):
+                    checks = None
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"controller at {url}: routing never ready ({checks})\n"
+                                         f"{self.controller.log_tail()}")
+                time.sleep(0.1)
 
     @contextmanager
     def routing_changes(self, writes: int, timeout: float = 30.0) -> Iterator[None]:
@@ -168,13 +198,15 @@ class Product:
         agent): each commits one routing.config.changed and the controller applies each once,
         so after the block wait until ``writes`` more have been applied — then the last write
         is in the controller's snapshot and on the switch."""
+        self.wait_routing_ready(timeout)
         before = self.routing_applied_count()
         yield
         deadline = time.monotonic() + timeout
-        while self.routing_applied_count() < before + writes:
+        applies = writes * self.controller_processes  # each sibling applies each change
+        while self.routing_applied_count() < before + applies:
             if time.monotonic() > deadline:
                 raise AssertionError(
-                    f"controller applied {self.routing_applied_count() - before} of {writes} "
+                    f"controller applied {self.routing_applied_count() - before} of {applies} "
                     f"routing changes in {timeout}s\n{self.controller.log_tail()}")
             time.sleep(0.1)
 

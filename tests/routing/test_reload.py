@@ -140,13 +140,60 @@ def test_given_broker_connection_lost_when_it_comes_back_then_controller_resyncs
     listener = start_routing_listener(reloader, backoff_seconds=(0.05, 0.2))
     try:
         assert listener.ready.wait(10)
-        first = listener.consumer.connects
+        first, caught_up = listener.consumer.connects, listener.catch_ups
         carrier_id, gateway_id = _add_carrier(owner_engine, ip)  # changed, but nobody announced it
         assert close_vhost_connections(amqp_vhost_name()) >= 1
         with gevent.Timeout(15):
             while cache.identify_carrier(ip) is None:
                 gevent.sleep(0.05)
-        assert listener.consumer.connects > first and listener.resyncs >= 1
+        assert listener.consumer.connects > first and listener.catch_ups > caught_up
+        assert cache.identify_carrier(ip) == (carrier_id, gateway_id)
+    finally:
+        listener.stop()
+
+
+@pytest.mark.usefixtures("amqp_vhost")
+def test_given_a_change_nobody_announced_when_the_listener_binds_then_it_is_applied_before_ready(
+        owner_engine, tmp_path):
+    """A controller that starts while routing is being edited: the change's event went out
+    before its private queue existed, so only the catch-up at bind can apply it."""
+    ip = f"198.18.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250 + 1}"
+    cache = RoutingCache()
+    cache.table()
+    carrier_id, gateway_id = _add_carrier(owner_engine, ip)
+    listener = start_routing_listener(RoutingReloader(cache, tmp_path, lambda: [], sleep=lambda _s: None))
+    try:
+        assert listener.ready.wait(10)
+        assert cache.identify_carrier(ip) == (carrier_id, gateway_id)
+        assert listener.catch_ups == 1
+    finally:
+        listener.stop()
+
+
+class _FailingOnce(RoutingReloader):
+    def __init__(self, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        self.failures = 1
+
+    def sync(self, *, force: bool = False):
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("test: database unreachable")
+        return super().sync(force=force)
+
+
+@pytest.mark.usefixtures("amqp_vhost")
+def test_given_the_catch_up_fails_when_the_listener_binds_then_it_reconnects_and_is_ready_only_once_caught_up(
+        owner_engine, tmp_path):
+    ip = f"198.18.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250 + 1}"
+    cache = RoutingCache()
+    cache.table()
+    carrier_id, gateway_id = _add_carrier(owner_engine, ip)
+    reloader = _FailingOnce(cache, tmp_path, lambda: [], sleep=lambda _s: None)
+    listener = start_routing_listener(reloader, backoff_seconds=(0.05, 0.2))
+    try:
+        assert listener.ready.wait(10)
+        assert listener.consumer.connects == 2 and listener.catch_ups == 1
         assert cache.identify_carrier(ip) == (carrier_id, gateway_id)
     finally:
         listener.stop()
