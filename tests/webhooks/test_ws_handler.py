@@ -1,7 +1,6 @@
 """ws(s):// call handler against a real local WebSocket server."""
 import time
 
-import gevent
 import pytest
 
 from app.webhooks import Reason, StaticResolver, WebhookFailed, WsCallHandler
