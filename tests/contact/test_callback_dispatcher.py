@@ -21,10 +21,10 @@ from app.calls.originate import OriginateRequest, record_callback_attempt
 from app.contact import callbacks
 from app.contact.callbacks import CallbackDispatcher, call_ended, dispatch_for_agent
 from app.contact.presence import ENGAGED_TTL_SECONDS, Presence
-from app.crypto import encrypt_secret
 from app.events.envelope import Envelope
-from app.models import Agent, AgentQueue, Callback, Queue, User
+from app.models import Agent, Callback, Queue
 from app.settings import get_settings
+from tests.plugins.agent_rows import add_agent
 
 NUMBER = "4930123456"
 
@@ -73,19 +73,6 @@ class Centre:
             return [body["payload"] for body in rows]
 
 
-def _agent(db: Session, account_id: uuid.UUID, queue_ids: list[uuid.UUID], n: int) -> Agent:
-    user = User(id=uuid.uuid4(), account_id=account_id, username=f"cbagent{n}", password_hash="x", role="agent")
-    db.add(user)
-    db.flush()
-    agent = Agent(id=uuid.uuid4(), account_id=account_id, user_id=user.id, state="available",
-                  sip_username=f"ag{uuid.uuid4().hex[:12]}", sip_password_encrypted=encrypt_secret("pw"))
-    db.add(agent)
-    db.flush()
-    for queue_id in queue_ids:
-        db.add(AgentQueue(account_id=account_id, agent_id=agent.id, queue_id=queue_id))
-    return agent
-
-
 def make_centre(seed, owner_engine, redis_client, *, agents: int = 2, wrap_up_seconds: int = 1) -> Centre:
     """Queues ``support`` and ``sales``; agent 0 is in support only, agent 1 in sales only (any
     further agents in support); all available, registered and idle (agent 0 longest)."""
@@ -98,7 +85,7 @@ def make_centre(seed, owner_engine, redis_client, *, agents: int = 2, wrap_up_se
             db.add(Queue(id=queue_id, account_id=account, name=name, wrap_up_seconds=wrap_up_seconds))
         db.flush()
         for n in range(agents):
-            rows.append(_agent(db, account, [queues["sales" if n == 1 else "support"]], n))
+            rows.append(add_agent(db, account, [queues["sales" if n == 1 else "support"]], f"cbagent{n}"))
     presence = Presence(redis_client, get_settings().redis_key_prefix)
     now_ms = int(time.time() * 1000)
     for n, agent in enumerate(rows):

@@ -13,7 +13,11 @@ from app.calls.limiter import ConcurrencyLimiter
 from app.crypto import encrypt_secret, last4
 from app.db.engine import tenant_session
 from app.models import Application, PhoneNumber, SipTargetHost
+from app.routing.cache import RoutingCache
+from app.routing.dialer import LcrDialer
 from app.webhooks.client import WebhookClient
+from esl.inbound import InboundConnection
+from esl.originator import Originator
 from esl.services import CallServices
 from esl.session import CallSession
 from tests.plugins.database import unique_number
@@ -83,3 +87,16 @@ def executed(call) -> list[tuple[str, str]]:
 def hangups(call) -> list[str]:
     return [c.headers.get("hangup-cause", "") for c in call.commands
             if c.name == "sendmsg" and c.headers.get("call-command") == "hangup"]
+
+
+@pytest.fixture
+def dialling(outbound_server, services, inbound_sim):
+    """(originator, controller server): routing on, one node link to the simulated switch."""
+    services.routing = RoutingCache()
+    services.dialer = LcrDialer(services.routing)
+    server = outbound_server(lambda conn: CallSession(conn, services).run())
+    node = InboundConnection(*inbound_sim.address, "ClueCon", reconnect=False)
+    node.connect()
+    originator = Originator(services, lambda: [node], lambda: server.address)
+    yield originator, server
+    node.close()

@@ -20,7 +20,6 @@ from esl.originator import Originator
 from tests.api_management.helpers import insert
 from tests.session.conftest import call_record
 from tests.session.routing_seed import GERMAN_NUMBER, two_carrier_plan
-from tests.session.test_originate import dialling  # noqa: F401 (fixture)
 
 
 def _placed(api, seed, owner_engine, originator, *, routed: bool = True):

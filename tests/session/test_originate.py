@@ -16,27 +16,11 @@ from app.db.engine import tenant_session
 from app.events.envelope import Envelope
 from app.events.payloads import call_originate
 from app.models import Agent, Callback, Queue, SipTargetHost, User
-from app.routing.cache import RoutingCache
-from app.routing.dialer import LcrDialer
 from app.routing.lcr import gateway_name
-from esl.inbound import InboundConnection
 from esl.originator import Originator
-from esl.session import CallSession
 from tests.plugins.webhook_server import Reply
 from tests.session.conftest import call_record, executed, outbox_keys
 from tests.session.routing_seed import GERMAN_NUMBER, two_carrier_plan
-
-@pytest.fixture
-def dialling(outbound_server, services, inbound_sim):
-    """(originator, controller server): routing on, one node link to the simulated switch."""
-    services.routing = RoutingCache()
-    services.dialer = LcrDialer(services.routing)
-    server = outbound_server(lambda conn: CallSession(conn, services).run())
-    node = InboundConnection(*inbound_sim.address, "ClueCon", reconnect=False)
-    node.connect()
-    originator = Originator(services, lambda: [node], lambda: server.address)
-    yield originator, server
-    node.close()
 
 
 def _route(originator: Originator, account_id: uuid.UUID) -> tuple[uuid.UUID, uuid.UUID, uuid.UUID]:

@@ -16,6 +16,7 @@ from app.webhooks.client import WebhookClient
 from esl.outbound import OutboundConnection
 from esl.verbs import parse_verb_list, run_verbs
 from esl.verbs.channel import ChannelVerbContext, HookTarget
+from tests.verbs.queue_centre import Centre, make_centre
 
 RECORDINGS_DIR = "/var/spool/fs/rec"
 
@@ -40,6 +41,10 @@ class VerbRun:
         """(application, argument) of every sendmsg execute the simulator received, and
         ``("uuid_answer", "")`` for each answer, in order."""
         return self.call.actions()
+
+    def bridges(self) -> list[str]:
+        """The dial strings of every ``bridge`` the call executed, in order."""
+        return [arg for app, arg in self.apps() if app == "bridge"]
 
     def apis(self) -> list[str]:
         """api commands other than ``uuid_answer`` (apps() lists that one)."""
@@ -122,3 +127,10 @@ def run_on_call(outbound_server, simulate_call, redis_client, hook_server, media
 
     yield run
     client.close()
+
+
+@pytest.fixture
+def centre(seed, owner_engine, redis_client) -> Centre:
+    """A tenant with queue ``support`` (offer 5 s, 2 misses, wrap-up 1 s) and two available,
+    registered agents: agent 0 idle longer than agent 1."""
+    return make_centre(seed, owner_engine, redis_client)

@@ -4,17 +4,12 @@
 ends ``user_not_found`` (the session records it like queue_not_found)."""
 from __future__ import annotations
 
+from app.contact.directory import DirectoryEntry
 from esl.protocol import Event
 from esl.session import FAILED_OUTCOMES
 from esl.verbs.dial import USER_NOT_FOUND, _answering_user
-from app.contact.directory import DirectoryEntry
 from tests.simulator import Call
 from tests.verbs.directory_fake import DirectoryContact
-
-
-def _bridges(run) -> list[str]:
-    return [c.headers.get("execute-app-arg", "") for c in run.call.commands
-            if c.headers.get("execute-app-name") == "bridge"]
 
 
 def test_given_a_user_of_the_accounts_directory_when_dialled_then_its_sip_user_at_the_account_subdomain(run_on_call):
@@ -23,7 +18,7 @@ def test_given_a_user_of_the_accounts_directory_when_dialled_then_its_sip_user_a
                       [{"verb": "dial", "target": [{"type": "user", "name": "ag0123456789ab"}]}], contact=contact)
 
     assert run.error is None and run.outcome.reason == "dial_completed"
-    [bridge] = _bridges(run)
+    [bridge] = run.bridges()
     assert bridge.endswith("}user/ag0123456789ab@acme") and "${domain_name}" not in bridge
     assert contact.asked == [(run.ctx.account_id, "ag0123456789ab")]  # looked up in the call's account
 
@@ -34,7 +29,7 @@ def test_given_a_user_not_in_the_accounts_directory_when_dialled_then_nothing_is
                       contact=DirectoryContact("ag0123456789ab"))
 
     assert run.error is None
-    assert _bridges(run) == []
+    assert run.bridges() == []
     assert run.outcome.reason == USER_NOT_FOUND and USER_NOT_FOUND in FAILED_OUTCOMES
     assert run.outcome.data["skipped"] == [
         {"target": {"type": "user", "name": "agffffffffffff"}, "reason": USER_NOT_FOUND}]
@@ -46,7 +41,7 @@ def test_given_an_unknown_user_then_a_phone_target_when_dialled_then_the_user_is
                                                    {"type": "user", "name": "bob"}]}],
                       contact=DirectoryContact("bob", domain="acme"))
 
-    [bridge] = _bridges(run)
+    [bridge] = run.bridges()
     assert bridge.endswith("}user/bob@acme")
     assert run.outcome.data["skipped"] == [{"target": {"type": "user", "name": "nobody"}, "reason": USER_NOT_FOUND}]
 
@@ -54,7 +49,7 @@ def test_given_an_unknown_user_then_a_phone_target_when_dialled_then_the_user_is
 def test_given_no_directory_wired_when_dialling_a_user_then_it_is_refused_not_sent_to_domain_name(run_on_call):
     run = run_on_call(Call(), [{"verb": "dial", "target": [{"type": "user", "name": "bob"}]}])
 
-    assert _bridges(run) == [] and run.outcome.reason == USER_NOT_FOUND
+    assert run.bridges() == [] and run.outcome.reason == USER_NOT_FOUND
 
 
 def test_given_the_bridged_leg_of_a_directory_user_then_it_is_recognised_as_the_answering_agent():

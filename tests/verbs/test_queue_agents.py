@@ -7,68 +7,13 @@ from __future__ import annotations
 import dataclasses
 import time
 import uuid
-from dataclasses import dataclass
 
 import gevent
-import pytest
-from sqlalchemy import text
-from sqlalchemy.orm import Session
 
 from app.contact.distribution import ContactCentre
 from app.contact.presence import Presence
-from app.crypto import encrypt_secret
-from app.models import Agent, AgentQueue, Queue, User
 from app.settings import get_settings
 from tests.simulator import Call
-from tests.simulator.channel import CORE_UUID
-
-
-@dataclass
-class Centre:
-    account_id: str
-    subdomain: str
-    queue_id: uuid.UUID
-    agents: list[Agent]
-    contact: ContactCentre
-    presence: Presence
-
-    def agent_row(self, owner_engine, agent: Agent) -> tuple[str, str | None]:
-        with owner_engine.connect() as conn:
-            return tuple(conn.execute(text("SELECT state, state_reason FROM agents WHERE id = :i"),
-                                      {"i": agent.id}).one())
-
-
-@pytest.fixture
-def centre(seed, owner_engine, redis_client):
-    """A tenant with queue ``support`` (offer 5 s, 2 misses, wrap-up 0.5 s → 1 s) and two
-    available agents with SIP credentials: agent 0 idle longer than agent 1, both registered."""
-    tenant = seed.tenant()
-    account = tenant.account_id
-    queue = Queue(id=uuid.uuid4(), account_id=account, name="support", offer_timeout_seconds=5,
-                  max_missed_offers=2, wrap_up_seconds=1, announce_position=False)
-    agents = []
-    with Session(owner_engine, expire_on_commit=False) as db, db.begin():
-        db.add(queue)
-        for n in range(2):
-            user = User(id=uuid.uuid4(), account_id=account, username=f"agent{n}", password_hash="x", role="agent")
-            db.add(user)
-            db.flush()
-            agent = Agent(id=uuid.uuid4(), account_id=account, user_id=user.id, state="available",
-                          sip_username=f"ag{uuid.uuid4().hex[:10]}", sip_password_encrypted=encrypt_secret("pw"))
-            db.add(agent)
-            db.flush()
-            db.add(AgentQueue(account_id=account, agent_id=agent.id, queue_id=queue.id))
-            agents.append(agent)
-    presence = Presence(redis_client, get_settings().redis_key_prefix)
-    now_ms = int(time.time() * 1000)
-    for n, agent in enumerate(agents):
-        presence.registered(tenant.subdomain, agent.sip_username, 60, node=CORE_UUID)
-        presence.agent_idle(str(account), str(agent.id), since_ms=now_ms - 10_000 + n)
-    return Centre(str(account), tenant.subdomain, queue.id, agents, ContactCentre(presence), presence)
-
-
-def _bridges(run) -> list[str]:
-    return [arg for app, arg in run.apps() if app == "bridge"]
 
 
 def _keys(run, owner_conn, expect: int) -> list[str]:
@@ -82,7 +27,7 @@ def test_given_two_idle_agents_when_a_caller_queues_then_the_longest_idle_is_bri
                       account_id=centre.account_id, contact=centre.contact)
     assert run.error is None, run.error
     assert run.outcome.reason == "queue_answered" and run.outcome.data["agentId"] == str(first.id)
-    (bridge,) = _bridges(run)
+    (bridge,) = run.bridges()
     assert bridge.endswith(f"user/{first.sip_username}@{centre.subdomain}") and "leg_timeout=5" in bridge
     # offered at once: the verb answers the caller first (no media ran yet to answer it)
     assert [app for app, _ in run.apps()][-2:] == ["uuid_answer", "bridge"]
@@ -105,7 +50,7 @@ def test_given_the_first_agent_does_not_answer_when_the_offer_times_out_then_age
     run = run_on_call(Call().bridge_fails("NO_ANSWER", "480").bridge_answers(talk=0.1),
                       [{"verb": "queue", "name": "support"}], account_id=centre.account_id, contact=centre.contact)
     assert run.outcome.reason == "queue_answered" and run.outcome.data["agentId"] == str(second.id)
-    bridges = _bridges(run)
+    bridges = run.bridges()
     assert [b.rsplit("user/", 1)[1].split("@")[0] for b in bridges] == [first.sip_username, second.sip_username]
     events = [(k, p) for k, p in run.events(owner_conn, 8) if not k.startswith("interaction.")]
     keys = [k for k, _ in events]
@@ -126,7 +71,7 @@ def test_given_an_agent_that_misses_the_queue_limit_in_a_row_then_it_goes_not_re
                       [{"verb": "queue", "name": "support", "timeout": 3}],
                       account_id=centre.account_id, contact=centre.contact)
     assert run.outcome.reason == "queue_timeout"
-    assert len(_bridges(run)) == 2
+    assert len(run.bridges()) == 2
     assert centre.agent_row(owner_engine, first) == ("not_ready", "missed")
     assert str(first.id) not in centre.presence.idle_agents(centre.account_id)
 
@@ -137,7 +82,7 @@ def test_given_available_agents_that_are_not_registered_when_a_caller_queues_the
         centre.presence.unregistered(centre.subdomain, agent.sip_username)
     run = run_on_call(Call(), [{"verb": "queue", "name": "support", "timeout": 2}],
                       account_id=centre.account_id, contact=centre.contact)
-    assert run.outcome.reason == "queue_timeout" and _bridges(run) == []
+    assert run.outcome.reason == "queue_timeout" and run.bridges() == []
 
 
 def test_given_an_agent_registered_on_another_switch_then_it_is_not_offered_a_caller_on_this_one(
@@ -147,13 +92,13 @@ def test_given_an_agent_registered_on_another_switch_then_it_is_not_offered_a_ca
     run = run_on_call(Call().bridge_answers(talk=0.1), [{"verb": "queue", "name": "support"}],
                       account_id=centre.account_id, contact=centre.contact)
     assert run.outcome.data["agentId"] == str(second.id)
-    assert _bridges(run)[0].endswith(f"user/{second.sip_username}@{centre.subdomain}")
+    assert run.bridges()[0].endswith(f"user/{second.sip_username}@{centre.subdomain}")
 
 
 def test_given_an_unknown_queue_name_when_queued_then_the_call_ends_queue_not_found(run_on_call, centre):
     run = run_on_call(Call(), [{"verb": "queue", "name": "nope"}],
                       account_id=centre.account_id, contact=centre.contact)
-    assert run.outcome.reason == "queue_not_found" and _bridges(run) == []
+    assert run.outcome.reason == "queue_not_found" and run.bridges() == []
 
 
 def test_given_a_caller_who_hangs_up_mid_talk_then_the_agent_is_released_into_wrap_up(

@@ -11,7 +11,6 @@ import pytest
 from app.config import FreeswitchNode
 from app.contact.cluster import agent_leg, render_cluster_acl
 from tests.simulator import Call
-from tests.verbs.test_queue_agents import _bridges, centre  # noqa: F401  (fixture)
 
 PEER_ADDRESS = "10.0.0.2:5070"
 
@@ -32,7 +31,7 @@ def test_given_the_longest_idle_agent_registered_on_a_known_peer_then_it_is_offe
     run = run_on_call(Call().bridge_answers(talk=0.1), [{"verb": "queue", "name": "support"}],
                       account_id=centre.account_id, contact=centre.contact)
     assert run.outcome.data["agentId"] == str(first.id)
-    assert _bridges(run)[0].endswith(
+    assert run.bridges()[0].endswith(
         f"[sip_h_X-SBC-Agent-Domain={centre.subdomain}]sofia/internal/{first.sip_username}@{PEER_ADDRESS}")
 
 
@@ -46,7 +45,7 @@ def test_given_an_agent_on_a_peer_and_one_on_the_callers_switch_then_ring_all_ri
     centre.presence.registered(centre.subdomain, first.sip_username, 60, node=peer)
     run = run_on_call(Call().bridge_answers(talk=0.1), [{"verb": "queue", "name": "support"}],
                       account_id=centre.account_id, contact=centre.contact)
-    dial = _bridges(run)[0]
+    dial = run.bridges()[0]
     assert f"sip_h_X-SBC-Agent-Domain={centre.subdomain}]sofia/internal/{first.sip_username}@{PEER_ADDRESS}" in dial
     assert f"]user/{second.sip_username}@{centre.subdomain}" in dial
 
@@ -58,7 +57,7 @@ def test_given_an_agent_on_a_switch_whose_address_nobody_knows_then_it_is_not_of
     run = run_on_call(Call().bridge_answers(talk=0.1), [{"verb": "queue", "name": "support"}],
                       account_id=centre.account_id, contact=centre.contact)
     assert run.outcome.data["agentId"] == str(second.id)
-    assert _bridges(run)[0].endswith(f"user/{second.sip_username}@{centre.subdomain}")
+    assert run.bridges()[0].endswith(f"user/{second.sip_username}@{centre.subdomain}")
 
 
 def test_given_one_node_then_the_cluster_acl_admits_nobody_and_with_two_it_admits_their_sip_hosts():

@@ -8,7 +8,6 @@ from sqlalchemy import text
 from app.contact.queue_stats import QueueStats
 from app.settings import get_settings
 from tests.simulator import Call
-from tests.verbs.test_queue_agents import _bridges, centre  # noqa: F401 (fixture)
 
 
 def _set_strategy(owner_engine, centre, strategy: str, **columns: int) -> None:
@@ -31,7 +30,7 @@ def test_given_ring_all_when_the_second_agent_answers_then_both_rang_at_once_and
     assert run.error is None, run.error
     assert run.outcome.reason == "queue_answered" and run.outcome.data["agentId"] == str(second.id)
     assert centre.agent_row(owner_engine, second)[0] == "wrap_up"  # the winner's after-call work
-    (bridge,) = _bridges(run)
+    (bridge,) = run.bridges()
     legs = bridge.split("}", 1)[1].split("]user/")
     assert len(legs) == 3 and ",[" in bridge  # one bridge, two legs rung at once (',')
     assert f"user/{first.sip_username}@{centre.subdomain},[" in bridge

@@ -6,7 +6,6 @@ from __future__ import annotations
 from sqlalchemy import text
 
 from tests.simulator import Call
-from tests.verbs.test_queue_agents import centre  # noqa: F401  (the fixture)
 
 
 def test_given_an_agent_who_answers_then_join_offer_answer_and_leave_are_stamped_in_order_and_a_segment_opens(
