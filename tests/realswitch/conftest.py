@@ -49,6 +49,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 KEEP_SETTING = "SBC_REALSWITCH_KEEP"  # =1: keep logs, recordings and sipp traces after the run
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """A failed real-switch test carries the product's and the switch's log tails in its
+    report: the work folder (and the logs in it) is gone once the run ends."""
+    outcome = yield
+    report = outcome.get_result()
+    product = getattr(item, "funcargs", {}).get("product")
+    if report.when != "call" or not report.failed or product is None:
+        return
+    for process in product.processes:
+        report.sections.append((f"{process.name} log (last 80 lines)", process.log_tail(80)))
+    report.sections.append(("FreeSWITCH log (last 80 lines)", product.switch.log_tail(80)))
+
+
 @pytest.fixture(scope="package")
 def realswitch_workdir() -> Iterator[Path]:
     if os.environ.get(KEEP_SETTING) == "1":
