@@ -201,7 +201,7 @@ MEDIA_MAX_RECORDING_SECONDS = 4 * 3600           # longer files are refused (too
 MEDIA_ENGINE_SAMPLE_RATE = 16000                 # what all three engines are given
 MEDIA_WORKERS_MAX = 16                           # transcription.workers upper bound
 
-# Controller overload (esl/overload.py, esl/orphans.py). Product bounds: a call the controller
+# Controller overload (app/voice/overload.py, app/voice/orphans.py). Product bounds: a call the controller
 # cannot set up promptly is turned away (503, the carrier fails over) instead of ringing.
 CONTROLLER_MAX_SETUPS_IN_FLIGHT = 200   # sockets accepted, not yet admitted or refused
 CONTROLLER_MAX_LOOP_LAG_MS = 500        # event-loop delay above which new calls are shed

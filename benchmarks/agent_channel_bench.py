@@ -208,7 +208,7 @@ def control_latency(args, client, account_id: str, agent_id: str) -> None:
     from app.events.consumer import RecentIds
     from app.events.publisher import start_publisher, stop_publisher
     from app.settings import get_settings
-    from esl.call_control import CallControl, start_call_control_consumer
+    from app.voice.call_control import CallControl, start_call_control_consumer
     from esl.inbound import InboundConnection
     from tests.simulator.inbound import InboundServer
 

@@ -58,10 +58,10 @@ def serve(port: int) -> None:
 
     from app.calls.limiter import ConcurrencyLimiter
     from app.settings import get_settings
+    from app.voice.services import CallServices
+    from app.voice.session import CallSession
     from app.webhooks.client import WebhookClient
     from esl.outbound import OutboundServer
-    from esl.services import CallServices
-    from esl.session import CallSession
 
     logging.basicConfig(level=logging.ERROR)
     _raise_fd_limit()

@@ -28,7 +28,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a plai
 from app.routing.cache import compile_routing
 from app.routing.lcr import normalize_number
 from app.routing.rows import (
-    AccountRow, CarrierEntryRow, CarrierRow, GatewayRow, PlanRow, RouteRow, RoutingRows,
+    AccountRow,
+    CarrierEntryRow,
+    CarrierRow,
+    GatewayRow,
+    PlanRow,
+    RouteRow,
+    RoutingRows,
 )
 
 

@@ -270,10 +270,10 @@ def bench_throughput(engine: str, jobs: int, recording_dir: str, log_dir: str, a
 
 
 def bench_latency(engine: str, recording_dir: str, log_dir: str, account) -> None:
+    import gevent.event
+
     from app.events.consumer import EventConsumer
     from app.events.exchanges import SENTIMENT_EVENTS
-
-    import gevent.event
 
     arrived = gevent.event.Event()
     seen = {}

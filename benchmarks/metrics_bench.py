@@ -24,7 +24,6 @@ import timeit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import call_bench  # noqa: E402  (sets the bench database/Redis prefix, patches gevent)
-
 import gevent  # noqa: E402
 
 # calls/s over both children: low enough that the shared machine's PostgreSQL connection slots
@@ -51,12 +50,12 @@ class _Off:
 def _metrics_off() -> None:
     import app.calls.limiter
     import app.calls.records
+    import app.voice.session
     import app.webhooks.client
-    import esl.session
 
     off = _Off()
-    esl.session.CALLS_IN_PROGRESS = off
-    esl.session.observe_call_setup = lambda *_: None
+    app.voice.session.CALLS_IN_PROGRESS = off
+    app.voice.session.observe_call_setup = lambda *_: None
     app.calls.records.CALLS_FINISHED = off
     app.calls.limiter.LIMITER_REFUSALS = off
     app.webhooks.client.WEBHOOK_ATTEMPT_SECONDS = off

@@ -47,7 +47,6 @@ patch()
 from sqlalchemy import create_engine, pool, text  # noqa: E402
 
 from app.db.urls import sqlalchemy_url  # noqa: E402
-
 from tests.realswitch.freeswitch import RealSwitch, SwitchPorts, freeswitch_tree, missing_reason  # noqa: E402
 from tests.realswitch.product import Product  # noqa: E402
 from tests.realswitch.provision import create_tenant_with_trunk  # noqa: E402
@@ -313,8 +312,8 @@ def main() -> None:
     if reason:
         print(f"skipped: {reason}")
         return
-    from tests.plugins.services import amqp_vhost_name, create_vhost, delete_vhost
     from app.db.migrate import ensure_database, upgrade
+    from tests.plugins.services import amqp_vhost_name, create_vhost, delete_vhost
 
     ensure_database()
     upgrade()
@@ -358,8 +357,8 @@ def main() -> None:
         switch.stop()
         engine.dispose()
         delete_vhost(vhost)
-        from tests.plugins.database import _maintenance  # noqa: PLC0415
         from app.db.engine import reset_engines
+        from tests.plugins.database import _maintenance  # noqa: PLC0415
         reset_engines()
         _maintenance(f'DROP DATABASE IF EXISTS "sbc_{RUN}" WITH (FORCE)')
 

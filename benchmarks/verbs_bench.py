@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a plain script too
 
-from esl.verbs import VerbListRejected, parse_verb_list
+from app.verbs import VerbListRejected, parse_verb_list
 
 REPLY_10 = [
     {"verb": "tag", "data": {"campaign": "spring", "vip": True}},
@@ -57,7 +57,7 @@ def main() -> None:
     parse_verb_list(REPLY_10)  # build schemas once
     measure("valid 10-verb reply", json.dumps(REPLY_10).encode(), seconds, True)
     measure("10-verb reply, last verb unknown", json.dumps(BAD_10).encode(), seconds, False)
-    from esl.verbs.jsonschema import verb_list_json_schema
+    from app.verbs.jsonschema import verb_list_json_schema
 
     start = time.perf_counter()
     for _ in range(20):

@@ -1,6 +1,13 @@
 """Event Socket layer: wire protocol, inbound and outbound connections (see each module)."""
-from esl.errors import (AuthenticationFailed, ChannelHungUp, CommandFailed, CommandTimeout,
-                        ConnectionLost, EslError, NotConnected)
+from esl.errors import (
+                        AuthenticationFailed,
+                        ChannelHungUp,
+                        CommandFailed,
+                        CommandTimeout,
+                        ConnectionLost,
+                        EslError,
+                        NotConnected,
+)
 from esl.protocol import Event, Frame, FrameParser, parse_event_plain
 
 __all__ = [

@@ -261,7 +261,7 @@ class EslConnection:
 
     def deliver(self, event: Event) -> None:
         """Hand this connection's handlers an event seen on another connection (an agent
-        leg's hold, esl/agent_holds.py), as if it had arrived here."""
+        leg's hold, app/voice/agent_holds.py), as if it had arrived here."""
         self._enqueue(event.dispatch_key, event)
 
     def _enqueue(self, key: Optional[str], event: Event) -> None:

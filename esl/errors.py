@@ -1,7 +1,7 @@
 """Typed ESL failures, so callers can tell a caller hang-up from a dead socket or a slow switch."""
 from __future__ import annotations
 
-from typing import Optional, TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
     from esl.protocol import Event

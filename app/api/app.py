@@ -13,35 +13,40 @@ from flask import Flask, request
 from flask_jwt_extended import JWTManager
 from flask_smorest import Api
 
+from app.agent_channel.server import blp as agent_channel_blp
+from app.agent_channel.server import is_channel_path
 from app.api import errors
 from app.api.account.routes import blp as account_blp
-from app.api.openapi import BearerErrorsPlugin
+from app.api.agents.routes import blp as agents_blp
 from app.api.api_keys.routes import blp as api_keys_blp
 from app.api.applications.routes import blp as applications_blp
 from app.api.auth.routes import blp as auth_blp
-from app.api.auth.tokens import CONFIG_KEY as TOKEN_LIFETIME_KEY, lifetime_from_env
-from app.api.call_flows.routes import blp as call_flows_blp
-from app.api.carriers.routes import blp as carriers_blp, gateways_blp
-from app.api.lcr.routes import blp as lcr_blp
-from app.api.queues.routes import blp as queues_blp
-from app.api.users.routes import blp as users_blp
-from app.api.agents.routes import blp as agents_blp
-from app.api.campaigns.routes import blp as campaigns_blp
-from app.api.lcr_explain import blp as lcr_explain_blp
-from app.api.call_records.routes import blp as call_records_blp
-from app.api.recordings.routes import blp as recordings_blp, call_media_blp
-from app.api.calls.routes import blp as calls_blp
-from app.api.callbacks.routes import blp as callbacks_blp
-from app.api.phone_numbers.routes import blp as phone_numbers_blp
-from app.api.sip_targets.routes import blp as sip_targets_blp
+from app.api.auth.tokens import CONFIG_KEY as TOKEN_LIFETIME_KEY
+from app.api.auth.tokens import lifetime_from_env
+from app.api.bind_guard import refuse_exposed_dev_secret
 from app.api.body_limit import BodyLimit
-from app.api.docs_ui import blp as docs_ui_blp, is_docs_path
-from app.agent_channel.server import blp as agent_channel_blp, is_channel_path
+from app.api.call_flows.routes import blp as call_flows_blp
+from app.api.call_records.routes import blp as call_records_blp
+from app.api.callbacks.routes import blp as callbacks_blp
+from app.api.calls.routes import blp as calls_blp
+from app.api.campaigns.routes import blp as campaigns_blp
+from app.api.carriers.routes import blp as carriers_blp
+from app.api.carriers.routes import gateways_blp
+from app.api.docs_ui import blp as docs_ui_blp
+from app.api.docs_ui import is_docs_path
 from app.api.input_guard import refuse_unusable_input
+from app.api.lcr.routes import blp as lcr_blp
+from app.api.lcr_explain import blp as lcr_explain_blp
+from app.api.openapi import BearerErrorsPlugin
+from app.api.phone_numbers.routes import blp as phone_numbers_blp
+from app.api.queues.routes import blp as queues_blp
+from app.api.recordings.routes import blp as recordings_blp
+from app.api.recordings.routes import call_media_blp
 from app.api.security import authenticate_request, close_request_session
+from app.api.sip_targets.routes import blp as sip_targets_blp
+from app.api.users.routes import blp as users_blp
 from app.ops.health import Readiness, dependency_checks
 from app.ops.http import OpsEndpoints
-from app.api.bind_guard import refuse_exposed_dev_secret
 from app.settings import get_settings
 
 API_PREFIX = "/api/"

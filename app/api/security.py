@@ -33,6 +33,7 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
+from app.accounts.users import load_user_and_account
 from app.api import api_key_auth
 from app.api.openapi import document_forbidden
 from app.api.tenancy import request_tenant
@@ -132,7 +133,6 @@ def authenticate_api_key(key: str) -> Identity:
     """The identity an API key stands for (docs/api.md "API keys as credentials"): the key's
     account on this host only, its creator's admin-session rights narrowed to the key's scopes."""
     from app.accounts.admin import ensure_enabled
-    from app.api.auth import service  # local: auth.service imports this module
 
     host_tenant = request_tenant()
     with app_engine().connect() as conn:
@@ -141,7 +141,7 @@ def authenticate_api_key(key: str) -> Identity:
         raise Unauthorized("The API key is not valid for this tenant.", code="invalid_api_key")
     db = _request_session(account_id)
     row = api_key_auth.find_key(db, account_id, key)
-    found = service.load_user_and_account(db, account_id, row.created_by) if row.created_by else None
+    found = load_user_and_account(db, account_id, row.created_by) if row.created_by else None
     if found is None:
         raise Unauthorized("The user who created this API key is gone or deactivated.",
                            code="api_key_owner_inactive")
@@ -161,9 +161,8 @@ def authenticate_api_key(key: str) -> Identity:
 
 def load_identity(account_id: uuid.UUID, user_id: uuid.UUID, session_kind: str, subdomain: str) -> Identity:
     from app.accounts.admin import ensure_enabled
-    from app.api.auth import service  # local: auth.service imports this module
 
-    found = service.load_user_and_account(_request_session(account_id), account_id, user_id)
+    found = load_user_and_account(_request_session(account_id), account_id, user_id)
     if found is None:
         raise Unauthorized("The token's user or account no longer exists.", code="invalid_token")
     user, account = found

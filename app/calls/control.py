@@ -4,7 +4,7 @@ switch (the API process holding an agent's channel) to whichever controller can.
 Why a bus command, like ``call.originate``: the API process knows neither the controller
 driving the call nor the FreeSWITCH node it is on. Every controller consumes one durable queue
 (single active consumer: one controller does every request, once, in order) and runs the action over its inbound ESL
-connections, trying each connected node until one has the channel (esl/call_control.py).
+connections, trying each connected node until one has the channel (app/voice/call_control.py).
 
 The payload is checked again on the controller side (``ControlRequest.from_envelope``): only
 known actions, uuids for the channels, a Q.850 cause name from a fixed set, DTMF digits; nothing

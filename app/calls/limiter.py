@@ -36,8 +36,8 @@ import gevent
 import redis
 
 from app import limits
-from app.ops.metrics import LIMITER_REFUSALS
 from app.calls.outage import Outage
+from app.ops.metrics import LIMITER_REFUSALS
 from app.settings import get_settings
 
 log = logging.getLogger(__name__)

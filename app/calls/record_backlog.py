@@ -23,9 +23,9 @@ from typing import Callable, Optional
 
 import gevent
 
+from app.calls.hangup import HeaderSource
 from app.calls.outage import Outage
 from app.calls.records import CallContext, WrittenRecord, write_call_record
-from app.calls.hangup import HeaderSource
 from app.db.availability import database_unavailable
 
 log = logging.getLogger(__name__)

@@ -30,6 +30,11 @@ from app.models import SipTargetHost
 from app.settings import get_settings
 from app.webhooks import address_policy, url_guard
 
+# Dial target patterns (the dial verb's target schema, agent contacts): checked when saved.
+PHONE_PATTERN = r"^\+?[0-9]{3,20}$"
+USER_PATTERN = r"^[A-Za-z0-9_.+\-]{1,64}$"
+SIP_PATTERN = r"^(sips?:)?[A-Za-z0-9_.+\-!~*()&=$;?%]+@[A-Za-z0-9.\-\[\]:]+(;[A-Za-z0-9_.=\-]+)*$"
+
 SIP_PORT = 5060
 NOT_LISTED = "sip_target_not_allowed"
 REFUSED_PREFIX = "sip_target_refused"

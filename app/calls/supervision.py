@@ -6,7 +6,7 @@ Three parties use it:
   and clears it when the bridge ends (``mark_agent_leg`` / ``clear_agent_leg``);
 - the API (``POST /api/calls/:callId/supervise``) reads that mark to decide 404 / 409, keeps
   one supervision record per (call, supervisor) and publishes a ``call.supervise`` command;
-- the controller (esl/supervisor.py) executes the command on the switch that holds the call.
+- the controller (app/voice/supervisor.py) executes the command on the switch that holds the call.
 
 FreeSWITCH mapping (mod_dptools ``eavesdrop``, switch_ivr_eavesdrop_session, 1.10.12): the
 supervisor's phone is originated into ``eavesdrop(<callId>)``: a media bug on the *call's own
@@ -100,30 +100,26 @@ def clear_agent_leg(client: redis.Redis, prefix: str, call_id: str) -> None:
     client.delete(agent_leg_key(prefix, call_id))
 
 
-def note_agent_bridged(ctx: Any, agent_id: Optional[str], event: Any) -> None:
-    """From a verb (``ctx``: esl.verbs.context.VerbContext): the call's leg is bridged to an
-    agent's phone (``event``: its CHANNEL_BRIDGE). A Redis fault never touches the call: the
-    call just cannot be supervised."""
-    from app.settings import get_settings
-
+def note_agent_bridged(client: redis.Redis, prefix: str, *, call_id: str, account_id: str,
+                       agent_id: Optional[str], event: Any, switch: str, trace_id: str) -> None:
+    """The call's leg is bridged to an agent's phone (``event``: its CHANNEL_BRIDGE). A Redis
+    fault never touches the call: the call just cannot be supervised."""
     other = ""
     if event is not None:
         other = event.get("Other-Leg-Unique-ID") or event.get("Bridge-B-Unique-ID") or ""
     try:
-        mark_agent_leg(ctx.redis, get_settings().redis_key_prefix, call_id=ctx.call_id,
-                       account_id=ctx.account_id, agent_id=agent_id, leg=other,
-                       switch=getattr(ctx, "switch_id", "") or "", trace_id=ctx.trace_id)
+        mark_agent_leg(client, prefix, call_id=call_id, account_id=account_id, agent_id=agent_id,
+                       leg=other, switch=switch, trace_id=trace_id)
     except Exception:  # redis.RedisError or a broken client
-        log.warning("call %s: agent leg not marked (cannot be supervised)", ctx.call_id, exc_info=True)
+        log.warning("call %s: agent leg not marked (cannot be supervised)", call_id, exc_info=True)
 
 
-def note_agent_unbridged(ctx: Any) -> None:
-    from app.settings import get_settings
-
+def note_agent_unbridged(client: redis.Redis, prefix: str, call_id: str) -> None:
+    """The agent's bridge ended: the call can no longer be supervised."""
     try:
-        clear_agent_leg(ctx.redis, get_settings().redis_key_prefix, ctx.call_id)
+        clear_agent_leg(client, prefix, call_id)
     except Exception:  # the mark expires with its TTL
-        log.warning("call %s: agent leg mark not cleared", ctx.call_id, exc_info=True)
+        log.warning("call %s: agent leg mark not cleared", call_id, exc_info=True)
 
 
 def read_agent_leg(client: redis.Redis, prefix: str, call_id: str) -> Optional[AgentLeg]:

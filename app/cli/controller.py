@@ -31,7 +31,7 @@ def controller(processes: int, process_index: Optional[int]) -> None:
         return
     import gevent
 
-    from app.controller import Controller
+    from app.voice.controller import Controller
 
     ctl = Controller(process_index=process_index or 0, processes=processes)
     ctl.start()

@@ -10,7 +10,8 @@ def db() -> None:
 @db.command()
 def upgrade() -> None:
     """Apply all migrations (safe to run again)."""
-    from app.db.migrate import ensure_database, upgrade as run_upgrade
+    from app.db.migrate import ensure_database
+    from app.db.migrate import upgrade as run_upgrade
 
     ensure_database()
     run_upgrade()

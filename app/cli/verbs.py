@@ -12,8 +12,8 @@ from typing import Any, TextIO
 import click
 
 from app.errors import ValidationFailed
-from esl.verbs import VerbListRejected, parse_verb_list
-from esl.verbs.errors import format_error
+from app.verbs import VerbListRejected, parse_verb_list
+from app.verbs.errors import format_error
 
 
 def _read_json(stream: TextIO) -> Any:
@@ -63,6 +63,6 @@ def validate(file: TextIO, as_flow: bool) -> None:
 @verbs.command()
 def schema() -> None:
     """Print the JSON Schema (draft 2020-12) of a verb list."""
-    from esl.verbs.jsonschema import verb_list_json_schema
+    from app.verbs.jsonschema import verb_list_json_schema
 
     click.echo(json.dumps(verb_list_json_schema(), indent=2, sort_keys=False))

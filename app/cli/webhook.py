@@ -1,5 +1,5 @@
 """``sbc webhook try URL``: the first webhook request of a call, sent to the developer's
-server, and what the call would do with the reply (app/webhooks/try_call.py)."""
+server, and what the call would do with the reply (app/cli/webhook_try.py)."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,7 @@ from typing import Optional
 
 import click
 
-from app.webhooks import try_call
+from app.cli import webhook_try
 from app.webhooks.client import WebhookClient
 from app.webhooks.errors import WebhookFailed
 
@@ -30,13 +30,13 @@ def webhook() -> None:
               help="Signing secret: X-Signature as the platform sends it (or SBC_WEBHOOK_SECRET).")
 @click.option("--basic-auth", "basic_auth", default=None, metavar="USER:PASSWORD",
               help="Basic authentication, as set on the application.")
-@click.option("--account-sid", default=try_call.TEST_ACCOUNT_SID, show_default=True)
-@click.option("--application-sid", default=try_call.TEST_APPLICATION_SID, show_default=True)
+@click.option("--account-sid", default=webhook_try.TEST_ACCOUNT_SID, show_default=True)
+@click.option("--application-sid", default=webhook_try.TEST_APPLICATION_SID, show_default=True)
 def try_(url: str, from_number: str, to_number: str, direction: str, method: str,
          secret: Optional[str], basic_auth: Optional[str], account_sid: str, application_sid: str) -> None:
     """Send the first request of a test call to URL, validate the reply, print the steps.
     Exit 0 when the call would run the reply, 1 when it is rejected, 2 when URL failed."""
-    body = try_call.test_request_body(from_number=from_number, to_number=to_number,
+    body = webhook_try.test_request_body(from_number=from_number, to_number=to_number,
                                       direction=direction, account_sid=account_sid,
                                       application_sid=application_sid)
     auth = None
@@ -58,7 +58,7 @@ def try_(url: str, from_number: str, to_number: str, direction: str, method: str
     finally:
         client.close()
     click.echo(f"reply in {(time.monotonic() - started) * 1000:.0f} ms")
-    verdict = try_call.judge(reply)
+    verdict = webhook_try.judge(reply)
     if not verdict.accepted:
         click.echo(f"rejected: {len(verdict.errors)} error(s) — the call would not run this reply")
         for error in verdict.errors:

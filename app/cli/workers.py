@@ -27,9 +27,9 @@ def workers() -> None:
 
     from app.cli.supervisor import Child, GaveUp, Supervisor
     from app.config import get_config
-    from app.ops.runtime import WorkersRuntime
     from app.logging_setup import configure_logging
     from app.media.engines import ModelUnavailable, check_engine
+    from app.ops.runtime import WorkersRuntime
 
     configure_logging()
     config = get_config()

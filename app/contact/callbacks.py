@@ -15,7 +15,7 @@ One dispatch, for one agent (``dispatch_for_agent``), in one tenant transaction:
    queueId, callbackId, attempt) goes to the outbox in the same transaction: the status and
    the message commit together or not at all. If the commit fails, the claim is undone.
 
-The controller's dialler (esl/originator.py) then rings the customer; answered, the customer's
+The controller's dialler (app/voice/originator.py) then rings the customer; answered, the customer's
 leg dials the agent (app/calls/route.py) and the callback is ``completed``; not answered, it
 goes back to ``pending`` (dialled again after CALLBACK_RETRY_DELAY_SECONDS) or ``failed`` after
 the last attempt (app/calls/originate.record_callback_attempt). Every attempt ends with a call

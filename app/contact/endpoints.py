@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from esl.verbs.dial import SIP_PATTERN, USER_PATTERN
+from app.calls.sip_targets import SIP_PATTERN, USER_PATTERN
 
 SOFIA_INTERNAL_PREFIX = "sofia/internal/"
 FORMS = "user/1001, sip:1001@pbx.example.com or sofia/internal/1001@pbx.example.com"

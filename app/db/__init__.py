@@ -4,6 +4,6 @@
 - ``platform_session()``: the explicit cross-tenant path (number → account lookup, dispatchers);
 - migrations run as the owner (``app.db.migrate``).
 """
-from app.db.engine import platform_session, tenant_session, reset_engines
+from app.db.engine import platform_session, reset_engines, tenant_session
 
 __all__ = ["tenant_session", "platform_session", "reset_engines"]

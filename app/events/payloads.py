@@ -83,7 +83,7 @@ def call_supervise(*, action: str, supervision_id, call_id, supervisor_id, agent
                    mode: str | None = None, endpoint: str | None = None,
                    timeout_seconds: int | None = None) -> dict[str, Any]:
     """→ controller (a command, like call.originate): ``action`` start | mode | stop for one
-    supervisor's leg on ``call_id`` (app/calls/supervision.py, esl/supervisor.py)."""
+    supervisor's leg on ``call_id`` (app/calls/supervision.py, app/voice/supervisor.py)."""
     return {"action": action, "supervisionId": _s(supervision_id), "callId": _s(call_id),
             "supervisorId": _s(supervisor_id), "agentId": _s(agent_id), "mode": mode,
             "endpoint": endpoint, "timeoutSeconds": timeout_seconds}
@@ -112,7 +112,7 @@ def supervisor_coaching(call_id, *, supervision_id, supervisor_id, agent_id, coa
 def recording_completed(call_id, *, trace_id, account_id, path: str, fmt: str, stereo: bool,
                         seconds: float | None, completion_cause: str | None,
                         status_hook: str | None) -> dict[str, Any]:
-    """One shape for every recording verb (esl/verbs/recording.py); app/media/jobs.py reads it."""
+    """One shape for every recording verb (app/verbs/recording.py); app/media/jobs.py reads it."""
     return {"callId": _s(call_id), "traceId": _s(trace_id), "accountSid": _s(account_id),
             "path": path, "format": fmt, "stereo": stereo, "seconds": seconds,
             "completionCause": completion_cause, "statusHook": status_hook}

@@ -11,7 +11,7 @@ Shape::
        "support": {"verb": {"verb": "queue", "name": "support"}}}}
 
 Rules (all errors are collected, then raised together as ValidationFailed):
-- every ``verb`` is validated by the verb schemas (esl.verbs.parse_verb);
+- every ``verb`` is validated by the verb schemas (app.verbs.parse_verb);
 - ``branches``/``default`` only on gather nodes, which route on the collected digits (or the
   recognised speech, case-insensitively); a flow gather has no ``actionHook``;
 - ``next`` only on verbs after which the call can continue (not dial/queue/conference/record/
@@ -27,8 +27,8 @@ from typing import Any, Optional
 
 from app import limits
 from app.errors import ValidationFailed
-from esl.verbs import Verb, VerbListRejected, parse_verb
-from esl.verbs.gather import Gather
+from app.verbs import Verb, VerbListRejected, parse_verb
+from app.verbs.gather import Gather
 
 NODE_ID = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
 BRANCH_KEY = re.compile(r"^[^\x00-\x1f]{1,64}$")

@@ -1,12 +1,12 @@
-"""Running a validated flow on a call with the verb classes of esl.verbs."""
+"""Running a validated flow on a call with the verb classes of app.verbs."""
 from __future__ import annotations
 
 from typing import Optional
 
 from app import limits
 from app.flows.definition import Flow
-from esl.verbs import OutcomeKind, VerbContext, VerbOutcome, run_verbs
-from esl.verbs.gather import Gather
+from app.verbs import OutcomeKind, VerbContext, VerbOutcome, run_verbs
+from app.verbs.gather import Gather
 
 
 class FlowRunner:

@@ -14,7 +14,13 @@ from sqlalchemy.orm import Session
 from app.db.engine import platform_session
 from app.models import Account, Carrier, Gateway, Lcr, LcrCarrierSetEntry, LcrRoute
 from app.routing.rows import (
-    AccountRow, CarrierEntryRow, CarrierRow, GatewayRow, PlanRow, RouteRow, RoutingRows,
+    AccountRow,
+    CarrierEntryRow,
+    CarrierRow,
+    GatewayRow,
+    PlanRow,
+    RouteRow,
+    RoutingRows,
 )
 
 

@@ -8,11 +8,11 @@ Entry points (see docs/webhooks.md):
 * :class:`WsCallHandler` — the WebSocket alternative for ``ws://`` / ``wss://`` handlers.
 * :func:`sign` / :func:`verify` — ``X-Signature``.
 """
+from app.webhooks.client import WebhookClient, get_client, resolve_hook_url
 from app.webhooks.errors import Reason, WebhookFailed
 from app.webhooks.resolver import ResolutionFailed, Resolver, StaticResolver, SystemResolver
 from app.webhooks.signing import SIGNATURE_HEADER, sign, verify
 from app.webhooks.url_guard import check_url_on_save, resolve_public
-from app.webhooks.client import WebhookClient, get_client, resolve_hook_url
 from app.webhooks.ws_handler import WsCallHandler
 
 __all__ = [

@@ -14,7 +14,7 @@ Policy (SPEC "Outbound webhook", "Signature", "Errors"; numbers from app/limits.
 * not retried: the SSRF guard refusing the URL or its address (deterministic);
 * an empty (or whitespace-only) 2xx body returns ``None``: "no instructions", the caller ends
   the call. Any JSON value is returned as parsed; the caller validates it (all or nothing)
-  with ``esl.verbs.parse_verb_list``.
+  with ``app.verbs.parse_verb_list``.
 
 Every attempt is logged with host, status and elapsed time, never the path, query, body,
 secret or credentials.
@@ -32,7 +32,6 @@ from urllib.parse import urlencode, urljoin
 import gevent
 
 from app.errors import UnsafeUrl
-from app.ops.metrics import WEBHOOK_ATTEMPT_SECONDS, WEBHOOK_OUTCOMES
 from app.limits import (
     WEBHOOK_ATTEMPTS,
     WEBHOOK_MAX_RESPONSE_BYTES,
@@ -40,6 +39,7 @@ from app.limits import (
     WEBHOOK_TIMEOUT_SECONDS,
     WEBHOOK_USER_AGENT,
 )
+from app.ops.metrics import WEBHOOK_ATTEMPT_SECONDS, WEBHOOK_OUTCOMES
 from app.webhooks import url_guard
 from app.webhooks.errors import Reason, WebhookFailed
 from app.webhooks.resolver import Resolver

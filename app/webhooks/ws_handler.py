@@ -33,8 +33,8 @@ get ``WebhookFailed(reason="closed")`` and ``None`` is put on ``commands``.
 """
 from __future__ import annotations
 
-import contextlib
 import base64
+import contextlib
 import json
 import logging
 import socket

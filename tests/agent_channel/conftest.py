@@ -74,7 +74,7 @@ def call_control(inbound_sim, amqp_vhost) -> Iterator[Any]:
     """A controller's ``call.control`` consumer, its one node the simulator's inbound port
     (which reaches the simulated calls' channels, as a switch's ESL port does)."""
     from app.events.consumer import RecentIds
-    from esl.call_control import CallControl, start_call_control_consumer
+    from app.voice.call_control import CallControl, start_call_control_consumer
     from esl.inbound import InboundConnection
 
     node = InboundConnection(*inbound_sim.address, "ClueCon", reconnect=False,

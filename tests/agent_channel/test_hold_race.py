@@ -1,4 +1,4 @@
-"""Hold and unhold of one agent leg never overlap on the switch (esl/call_control.py): the
+"""Hold and unhold of one agent leg never overlap on the switch (app/voice/call_control.py): the
 real switch left the caller looping hold music when an unhold reached it ~100 ms after the hold
 (tests/realswitch/test_agent_channel_realswitch.py). On the simulator: the unhold is sent only
 after the leg's CHANNEL_HOLD; requests superseded while they waited are not sent."""
@@ -104,7 +104,7 @@ def test_given_two_controllers_then_one_consumes_every_call_control_request_so_o
     from app.db.engine import platform_session
     from app.events.consumer import RecentIds
     from app.events.publisher import OutboxPublisher
-    from esl.call_control import CallControl, start_call_control_consumer
+    from app.voice.call_control import CallControl, start_call_control_consumer
     from esl.inbound import InboundConnection
 
     node = InboundConnection(*inbound_sim.address, "ClueCon", reconnect=False)

@@ -81,8 +81,9 @@ def test_given_sip_credentials_when_generated_then_the_password_is_shown_once_an
 
 
 def test_given_agents_of_two_accounts_when_the_directory_is_rendered_then_each_domain_holds_only_its_a1_hashes():
-    from app.crypto import encrypt_secret
     import uuid
+
+    from app.crypto import encrypt_secret
 
     users = [DirectoryUser(uuid.uuid4(), uuid.uuid4(), "acme", "ag1", encrypt_secret("pw-one")),
              DirectoryUser(uuid.uuid4(), uuid.uuid4(), "zeta", "ag2", encrypt_secret("pw-two"))]

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from tests.plugins.database import unique_number
 from tests.api_management.helpers import PUBLIC_HOOK, admin_client, assert_error, cases, load
+from tests.plugins.database import unique_number
 
 GOOD = load("call_flows_good.json")
 

@@ -10,7 +10,6 @@ from sqlalchemy import text
 from tests.api_management.helpers import PUBLIC_HOOK, admin_client, assert_error, cases
 from tests.plugins.database import set_tenant
 
-
 # --- queues ----------------------------------------------------------------------------------
 
 def test_given_a_queue_when_created_then_defaults_apply_and_it_reads_back(api, seed):

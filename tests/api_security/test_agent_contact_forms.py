@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.calls.originate import agent_connect_verbs
-from esl.verbs import parse_verb_list
+from app.verbs import parse_verb_list
 from tests.api_management.helpers import admin_client
 
 ACCEPTED = {

@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 import math
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app import limits
 from app.api import json_body

@@ -12,7 +12,11 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from app.accounts.login_throttle import (
-    ADDRESS_FAILURE_LIMIT, USER_FAILURE_LIMIT, WINDOW_SECONDS, LoginThrottle, throttle_client,
+    ADDRESS_FAILURE_LIMIT,
+    USER_FAILURE_LIMIT,
+    WINDOW_SECONDS,
+    LoginThrottle,
+    throttle_client,
 )
 from app.api.auth.routes import THROTTLE_EXTENSION
 from app.settings import get_settings

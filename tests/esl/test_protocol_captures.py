@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from esl.protocol import (Event, FrameParser, encode_command, encode_event_plain, iter_frames,
-                          parse_event_plain)
+from esl.protocol import Event, FrameParser, encode_command, encode_event_plain, iter_frames, parse_event_plain
 from tests.esl.capture_replay import CAPTURES, all_captures, read_transcript
 
 

@@ -95,10 +95,10 @@ def test_given_postgresql_away_when_calls_arrive_then_known_numbers_are_served_a
         call.wait(15)
     assert len(_errors(caplog, "app.calls.route_snapshot")) == 1, "the outage is logged once"
     assert len(_errors(caplog, "app.calls.record_backlog")) <= 1
-    assert len(_errors(caplog, "esl.call_events")) == 1, "the event writer logs the outage once"
+    assert len(_errors(caplog, "app.voice.call_events")) == 1, "the event writer logs the outage once"
     assert not [r for r in caplog.records if r.exc_info and r.levelno >= logging.ERROR
                 and r.name.startswith(("esl", "app.calls"))], "no traceback per call"
     after = simulate_call(Call(callee=known), controller)  # looked up in the database again
     assert after.wait(10) and call_record(owner_conn, after.uuid)["status"] == "completed"
     assert not snapshot.outage.down and snapshot.outage.last_duration >= OUTAGE_SECONDS - 1
-    assert not [m for m in _errors(caplog, "esl.call_events") if "events not in the outbox" in m]
+    assert not [m for m in _errors(caplog, "app.voice.call_events") if "events not in the outbox" in m]

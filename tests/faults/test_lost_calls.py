@@ -14,10 +14,10 @@ from sqlalchemy import text
 from app.calls.limiter import ConcurrencyLimiter
 from app.calls.recovery import lost_controller_ended_by, recover_lost_calls
 from app.config import RuntimeConfig
-from app.controller import Controller
 from app.events import payloads
 from app.events.exchanges import CALL_EVENTS, SYSTEM_EVENTS
 from app.events.outbox import publish
+from app.voice.controller import Controller
 from tests.faults.processes import cluster_config, free_port, listening, start_sbc, stop, wait_for
 from tests.session.conftest import call_record
 from tests.simulator import Call, place_call

@@ -8,9 +8,9 @@ import time
 import pytest
 
 from app.config import RuntimeConfig
+from app.voice.call_handlers import APOLOGY
 from app.webhooks.client import WebhookClient
 from app.webhooks.errors import WebhookFailed
-from esl.call_handlers import APOLOGY
 from tests.plugins.webhook_server import Reply
 from tests.session.conftest import call_record, outbox_keys
 from tests.simulator import Call

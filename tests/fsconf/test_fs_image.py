@@ -14,7 +14,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 import yaml
 
 from app.routing.node_modules import contract_modules
@@ -366,7 +365,7 @@ def test_given_an_unpinned_compose_default_then_it_is_reported():
 
 
 def test_given_gather_grammar_then_it_is_the_one_the_gather_verb_names_and_every_rule_is_defined():
-    from esl.verbs.gather import SPEECH_GRAMMAR
+    from app.verbs.gather import SPEECH_GRAMMAR
 
     grammar = (ROOT / "fs-image" / f"{SPEECH_GRAMMAR}.gram").read_text()
     assert grammar.startswith("#JSGF V1.0;")

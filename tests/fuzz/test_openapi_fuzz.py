@@ -25,7 +25,9 @@ from hypothesis import strategies as st
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
-    content_type_conformance, response_schema_conformance, status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
 )
 
 from tests.plugins.api import ApiHarness, Seeder

@@ -17,11 +17,12 @@ ALL_POLICY_TABLES = TENANT_TABLES + SHARED_TABLES
 @pytest.fixture(scope="module")
 def world(database):
     """Two seeded tenants plus platform-owned routing rows, created once for the module."""
-    from tests.plugins.database import unique_subdomain
+    from sqlalchemy import select
+
     from app.accounts.service import create_tenant
     from app.db.engine import platform_session
     from app.models import User
-    from sqlalchemy import select
+    from tests.plugins.database import unique_subdomain
 
     accounts = []
     for label in ("a", "b"):

@@ -15,11 +15,11 @@ import gevent
 import pytest
 
 from app.config import RuntimeConfig
-from app.controller import Controller
 from app.ops.health import CheckFailed, Readiness, dependency_checks, routing_check
 from app.ops.runtime import WorkersRuntime
 from app.routing.cache import RoutingCache, RoutingListener, RoutingReloader
 from app.settings import get_settings
+from app.voice.controller import Controller
 from tests.events.tcp_proxy import TcpProxy
 
 DEPENDENCIES = ("postgresql", "redis", "rabbitmq")

@@ -62,7 +62,7 @@ def webhook_dns() -> Iterator[StaticResolver]:
 class ExampleDomainsResolver(StaticResolver):
     """The static map, plus every other name under the documentation domains (example.com,
     .org, .net: RFC 2606) as one public address: verbs check media URLs at execution time
-    (esl/verbs/media_guard.py), and the test machine has no DNS."""
+    (app/verbs/media_guard.py), and the test machine has no DNS."""
 
     PUBLIC = "93.184.215.14"
     DOMAINS = ("example.com", "example.org", "example.net")

@@ -91,7 +91,7 @@ def test_an_agent_who_holds_then_hangs_up_on_the_channel_holds_the_leg_ends_the_
         assert ended["callId"] == offer["offerId"]
         record = tenant.wait_record(number)[0]
         assert str(record["agent_id"]) == agent.id and str(record["call_id"]) == offer["offerId"]
-        # the hold reached the agent's leg: counted on the caller's interaction (esl/agent_holds.py)
+        # the hold reached the agent's leg: counted on the caller's interaction (app/voice/agent_holds.py)
         summary = poll(lambda: tenant.admin.get(f"/api/call-records/{record['public_id']}")["summary"], 10)
         assert summary["hold_count"] == 1 and summary["hold_ms"] > 0, summary
         assert poll(lambda: tenant.admin.get(f"/api/agents/{agent.id}")["state"] == "available", 10)

@@ -16,6 +16,7 @@ from tests.realswitch import agents as sip_agents
 from tests.realswitch import outbound
 from tests.realswitch.provision import poll
 
+
 def _bridged(real_switch, call_id: str) -> bool:
     rows = json.loads(real_switch.api("show calls as json", check=False) or "{}").get("rows") or []
     return any(call_id in (row.get("uuid"), row.get("b_uuid")) for row in rows)

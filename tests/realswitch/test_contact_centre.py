@@ -177,7 +177,7 @@ def test_a_hold_on_the_agents_leg_is_counted_on_the_callers_interaction_summary(
         tenant, contact_queue, sipp, real_switch):
     """uuid_hold on the agent's leg (what the agent channel's hold does): CHANNEL_HOLD/UNHOLD
     fire on that leg only; the controller's inbound connection relays them to the caller's
-    session (esl/agent_holds.py)."""
+    session (app/voice/agent_holds.py)."""
     queue, (agent, _other) = contact_queue
     phone = sip_agents.register(sipp, real_switch, agent, "agent-answer-ooc.xml", seconds=25)
     try:

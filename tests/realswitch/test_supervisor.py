@@ -21,7 +21,6 @@ from app.settings import get_settings
 from tests.realswitch import agents as sip_agents
 from tests.realswitch.provision import poll
 
-
 MODE_SETTLE_SECONDS = 0.5
 
 

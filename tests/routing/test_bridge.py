@@ -4,7 +4,10 @@ from __future__ import annotations
 import pytest
 
 from app.routing.causes import (
-    FAILOVER_CAUSES, STOP_CAUSES, fail_on_single_reject_value, should_fail_over,
+    FAILOVER_CAUSES,
+    STOP_CAUSES,
+    fail_on_single_reject_value,
+    should_fail_over,
 )
 from app.routing.lcr import Explanation, bridge_string, compile_table
 from tests.routing.world import build_rows, key_id, load_world

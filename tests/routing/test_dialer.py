@@ -9,7 +9,7 @@ import redis
 from app.routing.cache import RoutingCache
 from app.routing.dialer import LcrDialer, NoRoute
 from app.routing.gateway_health import GatewayHealth
-from esl.verbs.dial import split_global_vars
+from app.verbs.dial import split_global_vars
 from tests.routing.world import build_rows, key_id, load_world
 
 ROWS = build_rows(load_world())

@@ -6,11 +6,16 @@ import uuid
 
 import pytest
 import re2
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.errors import ValidationFailed
 from app.routing.lcr import (
-    compile_route_regex, compile_table, gateway_id_from_name, gateway_name, literal_prefix,
+    compile_route_regex,
+    compile_table,
+    gateway_id_from_name,
+    gateway_name,
+    literal_prefix,
     normalize_number,
 )
 from app.routing.rows import CarrierEntryRow, CarrierRow, GatewayRow, PlanRow, RouteRow, RoutingRows

@@ -6,7 +6,13 @@ import uuid
 from pathlib import Path
 
 from app.routing.rows import (
-    AccountRow, CarrierEntryRow, CarrierRow, GatewayRow, PlanRow, RouteRow, RoutingRows,
+    AccountRow,
+    CarrierEntryRow,
+    CarrierRow,
+    GatewayRow,
+    PlanRow,
+    RouteRow,
+    RoutingRows,
 )
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "routing"

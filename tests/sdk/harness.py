@@ -191,11 +191,12 @@ class Stack:
         return Rest(self.api_port, subdomain).login(username, password)
 
     def tenant(self, body: dict[str, Any]) -> dict[str, Any]:
+        import redis
+
         from app.accounts.service import create_tenant
         from app.contact.presence import Presence
         from app.settings import get_settings
         from tests.simulator.channel import CORE_UUID
-        import redis
 
         subdomain = f"sdk-{uuid.uuid4().hex[:10]}"
         licenses = body.get("licenses", LICENSES)
@@ -277,6 +278,7 @@ class Stack:
 
     def licenses(self, body: dict[str, Any]) -> dict[str, Any]:
         from sqlalchemy import create_engine, text
+
         from app.db.urls import sqlalchemy_url
         from app.settings import get_settings
 
@@ -291,6 +293,7 @@ class Stack:
 
     def events(self, body: dict[str, Any]) -> dict[str, Any]:
         from sqlalchemy import create_engine, text
+
         from app.db.urls import sqlalchemy_url
         from app.settings import get_settings
 

@@ -15,11 +15,11 @@ from app.db.engine import tenant_session
 from app.models import Application, PhoneNumber, SipTargetHost
 from app.routing.cache import RoutingCache
 from app.routing.dialer import LcrDialer
+from app.voice.originator import Originator
+from app.voice.services import CallServices
+from app.voice.session import CallSession
 from app.webhooks.client import WebhookClient
 from esl.inbound import InboundConnection
-from esl.originator import Originator
-from esl.services import CallServices
-from esl.session import CallSession
 from tests.plugins.database import unique_number
 
 

@@ -16,7 +16,7 @@ from app.calls.call_state import state_key
 from app.events.envelope import Envelope, rfc3339
 from app.models import Application, PhoneNumber
 from app.settings import get_settings
-from esl.originator import Originator
+from app.voice.originator import Originator
 from tests.api_management.helpers import insert
 from tests.session.conftest import call_record
 from tests.session.routing_seed import GERMAN_NUMBER, two_carrier_plan

@@ -8,12 +8,12 @@ import gevent
 import pytest
 
 from app.config import RuntimeConfig
-from app.controller import Controller
 from app.db.engine import tenant_session
 from app.events.consumer import EventConsumer
 from app.events.exchanges import CALL_EVENTS
 from app.events.payloads import call_originate, emit
-from esl.originator import ORIGINATE_QUEUE
+from app.voice.controller import Controller
+from app.voice.originator import ORIGINATE_QUEUE
 from tests.session.conftest import call_record
 from tests.session.routing_seed import GERMAN_NUMBER, two_carrier_plan
 from tests.simulator import Call, place_call

@@ -8,11 +8,11 @@ import time
 import gevent
 import pytest
 from prometheus_client import CollectorRegistry
-
-import app.controller as controller_module
-from app.config import RuntimeConfig
-from app.controller import Controller
 from sqlalchemy import text
+
+import app.voice.controller as controller_module
+from app.config import RuntimeConfig
+from app.voice.controller import Controller
 from tests.faults.processes import free_port
 from tests.session.conftest import call_record
 from tests.simulator import Call, place_call

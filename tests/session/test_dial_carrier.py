@@ -11,7 +11,7 @@ from sqlalchemy import text
 
 from app.routing.cache import RoutingCache
 from app.routing.dialer import LcrDialer
-from esl.session import CallSession
+from app.voice.session import CallSession
 from tests.session.conftest import call_record, executed
 from tests.session.routing_seed import GERMAN_NUMBER, two_carrier_plan
 from tests.simulator import Call

@@ -14,7 +14,7 @@ from app.contact.presence import Presence
 from app.crypto import encrypt_secret
 from app.db import tenant_session
 from app.models import Agent, User
-from esl.session import CallSession
+from app.voice.session import CallSession
 from tests.session.conftest import call_record, executed
 from tests.simulator import Call
 

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.urls import sqlalchemy_url
 from app.settings import get_settings
-from esl.call_events import CallEvents, EventWriter
+from app.voice.call_events import CallEvents, EventWriter
 
 
 def _keys(owner_conn, trace_id) -> list[str]:

@@ -132,8 +132,8 @@ def test_given_the_agent_holds_its_own_leg_then_the_callers_summary_counts_the_h
         controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client, redis_prefix):
     """uuid_hold on the agent's leg (the agent channel's hold): FreeSWITCH fires CHANNEL_HOLD /
     UNHOLD on that leg, which the controller's inbound connection relays to the caller's session
-    (esl/agent_holds.py); the caller's leg has no hold_events of its own."""
-    from esl.agent_holds import AgentHoldRelay
+    (app/voice/agent_holds.py); the caller's leg has no hold_events of its own."""
+    from app.voice.agent_holds import AgentHoldRelay
     from esl.protocol import Event
 
     account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support"}])

@@ -5,9 +5,9 @@ from __future__ import annotations
 import gevent
 from sqlalchemy import text
 
+from app.voice.reconcile import close_calls_from
+from app.voice.watchdog import NodeWatchdog
 from esl.inbound import InboundConnection
-from esl.reconcile import close_calls_from
-from esl.watchdog import NodeWatchdog
 from tests.simulator import Call
 
 

@@ -17,7 +17,7 @@ from app.events.envelope import Envelope
 from app.events.payloads import call_originate
 from app.models import Agent, Callback, Queue, SipTargetHost, User
 from app.routing.lcr import gateway_name
-from esl.originator import Originator
+from app.voice.originator import Originator
 from tests.plugins.webhook_server import Reply
 from tests.session.conftest import call_record, executed, outbox_keys
 from tests.session.routing_seed import GERMAN_NUMBER, two_carrier_plan

@@ -9,9 +9,9 @@ import gevent
 import pytest
 
 from app.calls.limiter import ConcurrencyLimiter
+from app.voice.services import CallServices
+from app.voice.session import CallSession
 from app.webhooks.client import WebhookClient
-from esl.services import CallServices
-from esl.session import CallSession
 from tests.plugins.webhook_server import Reply
 from tests.simulator import Call
 

@@ -11,7 +11,7 @@ from app.models import Carrier, Gateway, Lcr, LcrCarrierSetEntry, LcrRoute
 from app.routing.cache import RoutingCache
 from app.routing.dialer import LcrDialer
 from app.routing.lcr import gateway_name
-from esl.session import CallSession
+from app.voice.session import CallSession
 from tests.session.conftest import call_record, executed, hangups
 from tests.simulator import Call
 

@@ -18,8 +18,8 @@ conference, sleep, set, hangup, park, ...) lives in ``outbound.APP_BEHAVIOURS``;
 from the captures in tests/fixtures/esl_captures (see templates.py) and are checked against them
 by tests/esl/test_simulator_vs_captures.py.
 """
-from tests.simulator.scenario import BridgeOutcome, Call, RingingPhone, Timing
 from tests.simulator.outbound import ReceivedCommand, SimOutboundCall
+from tests.simulator.scenario import BridgeOutcome, Call, RingingPhone, Timing
 
 
 def place_call(scenario: Call, address: tuple[str, int]) -> SimOutboundCall:

@@ -12,10 +12,10 @@ import gevent.event
 import pytest
 from sqlalchemy import text
 
+from app.verbs import parse_verb_list, run_verbs
+from app.voice.channel import ChannelVerbContext, HookTarget
 from app.webhooks.client import WebhookClient
 from esl.outbound import OutboundConnection
-from esl.verbs import parse_verb_list, run_verbs
-from esl.verbs.channel import ChannelVerbContext, HookTarget
 from tests.verbs.queue_centre import Centre, make_centre
 
 RECORDINGS_DIR = "/var/spool/fs/rec"

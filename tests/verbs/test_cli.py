@@ -55,7 +55,7 @@ def test_given_flow_option_when_validating_bad_flow_then_exit_1_with_node_and_fi
 
 
 def test_given_schema_command_when_run_then_prints_the_exported_json_schema():
-    from esl.verbs.jsonschema import verb_list_json_schema
+    from app.verbs.jsonschema import verb_list_json_schema
 
     result = run("verbs", "schema")
     assert result.exit_code == 0

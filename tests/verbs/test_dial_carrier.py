@@ -6,8 +6,8 @@ import uuid
 
 from app.routing.lcr import bridge_string, compile_table
 from app.routing.rows import CarrierEntryRow, CarrierRow, GatewayRow, PlanRow, RouteRow, RoutingRows
-from tests.verbs.directory_fake import DirectoryContact
 from tests.simulator import Call
+from tests.verbs.directory_fake import DirectoryContact
 
 NUMBER = "+14155550100"
 

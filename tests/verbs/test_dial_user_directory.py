@@ -5,9 +5,9 @@ ends ``user_not_found`` (the session records it like queue_not_found)."""
 from __future__ import annotations
 
 from app.contact.directory import DirectoryEntry
+from app.verbs.dial import USER_NOT_FOUND, _answering_user
+from app.voice.session import FAILED_OUTCOMES
 from esl.protocol import Event
-from esl.session import FAILED_OUTCOMES
-from esl.verbs.dial import USER_NOT_FOUND, _answering_user
 from tests.simulator import Call
 from tests.verbs.directory_fake import DirectoryContact
 

@@ -9,13 +9,13 @@ import pytest
 
 from app.routing.lcr import bridge_string, compile_table
 from app.routing.rows import CarrierEntryRow, CarrierRow, GatewayRow, PlanRow, RouteRow, RoutingRows
+from app.verbs import OutcomeKind
+from app.verbs.gather import Gather
 from esl.errors import ChannelHungUp
-from esl.verbs import OutcomeKind
-from esl.verbs.gather import Gather
-from tests.verbs.directory_fake import DirectoryContact
 from tests.plugins.webhook_server import Reply
 from tests.simulator import Call
 from tests.verbs.conftest import RECORDINGS_DIR, AppDefaults
+from tests.verbs.directory_fake import DirectoryContact
 
 
 def _after_answer(run) -> list[tuple[str, str]]:
@@ -265,7 +265,7 @@ def test_given_listen_when_the_websocket_connect_fails_later_then_call_ends_with
 def test_given_listen_when_fork_is_refused_then_list_ends_with_the_reply(run_on_call, owner_conn):
     def attach_first(ctx):
         ctx.api(f"uuid_audio_fork {ctx.call_id} start wss://other.example.com/x mono 8k")
-        from esl.verbs.listen import Listen
+        from app.verbs.listen import Listen
         return Listen(Listen.schema().load({"verb": "listen", "url": "wss://s.example.com/a"})).execute(ctx)
 
     run = run_on_call(Call(), attach_first)
@@ -293,7 +293,7 @@ def test_given_hook_reply_empty_body_when_redirecting_then_call_ends_without_ins
 
 
 def test_given_hook_reply_with_unknown_verb_when_redirecting_then_rejected_and_nothing_runs(run_on_call, hook_server):
-    from esl.verbs import VerbListRejected
+    from app.verbs import VerbListRejected
 
     hook_server.reply(Reply.json([{"verb": "say", "text": "a"}, {"verb": "teleport"}]))
     run = run_on_call(Call(), [{"verb": "redirect", "url": hook_server.url("/bad")}])
@@ -367,7 +367,7 @@ def test_given_two_gathers_when_only_the_first_gets_digits_then_the_second_repor
 
 
 def test_given_pocketsphinx_nlsml_when_parsed_then_first_input_text():
-    from esl.verbs.gather import parse_speech
+    from app.verbs.gather import parse_speech
 
     nlsml = ('<?xml version="1.0"?><result grammar="gather"><interpretation grammar="gather" '
              'confidence="91"><input mode="speech">sales</input></interpretation></result>')

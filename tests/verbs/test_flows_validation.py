@@ -8,7 +8,7 @@ import pytest
 
 from app.errors import ValidationFailed
 from app.flows import validate_flow
-from esl.verbs.gather import Gather
+from app.verbs.gather import Gather
 
 FLOWS = Path(__file__).resolve().parent.parent / "fixtures" / "verbs" / "flows"
 

@@ -8,8 +8,8 @@ import jsonschema
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from esl.verbs import REGISTRY, VerbListRejected, parse_verb_list
-from esl.verbs.jsonschema import verb_list_json_schema
+from app.verbs import REGISTRY, VerbListRejected, parse_verb_list
+from app.verbs.jsonschema import verb_list_json_schema
 from tests.verbs.fixtures import good_fixtures, load
 
 VALID_ITEMS = [item for path in good_fixtures() for item in load(path)]

@@ -6,7 +6,7 @@ import json
 import jsonschema
 import pytest
 
-from esl.verbs.jsonschema import verb_list_json_schema
+from app.verbs.jsonschema import verb_list_json_schema
 from tests.verbs.fixtures import bad_fixtures, good_fixtures, load
 
 

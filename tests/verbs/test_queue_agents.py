@@ -206,7 +206,7 @@ def test_given_a_waiting_caller_when_an_agent_joins_the_queue_later_then_the_cal
         run_on_call, centre, monkeypatch):
     """Members are re-read while the caller waits (QUEUE_MEMBERS_REFRESH_SECONDS, shortened
     here); a database error during a re-read keeps the members it had."""
-    import esl.verbs.queue as queue_verb
+    import app.verbs.queue as queue_verb
 
     monkeypatch.setattr(queue_verb, "QUEUE_MEMBERS_REFRESH_SECONDS", 0.5)
     full = centre.contact.queue(centre.account_id, "support")

@@ -148,7 +148,7 @@ def test_given_fewest_calls_then_an_answered_call_counts_for_the_agent_today(run
 def test_given_a_priority_out_of_range_or_not_an_integer_then_the_verb_is_invalid():
     from marshmallow import ValidationError
 
-    from esl.verbs.queue import Queue
+    from app.verbs.queue import Queue
 
     assert Queue.schema().load({"verb": "queue", "name": "q", "priority": 100})["priority"] == 100
     assert Queue.schema().load({"verb": "queue", "name": "q"})["priority"] == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from esl.verbs import parse_verb_list
+from app.verbs import parse_verb_list
 from tests.simulator import Call
 from tests.verbs.conftest import AppDefaults
 

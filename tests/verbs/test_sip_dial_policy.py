@@ -2,7 +2,7 @@
 the session) admits the host: with no policy every sip: target is skipped, nothing is bridged."""
 from __future__ import annotations
 
-from esl.verbs import OutcomeKind
+from app.verbs import OutcomeKind
 from tests.simulator import Call
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import pytest
 
 from app import limits
-from esl.verbs import REGISTRY, VerbListRejected, parse_verb_list
-from esl.verbs.dial import Dial
-from esl.verbs.gather import Gather
-from esl.verbs.queue import Queue
+from app.verbs import REGISTRY, VerbListRejected, parse_verb_list
+from app.verbs.dial import Dial
+from app.verbs.gather import Gather
+from app.verbs.queue import Queue
 from tests.verbs.fixtures import bad_fixtures, good_fixtures, load
 
 

@@ -32,7 +32,8 @@ def test_given_scoped_ipv6_address_when_classified_then_it_is_link_local():
     assert address_policy.classify(ipaddress.ip_address("fe80::1%eth0")) == "link_local"
 
 
-from hypothesis import given, strategies as st  # noqa: E402
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st
 
 ipv4 = st.integers(min_value=0, max_value=2**32 - 1).map(ipaddress.IPv4Address)
 

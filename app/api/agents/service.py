@@ -4,7 +4,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import delete as sql_delete, select
+from sqlalchemy import delete as sql_delete
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import limits

@@ -10,8 +10,8 @@ from flask_smorest import Blueprint
 
 from app.api.api_keys import service
 from app.api.api_keys.schemas import (
-    ApiKeyCreateSchema,
     ApiKeyCreatedSchema,
+    ApiKeyCreateSchema,
     ApiKeyListQuerySchema,
     ApiKeySchema,
 )

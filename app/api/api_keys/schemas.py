@@ -5,6 +5,7 @@ from datetime import datetime, timezone
 
 import marshmallow as ma
 from marshmallow import validate
+
 from app.api.fields import UtcDateTime
 from app.api.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 

@@ -13,8 +13,8 @@ from app.api.pagination import Page, keyset_page
 from app.crypto import encrypt_secret
 from app.errors import Conflict, ValidationFailed
 from app.models import Application, CallFlow, PhoneNumber
+from app.verbs import parse_verb_list
 from app.webhooks.url_guard import check_url_on_save
-from esl.verbs import parse_verb_list
 
 PLAIN_FIELDS = ("name", "call_flow_sid", "call_hook_url", "call_hook_method",
                 "call_status_hook_url", "app_json", "language", "voice", "basic_auth_username")

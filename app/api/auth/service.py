@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 from app.accounts.admin import ensure_enabled
 from app.accounts.login_throttle import LoginThrottle
 from app.accounts.passwords import hash_password, verify_password
+from app.accounts.users import load_user_and_account
 from app.api.auth.tokens import SESSIONS, IssuedToken, issue_token
 from app.api.security import Identity, effective_permissions
 from app.db.engine import app_engine, tenant_session
@@ -133,16 +134,6 @@ def _verified_user(subdomain: str, username: str, password: str) -> tuple[Row, u
     if row is None or not matches or not row.User.is_active:
         raise Unauthorized("Invalid username or password.", code="invalid_credentials")
     return row, agent_id
-
-
-def load_user_and_account(db: Session, account_id: uuid.UUID, user_id: uuid.UUID) -> tuple[User, Account] | None:
-    """Both rows under the caller's RLS scope; None when the user is gone or deactivated."""
-    row = db.execute(
-        select(User, Account)
-        .join(Account, Account.id == User.account_id)
-        .where(User.id == user_id, User.account_id == account_id, User.is_active.is_(True))
-    ).first()
-    return (row.User, row.Account) if row is not None else None
 
 
 def reissue(db: Session, identity: Identity, session: str | None = None, *, exchange: bool = False) -> Grant:

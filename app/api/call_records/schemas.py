@@ -9,8 +9,8 @@ import marshmallow as ma
 from marshmallow import validate
 
 from app.api.common import ListQuerySchema
-from app.models.enums import CALL_DIRECTIONS, CALL_STATUSES
 from app.api.fields import UtcDateTime
+from app.models.enums import CALL_DIRECTIONS, CALL_STATUSES
 
 
 class CallRecordFilterSchema(ma.Schema):

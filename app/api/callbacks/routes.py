@@ -12,8 +12,8 @@ from app.api.callbacks import service
 from app.api.callbacks.schemas import (
     CallbackCreateSchema,
     CallbackListQuerySchema,
-    CallbackSchema,
     CallbacksCancelledSchema,
+    CallbackSchema,
 )
 from app.api.security import current_identity, require_license, tenant_db
 

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import marshmallow as ma
-from app.api.pagination import MAX_PAGE_SIZE
 from marshmallow import validate
 
 from app import limits
-from app.models.enums import CALLBACK_STATUSES
 from app.api.fields import UtcDateTime
+from app.api.pagination import MAX_PAGE_SIZE
+from app.models.enums import CALLBACK_STATUSES
 
 PRIORITY_RANGE = validate.Range(min=-1000, max=1000)
 MAX_PAGE = 500

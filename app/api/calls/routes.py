@@ -13,8 +13,13 @@ from flask_smorest import Blueprint
 
 from app.accounts.login_throttle import throttle_client
 from app.api.calls import service, supervise
-from app.api.calls.schemas import (CallCreateSchema, CallQueuedSchema, CallStateSchema,
-                                   SuperviseSchema, SupervisionSchema)
+from app.api.calls.schemas import (
+    CallCreateSchema,
+    CallQueuedSchema,
+    CallStateSchema,
+    SuperviseSchema,
+    SupervisionSchema,
+)
 from app.api.common import require_admin
 from app.api.security import current_identity, require_license, tenant_db
 from app.calls import call_state

@@ -10,8 +10,8 @@ from flask_smorest import Blueprint
 from sqlalchemy import select
 
 from app.api.common import flush_or_raise, get_owned, require_admin
-from app.api.sip_targets.schemas import SipTargetCreateSchema, SipTargetSchema
 from app.api.security import current_identity, tenant_db
+from app.api.sip_targets.schemas import SipTargetCreateSchema, SipTargetSchema
 from app.calls.sip_targets import check_host_on_save
 from app.models import SipTargetHost
 

@@ -1,0 +1,380 @@
+"""queue → the caller waits on music on hold with position announcements.
+
+Each round: ``speak flite|<voice>|You are caller number N`` (when announcePosition), then
+``set playback_timeout_sec=<whole seconds>`` + ``playback local_stream://<moh>`` so the hold
+music returns after the interval, and a ``sleep`` for what is left to the millisecond. The
+maximum wait is one deadline from the moment the caller joins: announcements count (they
+take ~1.6 s each with flite; not counting them made a 12 s wait last 16.8 s on the real
+switch), no announcement starts within ANNOUNCEMENT_ALLOWANCE_SECONDS of the deadline, and
+each hold is cut to what remains. When the deadline is reached: POST ``timeoutHook`` and run
+its reply, or end the list. Position comes from a Redis list per queue.
+
+With the contact centre wired (``ctx.contact``, the controller always wires it) the name is
+the account's configured queue (docs/agents.md): its moh, max wait, announcements and timeout
+hook apply unless the verb sets them, an unknown name ends the call with ``queue_not_found``,
+and between hold rounds of QUEUE_CLAIM_INTERVAL_SECONDS the caller claims the longest-idle
+registered agent (atomic across controllers, app/contact/presence.py). The agent's
+``user/<sip user>@<account subdomain>`` is bridged from the caller's leg with the queue's offer
+timeout (the caller hears the hold music meanwhile); no answer → ``agent.missed`` and the
+caller rejoins the line at its place. Events: queue.caller.enqueued, queue.assignment,
+agent.offer, agent.accept / agent.missed / agent.reject (the phone declined), then queue.caller.dequeued (timeout, or answered) or
+queue.caller.abandoned (hangup).
+"""
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from typing import TYPE_CHECKING, Any, Optional
+
+from marshmallow import post_load, validate
+
+from app import limits
+from app.calls.interaction_times import utc_now
+from app.contact.presence import Presence
+from app.contact.queue_stats import QueueStats, wait_text
+from app.verbs import tts
+from app.verbs.base import Verb, VerbOutcome, VerbSchema
+from app.verbs.context import VerbContext
+from app.verbs.fields import HookUrl, StrictBoolean, StrictInteger, Text
+
+log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from app.contact.distribution import QueueConfig
+    from app.contact.presence import Candidate
+
+QUEUE_NAME_PATTERN = r"^[A-Za-z0-9 _.\-]{1,64}$"
+MOH_PATTERN = r"^[A-Za-z0-9_.\-/]{1,64}$"
+# No position announcement starts closer than this to the maximum wait: flite says "You are
+# caller number N" in ~1.6 s (measured on FreeSWITCH 1.10.12), so one started earlier ends in time.
+ANNOUNCEMENT_ALLOWANCE_SECONDS = 3.0
+# switch_ivr_play_file honours playback_timeout_sec only above 1.
+PLAYBACK_TIMEOUT_MIN_SECONDS = 2
+# A waiting caller re-reads its queue's members this often: agents added to the queue (or
+# given SIP credentials) while it waits are offered it too.
+QUEUE_MEMBERS_REFRESH_SECONDS = 30
+# Offer failures that are the agent declining, not missing it: a phone's 486 Busy Here
+# (USER_BUSY) or 603 Decline (CALL_REJECTED) → agent.reject, not counted as a miss.
+REJECT_CAUSES = frozenset({"USER_BUSY", "CALL_REJECTED"})
+# The offer ended because the caller's own leg went away (its hang-up may reach us after the
+# bridge's completion): neither a miss nor a reject.
+CALLER_LEFT_CAUSE = "ORIGINATOR_CANCEL"
+# Less than this left: the wait is over (not worth another playback/sleep round trip).
+_DEADLINE_SLACK_SECONDS = 0.05
+
+
+class QueueSchema(VerbSchema):
+    name = Text(required=True, pattern=QUEUE_NAME_PATTERN,
+                pattern_message="1-64 letters, digits, spaces, '_', '.', '-'.")
+    moh = Text(load_default="default", pattern=MOH_PATTERN,
+               pattern_message="A local_stream name: letters, digits, '_', '.', '-', '/'.")
+    timeout = StrictInteger(load_default=limits.QUEUE_DEFAULT_MAX_WAIT_SECONDS,
+                            validate=validate.Range(min=1, max=limits.QUEUE_MAX_WAIT_SECONDS))
+    timeoutHook = HookUrl()
+    announcePosition = StrictBoolean(load_default=True)
+    announceInterval = StrictInteger(load_default=limits.QUEUE_DEFAULT_ANNOUNCE_INTERVAL_SECONDS,
+                                     validate=validate.Range(
+                                         min=limits.QUEUE_MIN_ANNOUNCE_INTERVAL_SECONDS,
+                                         max=limits.QUEUE_MAX_WAIT_SECONDS))
+    # higher first: the line is ordered by priority, then by enqueue time
+    priority = StrictInteger(load_default=limits.QUEUE_MIN_PRIORITY,
+                             validate=validate.Range(min=limits.QUEUE_MIN_PRIORITY, max=limits.QUEUE_MAX_PRIORITY))
+
+    @post_load(pass_original=True)
+    def _note_given(self, data: dict, original: Any, **_: object) -> dict:
+        """Which settings the verb names itself (they win over the configured queue's)."""
+        given = original.keys() if isinstance(original, dict) else ()
+        data["given"] = frozenset(k for k in given if k in _CONFIGURABLE)
+        return data
+
+
+# verb attribute -> QueueConfig attribute (docs/agents.md "Queue settings")
+_CONFIGURABLE = {"moh": "moh", "timeout": "max_wait_seconds", "timeoutHook": "timeout_hook_url",
+                 "announcePosition": "announce_position", "announceInterval": "announce_interval_seconds"}
+
+
+def position_text(position: int, ewt_seconds: Optional[int] = None) -> str:
+    """"You are caller number N", plus the estimated wait when the queue has handle times."""
+    text = f"You are caller number {position}"
+    return text if ewt_seconds is None else f"{text}. {wait_text(ewt_seconds)}"
+
+
+# Set on every leg of a ring_all offer and exported to the caller's leg by the one that
+# answers (bridge_export_vars, as the dial verb's carrier ids): which agent answered.
+OFFER_ID_VARIABLE = "sbc_offer_id"
+OFFER_AGENT_VARIABLE = "sbc_agent_id"
+
+
+def _serving(presence: Presence, config: "QueueConfig") -> int:
+    """Members with a live SIP registration (any state): the agents the line moves through."""
+    pipe = presence.redis.pipeline()
+    for member in config.members:
+        pipe.exists(presence.reg_key(member.domain, member.sip_username))
+    return sum(1 for live in pipe.execute() if live)
+
+
+def _ring_all_legs(offered: list, offer_id: str, leg_ids: dict, legs: dict) -> str:
+    """``[vars]user/a@d,[vars]user/b@d``: rung at once, the first to answer is bridged and
+    FreeSWITCH cancels the others (LOSE_RACE); each leg exports its agent id and the offer id.
+    ``legs``: agent id → (leg variables, endpoint) (an agent on another node: its node's profile)."""
+    exports = f"{OFFER_AGENT_VARIABLE}\\,{OFFER_ID_VARIABLE}"
+
+    def leg(c: "Candidate") -> str:
+        leg_vars, endpoint = legs[c.agent_id]
+        head = [f"origination_uuid={leg_ids[c.agent_id]}", f"{OFFER_AGENT_VARIABLE}={c.agent_id}",
+                f"bridge_export_vars={exports}", *leg_vars]
+        return f"[{','.join(head)}]{endpoint}"
+    return ",".join(leg(c) for c, _ in offered)
+
+
+class Queue(Verb):
+    name = "queue"
+    schema_class = QueueSchema
+    ends_list = True
+
+    def _event(self, ctx: VerbContext, **extra: object) -> dict:
+        return {"callId": ctx.call_id, "traceId": ctx.trace_id, "accountSid": ctx.account_id,
+                "queue": self.params["name"], **extra}
+
+    def _settings(self, config: "Optional[QueueConfig]") -> dict:
+        p = dict(self.params)
+        if config is not None:
+            for attr, column in _CONFIGURABLE.items():
+                if attr not in p.get("given", ()):
+                    p[attr] = getattr(config, column)
+        return p
+
+    def execute(self, ctx: VerbContext) -> VerbOutcome:
+        contact = ctx.contact
+        config = None
+        if contact is not None:
+            config = contact.queue(ctx.account_id, self.params["name"])
+            if config is None:  # the session reports it: call.failed reason queue_not_found
+                return VerbOutcome.end("queue_not_found", queue=self.params["name"])
+            ctx.queue_id = config.id
+            ctx.interaction.short_abandon_seconds = config.short_abandon_seconds  # the summary's too
+        p = self._settings(config)
+        presence = contact.presence if contact is not None else Presence(ctx.redis, ctx.redis_key_prefix)
+        stats = QueueStats(presence.redis, presence.prefix)
+        score = presence.join(ctx.account_id, p["name"], ctx.call_id, priority=p["priority"])
+        times = ctx.interaction
+        if times.queue_joined_at is None:  # queued again (timeout hook): the wait counts from the first
+            times.queue_joined_at = utc_now()
+        ctx.waiting_in_queue(True)
+        ctx.publish("queue.caller.enqueued", self._event(
+            ctx, position=presence.position(ctx.account_id, p["name"], ctx.call_id)))
+        voice = tts.resolve_voice(ctx, None)
+        timeout_set = False
+        joined = config_loaded = time.monotonic()
+        deadline = joined + p["timeout"]
+        next_announcement = joined
+        outcome: Optional[VerbOutcome] = None
+        media_started = False  # a media application answers the caller (the session's lazy answer)
+        reason = "hangup"
+        try:
+            while (remaining := deadline - time.monotonic()) > _DEADLINE_SLACK_SECONDS:
+                if config is not None:
+                    if time.monotonic() - config_loaded >= QUEUE_MEMBERS_REFRESH_SECONDS:
+                        config, config_loaded = contact.refreshed(ctx.account_id, config), time.monotonic()
+                    offered = contact.claim_agents(ctx.account_id, config, ctx.call_id, ctx.switch_id)
+                    if offered:
+                        if not media_started:  # not left ringing through the offer: answered,
+                            ctx.ensure_answered()  # it hears the hold music (transfer_ringback)
+                            media_started = True
+                        outcome = self._offer(ctx, contact, config, offered, p, joined, stats)
+                        if outcome is not None:
+                            reason = "answered"
+                            break
+                        presence.rejoin(ctx.account_id, p["name"], ctx.call_id, score)
+                        continue
+                now = time.monotonic()
+                if p["announcePosition"] and now >= next_announcement and deadline - now > ANNOUNCEMENT_ALLOWANCE_SECONDS:
+                    position = presence.position(ctx.account_id, p["name"], ctx.call_id)
+                    if position is not None:
+                        ewt = None if config is None else stats.estimated_wait_seconds(
+                            ctx.account_id, p["name"], position, _serving(presence, config))
+                        ctx.execute("speak", tts.speak_arg(voice, position_text(position, ewt)))
+                        media_started = True
+                    next_announcement = time.monotonic() + p["announceInterval"]
+                remaining = deadline - time.monotonic()
+                if remaining <= _DEADLINE_SLACK_SECONDS:
+                    break
+                chunk = remaining
+                until_announcement = next_announcement - time.monotonic()
+                if p["announcePosition"] and until_announcement > 0:
+                    chunk = min(chunk, until_announcement)
+                if config is not None:
+                    chunk = min(chunk, limits.QUEUE_CLAIM_INTERVAL_SECONDS)
+                timeout_set = self._hold(ctx, chunk) or timeout_set
+                media_started = True
+            if outcome is None:  # the loop ended at the deadline
+                reason = "timeout"
+        finally:
+            if reason == "hangup" and ctx.agent_id is not None:  # hung up talking to the agent
+                reason = "answered"
+            waited_exact = time.monotonic() - joined
+            waited = round(waited_exact)
+            times.queue_left_at, times.queue_result = utc_now(), reason
+            presence.leave(ctx.account_id, p["name"], ctx.call_id)
+            ctx.waiting_in_queue(False)
+            if reason == "hangup":  # short: under the queue's short_abandon_seconds (0 = never)
+                short = config.short_abandon_seconds if config is not None else limits.SHORT_ABANDON_SECONDS
+                ctx.publish("queue.caller.abandoned", self._event(
+                    ctx, waitedSeconds=waited, reason=reason, shortAbandon=waited_exact < short))
+            else:
+                ctx.publish("queue.caller.dequeued", self._event(ctx, waitedSeconds=waited, reason=reason))
+        if outcome is not None:
+            return outcome
+        if timeout_set:  # left set, it would cut every later playback of this call short
+            ctx.set_var("playback_timeout_sec", "")
+        hook = p.get("timeoutHook")
+        if hook:
+            return VerbOutcome.replace(ctx.fetch_instructions(hook, {"queue": p["name"], "queueResult": "timeout"}))
+        return VerbOutcome.end("queue_timeout")
+
+    def _offer(self, ctx: VerbContext, contact: Any, config: "QueueConfig", offered: list,
+               p: dict, joined: float, stats: QueueStats) -> Optional[VerbOutcome]:
+        """Ring the claimed agent from the caller's leg (ring_all: every claimed agent at once,
+        one bridge with ``,``-separated legs; the first to answer wins, the others are put
+        back in the idle line, not missed). Returns the verb's outcome when an agent answered
+        (the call is over when the bridge returns), None when the offer was missed (the
+        caller goes back in line)."""
+        agent = offered[0][0]
+        waited_ms = int((time.monotonic() - joined) * 1000)
+        offers = {c.agent_id: {"agentId": c.agent_id, "queueId": str(config.id), "waitedSeconds": round(waited_ms / 1000)}
+                  for c, _ in offered}
+        offer = offers[agent.agent_id]
+        for c, _ in offered:
+            ctx.publish("queue.assignment", self._event(ctx, **offers[c.agent_id]))
+            ctx.publish("agent.offer", self._event(ctx, **offers[c.agent_id], timeoutSeconds=config.offer_timeout_seconds,
+                                                   **{"from": ctx.from_number or None}))
+        # the agent's leg gets a known uuid: the agent channel's reject/hangup/hold act on it
+        leg_ids = {c.agent_id: str(uuid.uuid4()) for c, _ in offered}
+        leg_id = leg_ids[agent.agent_id]
+        offer_id = str(uuid.uuid4())
+        # handlers stay registered for the rest of the call: this offer's answers only while
+        # its bridge runs (a later offer's CHANNEL_BRIDGE is not this agent's accept)
+        answered: dict[str, Any] = {"at": None, "live": True, "agent": agent}
+        offered_at = utc_now()
+
+        def on_bridge(_event: Any) -> None:
+            if answered["live"] and answered["at"] is None:
+                agent = answered["agent"] = self._answering(_event, offer_id, offered)
+                offer = offers[agent.agent_id]
+                self._ring_lost(ctx, contact, offered, agent, keepers)  # ring_all: the others stop
+                answered["at"] = time.monotonic()
+                stats.answered(ctx.account_id, config.name, ctx.call_id, int((answered["at"] - joined) * 1000))
+                times = ctx.interaction
+                times.offered_at, times.connected_at = offered_at, utc_now()
+                contact.accepted(ctx.account_id, agent.agent_id)
+                ctx.agent_id = agent.agent_id
+                times.segment_id = contact.open_segment(ctx.account_id, ctx.trace_id, ctx.call_id,
+                                                        agent.agent_id, times.connected_at)
+                ctx.agent_bridged(agent.agent_id, _event)  # supervisable now
+                ctx.publish("agent.accept", self._event(ctx, **offer))
+
+        ctx.on_event("CHANNEL_BRIDGE", on_bridge)
+        ctx.set_var("continue_on_fail", "true")
+        ctx.set_var("hangup_after_bridge", "true")
+        ctx.set_var("transfer_ringback", f"local_stream://{p['moh']}")
+        ctx.set_var("playback_timeout_sec", "")
+        # an agent registered on another node is dialled through that node (cross-node offer)
+        legs = {c.agent_id: contact.agent_leg(c, ctx.switch_id) for c, _ in offered}
+        if len(offered) == 1:
+            leg_vars, endpoint = legs[agent.agent_id]
+            dial = (f"{{leg_timeout={config.offer_timeout_seconds},origination_uuid={leg_id},sbc_trace_id={ctx.trace_id},"
+                    f"sbc_agent_id={agent.agent_id},sbc_queue_id={config.id}}}"
+                    + (f"[{','.join(leg_vars)}]" if leg_vars else "") + endpoint)
+        else:
+            dial = (f"{{leg_timeout={config.offer_timeout_seconds},sbc_trace_id={ctx.trace_id},"
+                    f"sbc_queue_id={config.id},{OFFER_ID_VARIABLE}={offer_id}}}"
+                    + _ring_all_legs(offered, offer_id, leg_ids, legs))
+        keepers = {c.agent_id: contact.keep_engaged(ctx.account_id, c.agent_id, ctx.call_id) for c, _ in offered}
+        for c, _ in offered:
+            contact.presence.set_agent_leg(ctx.account_id, c.agent_id, ctx.call_id, leg_ids[c.agent_id])
+        try:
+            done = ctx.execute("bridge", dial)
+        except BaseException:  # the caller hung up: during the ring, or during the talk
+            for keeper in keepers.values():
+                keeper.kill(block=False)
+            answered["live"] = False
+            if answered["at"] is None:
+                for c, _ in offered:
+                    contact.abandoned_offer(ctx.account_id, c.agent_id)
+            else:
+                agent = answered["agent"]
+                self._handled(ctx, stats, config, answered["at"])
+                ctx.agent_unbridged()
+                contact.call_over(ctx.account_id, config, agent.agent_id)
+            raise
+        if answered["at"] is None and (done.variable("DIALSTATUS") or "") == "SUCCESS":
+            on_bridge(done)
+        for keeper in keepers.values():
+            keeper.kill(block=False)
+        answered["live"] = False
+        if answered["at"] is None:
+            cause = done.variable("originate_failed_cause") or done.variable("last_bridge_hangup_cause") or ""
+            for agent, _ in offered:  # ring_all: every agent rang out (or the caller left)
+                offer = offers[agent.agent_id]
+                if cause == CALLER_LEFT_CAUSE:  # the caller hung up while the agent's phone rang
+                    contact.abandoned_offer(ctx.account_id, agent.agent_id)
+                elif cause in REJECT_CAUSES:  # the phone declined (486/603): the agent's choice
+                    ctx.publish("agent.reject", self._event(ctx, **offer, cause=cause))
+                    contact.abandoned_offer(ctx.account_id, agent.agent_id)
+                else:
+                    ctx.publish("agent.missed", self._event(ctx, **offer, cause=cause))
+                    contact.missed(ctx.account_id, config, agent.agent_id)
+            return None
+        agent = answered["agent"]
+        self._handled(ctx, stats, config, answered["at"])
+        ctx.agent_unbridged()
+        contact.call_over(ctx.account_id, config, agent.agent_id)
+        return VerbOutcome.end("queue_answered", agentId=agent.agent_id)
+
+    @staticmethod
+    def _answering(event: Any, offer_id: str, offered: list) -> "Candidate":
+        """The agent whose leg answered: the only one, or (ring_all) the one the answered leg
+        exported with this offer's id."""
+        if len(offered) > 1 and event.variable(OFFER_ID_VARIABLE) == offer_id:
+            winner = event.variable(OFFER_AGENT_VARIABLE)
+            for candidate, _ in offered:
+                if candidate.agent_id == winner:
+                    return candidate
+        return offered[0][0]
+
+    @staticmethod
+    def _ring_lost(ctx: VerbContext, contact: Any, offered: list, winner: "Candidate", keepers: dict) -> None:
+        """ring_all: the agents who did not answer first (FreeSWITCH cancelled their legs,
+        LOSE_RACE) go back to their idle place at once: no miss, not engaged by this call."""
+        for candidate, claimed in offered:
+            if candidate.agent_id != winner.agent_id:
+                keepers[candidate.agent_id].kill(block=False)
+                try:
+                    contact.ring_lost(ctx.account_id, claimed)
+                except Exception:  # the engaged mark expires by itself; the agent can set available
+                    log.exception("agent %s: not put back after a lost ring_all", candidate.agent_id)
+
+    @staticmethod
+    def _handled(ctx: VerbContext, stats: QueueStats, config: "QueueConfig", answered_at: float) -> None:
+        """The handle time (answer to end of the agent's leg) feeds the queue's EWT."""
+        try:
+            stats.handled(ctx.account_id, config.name, ctx.call_id, int((time.monotonic() - answered_at) * 1000))
+        except Exception:  # Redis away: one sample less, the call is not affected
+            log.warning("queue %s: handle time not recorded", config.name, exc_info=True)
+
+    def _hold(self, ctx: VerbContext, seconds: float) -> bool:
+        """Hold music for ``seconds``. ``playback_timeout_sec`` takes whole seconds and
+        FreeSWITCH ignores values below 2 (switch_ivr_play_file: ``tmp > 1``: with 1 the
+        endless stream never returns), so the music plays the whole seconds from 2 up and a
+        ``sleep`` (milliseconds) covers the rest — as it does when the stream ends early (a
+        missing stream returns at once). Returns whether it set ``playback_timeout_sec``."""
+        started = time.monotonic()
+        music = seconds >= PLAYBACK_TIMEOUT_MIN_SECONDS
+        if music:
+            ctx.set_var("playback_timeout_sec", str(int(seconds)))
+            ctx.execute("playback", f"local_stream://{self.params['moh']}")
+        rest = seconds - (time.monotonic() - started)
+        if rest > _DEADLINE_SLACK_SECONDS:
+            ctx.execute("sleep", str(int(rest * 1000)))
+        return music
