@@ -191,6 +191,13 @@ def test_given_the_reference_build_then_the_dockerfile_uses_its_sources_and_conf
             assert re.search(rf"\b{ref}[0-9a-f]{{33}}\b", pinned), row
         for tag in re.findall(r"tag (v?[\d.]+)", row):
             assert tag in args.values(), row
+    # the answering-machine modules are documented apart (amd/README.md: module | source | ...)
+    amd_rows = [r for r in (REFERENCE / "amd" / "README.md").read_text().splitlines()
+                if r.startswith("| mod_")]
+    for row in amd_rows:
+        for ref in re.findall(r"\b[0-9a-f]{7}\b", row.split("|")[2]):
+            assert re.search(rf"\b{ref}[0-9a-f]{{33}}\b", pinned), row
+            used_refs.add(ref)
     commits = {v[:7] for k, v in args.items() if k.endswith("_COMMIT")}
     assert commits == used_refs
     reference_flags = re.search(r"`\./configure ([^`]+)`", readme).group(1).split()
@@ -258,11 +265,18 @@ def test_given_dockerfile_then_every_upstream_source_and_base_image_is_pinned():
 
 def test_given_dockerfile_then_out_of_tree_modules_land_where_the_build_list_expects_them():
     entries = {e.rsplit("/", 1)[-1]: e for e in build_list(BUILD_LIST)}
-    for module in ("mod_audio_fork", "mod_bcg729"):
+    for module in ("mod_audio_fork", "mod_bcg729", "mod_amd"):
         assert f"src/mod/{entries[module]}/Makefile" in DOCKERFILE, module  # registered in configure.ac
         assert re.search(rf"(cp|COPY)\s.*{module}.*src/mod/{entries[module].split('/')[0]}/", DOCKERFILE), module
     assert "COPY modules.conf freeswitch/modules.conf" in DOCKERFILE
     assert (ROOT / "fs-image" / "mod_bcg729.Makefile.am").is_file()
+    assert (ROOT / "fs-image" / "mod_amd.Makefile.am").is_file()
+    # the reference build's patch (when the reference tree is here), applied before the module
+    # is copied into the tree
+    ours = (ROOT / "fs-image" / "mod_amd-classify-frame.patch").read_bytes()
+    if (REFERENCE / "amd").is_dir():
+        assert ours == (REFERENCE / "amd" / "mod_amd-classify-frame.patch").read_bytes()
+    assert "patch -p1 < /usr/src/mod_amd-classify-frame.patch" in DOCKERFILE
 
 
 def test_given_dockerfile_then_it_installs_where_compose_runs_it_as_a_non_root_user():
