@@ -15,8 +15,17 @@ Prompts: ``say`` → ``say:<text>`` with the channel's tts_engine/tts_voice (app
 with DTMF collection first; only if no digit came is speech listened for (without replaying the
 prompt). Documented in docs/verbs.md.
 
-With an ``actionHook`` the result is POSTed (``digits``, ``speech``) and the reply replaces the
-rest of the list; without one the list continues. Flows branch on the result (``collect``).
+With an ``actionHook`` the result is POSTed (``digits``, ``speech``, ``reason``) and the reply
+replaces the rest of the list; without one the list continues. Flows branch on the result
+(``collect``).
+
+``reason`` says why the gather returned, so an application can tell a timeout from an empty
+entry: ``speech`` (words recognised), ``finishOnKey`` (the caller pressed the finish key, with
+or without digits before it), ``digits`` (``numDigits`` reached, or digits then the timeout), or
+``timeout`` (nothing usable came). The finish key is read from FreeSWITCH's
+``read_terminator_used``, which ``switch_ivr_read`` sets but never clears (and ``read_result``
+is ``failure`` for both an empty entry and a timeout when at least one digit is required): the
+gather clears it before ``play_and_get_digits``.
 """
 from __future__ import annotations
 
@@ -36,6 +45,7 @@ from app.verbs.play import PlayFields, play_file
 from app.verbs.say import SayFields
 
 DIGITS_VAR = "sbc_gather_digits"
+TERMINATOR_VAR = "read_terminator_used"  # set by switch_ivr_read, never cleared by it
 DIGITS_REGEX = r"[0-9*#]+"
 INVALID_FILE = "silence_stream://250"
 SILENT_PROMPT = "silence_stream://250"
@@ -45,10 +55,23 @@ SPEECH_GRAMMAR = "gather"
 _NLSML_INPUT = re.compile(r"<input[^>]*>(.*?)</input>", re.S | re.I)
 
 
+REASONS = ("digits", "speech", "timeout", "finishOnKey")
+
+
 @dataclass(frozen=True)
 class GatherResult:
     digits: str = ""
     speech: str = ""
+    finish_key: bool = False  # the caller ended the entry with finishOnKey
+
+    @property
+    def reason(self) -> str:
+        """Why the gather returned (one of REASONS; module docstring)."""
+        if self.speech:
+            return "speech"
+        if self.finish_key:
+            return "finishOnKey"
+        return "digits" if self.digits else "timeout"
 
 
 class GatherSchema(VerbSchema):
@@ -116,21 +139,25 @@ class Gather(Verb):
     def collect(self, ctx: VerbContext) -> GatherResult:
         inputs = self.params["input"]
         digits = speech = ""
+        finish_key = False
         prompt_played = False
         if "dtmf" in inputs:
+            if self.params["finishOnKey"]:
+                ctx.set_var(TERMINATOR_VAR, "")  # a previous gather's key must not count here
             done = ctx.execute("play_and_get_digits", self.dtmf_arg(ctx))
             # FreeSWITCH sets <var> only when digits came and never clears it, so a second
             # gather without input would still see the first one's digits: trust the variable
             # only when this run's read_result says success.
             if done.variable("read_result") == "success":
                 digits = done.variable(DIGITS_VAR) or ""
+            finish_key = bool(self.params["finishOnKey"]) and bool(done.variable(TERMINATOR_VAR))
             prompt_played = True
-        if "speech" in inputs and not digits:
+        if "speech" in inputs and not digits and not finish_key:
             prompt = SILENT_PROMPT if prompt_played else self.prompt_file(ctx)
             # play_and_detect_speech clears detect_speech_result itself before listening
             done = ctx.execute("play_and_detect_speech", self.speech_arg(prompt))
             speech = parse_speech(done.variable("detect_speech_result") or "")
-        return GatherResult(digits=digits, speech=speech)
+        return GatherResult(digits=digits, speech=speech, finish_key=finish_key)
 
     def execute(self, ctx: VerbContext) -> VerbOutcome:
         if self.params.get("play"):
@@ -138,9 +165,11 @@ class Gather(Verb):
         result = self.collect(ctx)
         hook = self.params.get("actionHook")
         if hook:
-            verbs = ctx.fetch_instructions(hook, {"digits": result.digits, "speech": result.speech})
-            return VerbOutcome.replace(verbs, digits=result.digits, speech=result.speech)
-        return VerbOutcome.cont(digits=result.digits, speech=result.speech)
+            verbs = ctx.fetch_instructions(hook, {"digits": result.digits, "speech": result.speech,
+                                                  "reason": result.reason})
+            return VerbOutcome.replace(verbs, digits=result.digits, speech=result.speech,
+                                       reason=result.reason)
+        return VerbOutcome.cont(digits=result.digits, speech=result.speech, reason=result.reason)
 
 
 def parse_speech(nlsml: str) -> str:

@@ -756,7 +756,7 @@ def _app_play_and_get_digits(call: SimOutboundCall, arg: str) -> tuple[str, dict
     elif not M.file_opens(prompt, call.loaded_modules):
         return "_none_", {}  # the prompt cannot open: returns at once, nothing collected
     collected = ""
-    terminated = False
+    terminated, terminator = False, ""
     presses = call.take_presses()
     if not presses:
         # nobody types: wait out the attempts (scaled down: timeouts are ms in the arg)
@@ -768,7 +768,7 @@ def _app_play_and_get_digits(call: SimOutboundCall, arg: str) -> tuple[str, dict
         for digit in digits:
             call._dtmf(digit)
             if digit in terminators:
-                terminated = True
+                terminated, terminator = True, digit
                 break
             collected += digit
             if len(collected) >= max_digits:
@@ -783,6 +783,10 @@ def _app_play_and_get_digits(call: SimOutboundCall, arg: str) -> tuple[str, dict
         extra[var] = collected
         call.channel.vars[var] = collected
     call.channel.vars["read_result"] = extra["read_result"]
+    if terminated:  # switch_ivr_read sets it on a terminator and never clears it
+        call.channel.vars["read_terminator_used"] = terminator
+    if call.channel.vars.get("read_terminator_used"):  # every channel variable is on the event
+        extra["read_terminator_used"] = call.channel.vars["read_terminator_used"]
     return "_none_", extra
 
 

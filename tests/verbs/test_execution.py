@@ -58,11 +58,12 @@ def test_given_gather_with_hook_when_caller_presses_digits_then_hook_gets_digits
          "2 2 1 7000 # 'say:Press 1 then 2, it\\'s easy' silence_stream://250 sbc_gather_digits [0-9*#]+"),
         ("speak", "flite|kal|You chose sales"),
     ]
-    assert run.setvars() == [("tts_engine", "flite"), ("tts_voice", "kal")]
+    assert run.setvars() == [("read_terminator_used", ""), ("tts_engine", "flite"), ("tts_voice", "kal")]
     assert run.call.refused_prompts == []
     (request,) = hook_server.requests
     body = json.loads(request.body)
     assert (body["digits"], body["speech"], body["tags"]) == ("12", "", {"campaign": "spring"})
+    assert body["reason"] == "digits"  # numDigits reached before the caller's '#'
     assert body["callId"] == run.call.uuid and body["accountSid"] == run.account_id
 
 
@@ -364,6 +365,29 @@ def test_given_two_gathers_when_only_the_first_gets_digits_then_the_second_repor
     run_on_call(Call().press("7"), [{"verb": "gather", "numDigits": 1, "actionHook": hook_server.url("/first")}])
     first, second = (json.loads(r.body)["digits"] for r in hook_server.requests)
     assert (first, second) == ("7", "")
+
+
+@pytest.mark.parametrize(("presses", "digits", "reason"), [
+    ("4#", "4", "finishOnKey"),
+    ("#", "", "finishOnKey"),   # an empty entry, told apart from a timeout
+    ("", "", "timeout"),
+])
+def test_the_action_hook_is_told_why_the_gather_returned(run_on_call, hook_server, presses, digits, reason):
+    hook_server.reply(Reply.json([{"verb": "hangup"}]))
+    call = Call().press(presses) if presses else Call()
+    run_on_call(call, [{"verb": "gather", "timeout": 1, "actionHook": hook_server.url("/menu")}])
+    (request,) = hook_server.requests
+    body = json.loads(request.body)
+    assert (body["digits"], body["reason"]) == (digits, reason)
+
+
+def test_a_finish_key_pressed_in_an_earlier_gather_does_not_make_a_later_timeout_an_empty_entry(
+        run_on_call, hook_server):
+    hook_server.reply(Reply.json([{"verb": "gather", "timeout": 1, "actionHook": hook_server.url("/second")}]),
+                      Reply(body=b""))
+    run_on_call(Call().press("5#"), [{"verb": "gather", "timeout": 1, "actionHook": hook_server.url("/first")}])
+    first, second = (json.loads(r.body)["reason"] for r in hook_server.requests)
+    assert (first, second) == ("finishOnKey", "timeout")
 
 
 def test_given_pocketsphinx_nlsml_when_parsed_then_first_input_text():
