@@ -227,3 +227,13 @@ AGENT_CHANNEL_PING_SECONDS = 25
 AGENT_CHANNEL_OUTBOX_SIZE = 256
 AGENT_CHANNEL_DTMF_MAX_DIGITS = 32
 AGENT_CHANNEL_ID_MAX_CHARS = 64
+# Commands per agent-channel socket (docs/agents.md "Rate limit"): a token bucket of
+# AGENT_CHANNEL_COMMAND_BURST tokens refilled at AGENT_CHANNEL_COMMANDS_PER_SECOND; every frame
+# after the auth message takes one. A person at an agent UI sends a few commands a second at
+# most (keypad DTMF is the fastest: one command per key); the burst covers an SDK replaying
+# its state on reconnect. Before: 300 setState in 3.9 s were all served (300 transactions, 300
+# bus events). A frame over the bucket gets ``rate_limited``; this many in a row close the
+# socket with 4029.
+AGENT_CHANNEL_COMMANDS_PER_SECOND = 5.0
+AGENT_CHANNEL_COMMAND_BURST = 20
+AGENT_CHANNEL_RATE_STRIKES = 10
