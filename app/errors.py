@@ -59,8 +59,9 @@ class UnsupportedMediaType(SbcError):
 
 
 class TooManyLoginAttempts(SbcError):
-    """Login refused before any password check: too many recent failures for this user or
-    address (``app.accounts.login_throttle``). The same answer whether or not the user exists."""
+    """Login refused before any password check: too many recent failures for this user from
+    this address, for this address, or for this user from unknown addresses
+    (``app.accounts.login_throttle``). The same answer whether or not the user exists."""
     status, code = 429, "too_many_login_attempts"
 
     def __init__(self, *, retry_after_seconds: int) -> None:

@@ -227,3 +227,29 @@ AGENT_CHANNEL_PING_SECONDS = 25
 AGENT_CHANNEL_OUTBOX_SIZE = 256
 AGENT_CHANNEL_DTMF_MAX_DIGITS = 32
 AGENT_CHANNEL_ID_MAX_CHARS = 64
+# Commands per agent-channel socket (docs/agents.md "Rate limit"): a token bucket of
+# AGENT_CHANNEL_COMMAND_BURST tokens refilled at AGENT_CHANNEL_COMMANDS_PER_SECOND; every frame
+# after the auth message takes one. A person at an agent UI sends a few commands a second at
+# most (keypad DTMF is the fastest: one command per key); the burst covers an SDK replaying
+# its state on reconnect. Before: 300 setState in 3.9 s were all served (300 transactions, 300
+# bus events). A frame over the bucket gets ``rate_limited``; this many in a row close the
+# socket with 4029.
+AGENT_CHANNEL_COMMANDS_PER_SECOND = 5.0
+AGENT_CHANNEL_COMMAND_BURST = 20
+AGENT_CHANNEL_RATE_STRIKES = 10
+
+# Login throttle (app/accounts/login_throttle.py has the reasons; docs/api.md "Login rate
+# limiting"). Per (tenant, username, client address): LOGIN_PAIR_FREE_FAILURES failures, then
+# each further attempt waits LOGIN_PAIR_BASE_DELAY_SECONDS doubled per failure, at most
+# LOGIN_PAIR_MAX_DELAY_SECONDS; failures are remembered LOGIN_PAIR_WINDOW_SECONDS. Per address:
+# LOGIN_ADDRESS_FAILURE_LIMIT failures per LOGIN_WINDOW_SECONDS (sliding). Per user, across
+# addresses: LOGIN_USER_FAILURE_LIMIT per LOGIN_WINDOW_SECONDS, not applied to an address the
+# user signed in from within LOGIN_KNOWN_ADDRESS_SECONDS.
+LOGIN_WINDOW_SECONDS = 15 * 60
+LOGIN_PAIR_FREE_FAILURES = 3
+LOGIN_PAIR_BASE_DELAY_SECONDS = 2
+LOGIN_PAIR_MAX_DELAY_SECONDS = 15 * 60
+LOGIN_PAIR_WINDOW_SECONDS = 24 * 3600
+LOGIN_ADDRESS_FAILURE_LIMIT = 20
+LOGIN_USER_FAILURE_LIMIT = 30
+LOGIN_KNOWN_ADDRESS_SECONDS = 30 * 24 * 3600

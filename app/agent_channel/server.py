@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 import uuid
 from typing import Any, Optional
 
@@ -24,6 +25,8 @@ import jwt as pyjwt
 import simple_websocket
 from flask import Blueprint, Response, current_app, g, request
 from flask_jwt_extended import decode_token
+from flask_jwt_extended.exceptions import WrongTokenError
+from flask_jwt_extended.internal_utils import verify_token_type
 from sqlalchemy import select
 
 from app import limits
@@ -32,6 +35,7 @@ from app.agent_channel.commands import COMMANDS, CommandContext
 from app.agent_channel.connection import AgentConnection
 from app.agent_channel.hub import Hub
 from app.agent_channel.protocol import ProtocolError
+from app.agent_channel.rate import Clock, TokenBucket
 from app.agent_channel.relay import start_relay
 from app.api.security import close_request_session, load_identity
 from app.api.tenancy import request_tenant
@@ -46,6 +50,8 @@ LICENSE = "queue-mgmt"
 COMMAND_WAIT_SECONDS = 30.0
 # environ key the API server reads to close the TCP connection after the socket's life
 CHANNEL_DONE_KEY = "sbc.agent_channel.done"
+# app.extensions key of the command bucket's clock (tests freeze it); default time.monotonic
+CLOCK_EXTENSION = "agent_channel.clock"
 
 blp = Blueprint("agent_channel", __name__)
 
@@ -161,9 +167,9 @@ def _receive(ws: simple_websocket.Server, timeout: Optional[float]) -> Any:
     return ws.receive(timeout=timeout)
 
 
-def _reject(ws: simple_websocket.Server, code: str, text: str, close_code: int) -> None:
+def _reject(ws: simple_websocket.Server, code: str, text: str, close_code: int, details: Any = None) -> None:
     with contextlib.suppress(Exception):  # the peer is gone already: nothing to tell it
-        ws.send(protocol.encode(protocol.error(code, text)))
+        ws.send(protocol.encode(protocol.error(code, text, details)))
         ws.close(close_code, text[:120])
 
 
@@ -182,7 +188,7 @@ def _authenticate(ws: simple_websocket.Server) -> Optional[AgentConnection]:
             raise ProtocolError(protocol.AUTH_REQUIRED, "The first message must be {\"type\": \"auth\", \"token\": ...}.")
         return _connection_for(ws, body["token"])
     except ProtocolError as exc:
-        _reject(ws, exc.code, exc.message, protocol.CLOSE_AUTH_FAILED)
+        _reject(ws, exc.code, exc.message, protocol.CLOSE_AUTH_FAILED, exc.details)
     except SbcError as exc:
         _reject(ws, exc.code, exc.message, protocol.CLOSE_AUTH_FAILED)
     except Exception:
@@ -194,10 +200,17 @@ def _authenticate(ws: simple_websocket.Server) -> Optional[AgentConnection]:
 
 
 def _claims(token: str) -> dict[str, Any]:
+    """The token's claims, checked as REST's ``verify_jwt_in_request`` checks them: signature,
+    expiry, and the token type (a refresh token is refused: REST answers it 401
+    ``invalid_token`` through the library's ``WrongTokenError``, so does the channel)."""
     try:
-        return decode_token(token)
+        claims = decode_token(token)
+        verify_token_type(claims, refresh=False)
+        return claims
     except pyjwt.ExpiredSignatureError:
         raise Unauthorized("The token has expired; log in again.", code="token_expired") from None
+    except WrongTokenError:
+        raise Unauthorized("The token is not valid.", code="invalid_token") from None
     except Exception:  # any other decode failure: signature, format, claims
         raise Unauthorized("The token is not valid.", code="invalid_token") from None
 
@@ -251,8 +264,15 @@ def _send_current_state(conn: AgentConnection) -> None:
     close_request_session()
 
 
+def _command_clock() -> Clock:
+    return current_app.extensions.get(CLOCK_EXTENSION, time.monotonic)
+
+
 def _command_loop(ws: simple_websocket.Server, conn: AgentConnection, hub: Hub) -> None:
     ctx = CommandContext(conn=conn, hub=hub)
+    bucket = TokenBucket(limits.AGENT_CHANNEL_COMMANDS_PER_SECOND, limits.AGENT_CHANNEL_COMMAND_BURST,
+                         clock=_command_clock())
+    strikes = 0  # frames refused in a row for the rate limit
     while not conn.closed:
         try:
             # a bounded wait: a reader greenlet that died without waking us is noticed
@@ -267,7 +287,26 @@ def _command_loop(ws: simple_websocket.Server, conn: AgentConnection, hub: Hub) 
             except Exception:  # the database is away: keep serving, check again next time
                 log.warning("agent channel %s: identity not re-checked", conn.session_id, exc_info=True)
             continue
+        if not bucket.take():  # before any parsing or database work: a flood costs little
+            strikes += 1
+            conn.send(_rate_limited(frame))
+            if strikes >= limits.AGENT_CHANNEL_RATE_STRIKES:
+                log.warning("agent channel %s: over the command rate limit, closing", conn.session_id)
+                conn.close(protocol.CLOSE_RATE_LIMITED, "too many commands")
+                return
+            continue
+        strikes = 0
         conn.send(_answer(ctx, frame))
+
+
+def _rate_limited(frame: Any) -> dict[str, Any]:
+    """The answer to a frame over the socket's command budget: nothing of it is done."""
+    text = (f"Too many commands: at most {limits.AGENT_CHANNEL_COMMANDS_PER_SECOND:g} a second "
+            f"(bursts of {limits.AGENT_CHANNEL_COMMAND_BURST}); slow down.")
+    command_id = protocol.readable_id(frame)
+    if command_id is None:
+        return protocol.error(protocol.RATE_LIMITED, text)
+    return protocol.nack(command_id, protocol.RATE_LIMITED, text)
 
 
 def _still_authorised(conn: AgentConnection) -> None:
@@ -299,9 +338,10 @@ def _answer(ctx: CommandContext, frame: Any) -> dict[str, Any]:
         extra = handler(ctx, body)
         return protocol.ack(command_id, **extra)
     except (ProtocolError, SbcError) as exc:
+        command_id = command_id or getattr(exc, "command_id", None)
         if command_id is None:
-            return protocol.error(exc.code, exc.message)
-        return protocol.nack(command_id, exc.code, exc.message)
+            return protocol.error(exc.code, exc.message, exc.details)
+        return protocol.nack(command_id, exc.code, exc.message, exc.details)
     except Exception:
         log.exception("agent channel %s: command failed", ctx.conn.session_id)
         if command_id is None:

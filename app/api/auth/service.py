@@ -6,8 +6,9 @@ it can learn), then reads the user under ``tenant_session`` like any request —
 is involved. It takes the same time whether or not the tenant or the user exists: a bcrypt comparison always happens
 (against a dummy hash when there is no user), and every failure is the same 401
 ``invalid_credentials``. Before any of that, ``app.accounts.login_throttle`` counts failures per
-(tenant, username) and per client address; over budget the answer is 429
-``too_many_login_attempts`` without a lookup or a bcrypt check.
+(tenant, username, client address) with growing delays, per client address, and per user
+across addresses except from the user's known addresses; while one of them says wait the answer
+is 429 ``too_many_login_attempts`` without a lookup or a bcrypt check.
 
 Sessions: ``admin`` is open to roles ``admin`` and ``supervisor``; ``agent`` is open to role
 ``agent`` and to any user who has an ``agents`` row (an admin who also takes calls). ``exchange``
