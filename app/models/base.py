@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import DateTime, ForeignKey, MetaData, Uuid, func, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
@@ -63,6 +62,3 @@ class MaybePlatformOwned:
             Uuid, ForeignKey("accounts.id", ondelete="CASCADE"), nullable=True, index=True
         )
 
-
-def jsonb_default(value: str) -> Any:
-    return text(f"'{value}'::jsonb")
