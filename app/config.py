@@ -41,10 +41,11 @@ import copy
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.engine import CursorResult
 
 from app import limits
 from app.db.engine import platform_session
@@ -290,7 +291,9 @@ def unset_value(key: str, *, announce: bool = True) -> bool:
     if not key or len(key) > 255:
         raise ValidationFailed("key must be 1-255 characters")
     with platform_session() as session:
-        removed = session.execute(delete(ClusterConfig).where(ClusterConfig.key == key)).rowcount > 0
+        # a DELETE's result is a CursorResult (rowcount); Session.execute is typed as Result
+        result = cast("CursorResult[Any]", session.execute(delete(ClusterConfig).where(ClusterConfig.key == key)))
+        removed = result.rowcount > 0
         if removed and announce:
             publish_in(session, SYSTEM_EVENTS, "system.config.changed", config_changed([key]))
     return removed
