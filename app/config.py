@@ -41,10 +41,11 @@ import copy
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.engine import CursorResult
 
 from app import limits
 from app.db.engine import platform_session
@@ -259,6 +260,7 @@ def set_value(key: str, value: Any, *, announce: bool = True) -> None:
     from app.errors import ValidationFailed
     from app.events.exchanges import SYSTEM_EVENTS
     from app.events.outbox import publish_in
+    from app.events.payloads import config_changed
 
     if key in REFUSED:
         raise ValidationFailed(f"{key} is not runtime configuration: {REFUSED[key]}",
@@ -274,7 +276,7 @@ def set_value(key: str, value: Any, *, announce: bool = True) -> None:
             .on_conflict_do_update(index_elements=[ClusterConfig.key], set_={"value": value})
         )
         if announce:
-            publish_in(session, SYSTEM_EVENTS, "system.config.changed", {"keys": [key]})
+            publish_in(session, SYSTEM_EVENTS, "system.config.changed", config_changed([key]))
 
 
 def unset_value(key: str, *, announce: bool = True) -> bool:
@@ -284,13 +286,16 @@ def unset_value(key: str, *, announce: bool = True) -> bool:
     from app.errors import ValidationFailed
     from app.events.exchanges import SYSTEM_EVENTS
     from app.events.outbox import publish_in
+    from app.events.payloads import config_changed
 
     if not key or len(key) > 255:
         raise ValidationFailed("key must be 1-255 characters")
     with platform_session() as session:
-        removed = session.execute(delete(ClusterConfig).where(ClusterConfig.key == key)).rowcount > 0
+        # a DELETE's result is a CursorResult (rowcount); Session.execute is typed as Result
+        result = cast("CursorResult[Any]", session.execute(delete(ClusterConfig).where(ClusterConfig.key == key)))
+        removed = result.rowcount > 0
         if removed and announce:
-            publish_in(session, SYSTEM_EVENTS, "system.config.changed", {"keys": [key]})
+            publish_in(session, SYSTEM_EVENTS, "system.config.changed", config_changed([key]))
     return removed
 
 

@@ -16,3 +16,9 @@ def shared_redis(url: str) -> redis.Redis:
     return redis.Redis(connection_pool=redis.BlockingConnectionPool.from_url(
         url, max_connections=limits.CONTROLLER_REDIS_MAX_CONNECTIONS,
         timeout=limits.CONTROLLER_REDIS_POOL_WAIT_SECONDS))
+
+
+def as_text(value: bytes | str) -> str:
+    """A Redis reply member as text: our clients return bytes (no ``decode_responses``), but
+    redis-py types every reply as bytes or str, so readers say which one they got."""
+    return value.decode() if isinstance(value, bytes) else value

@@ -23,9 +23,13 @@ patch()
 
 import gevent  # noqa: E402
 from gevent import socket  # noqa: E402
-from greenswitch.esl import OutboundESLServer  # noqa: E402
 
 from esl.outbound import OutboundServer  # noqa: E402
+
+try:
+    from greenswitch.esl import OutboundESLServer
+except ImportError:
+    sys.exit("esl_accept_bench needs greenswitch (the bench extra): pip install -e '.[bench]'")
 
 CALLS = 40
 

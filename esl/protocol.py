@@ -16,7 +16,7 @@ commands that carry a body).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Optional
+from typing import Optional, overload
 from urllib.parse import quote, unquote
 
 # FreeSWITCH's switch_url_encode() escapes exactly these (plus control and non-ASCII bytes);
@@ -100,7 +100,13 @@ class Event:
             self._parse()
         return self._headers  # type: ignore[return-value]
 
+    @overload
+    def get(self, name: str, default: str) -> str: ...
+    @overload
+    def get(self, name: str, default: Optional[str] = None) -> Optional[str]: ...
+
     def get(self, name: str, default: Optional[str] = None) -> Optional[str]:
+        """First value of ``name``; with a ``str`` default the result is a ``str``."""
         first = self._first
         if first is None:
             encoded = self._encoded
@@ -117,6 +123,11 @@ class Event:
 
     def get_all(self, name: str) -> list[str]:
         return [v for n, v in self.headers if n == name]
+
+    @overload
+    def variable(self, name: str, default: str) -> str: ...
+    @overload
+    def variable(self, name: str, default: Optional[str] = None) -> Optional[str]: ...
 
     def variable(self, name: str, default: Optional[str] = None) -> Optional[str]:
         """Channel variable ``name`` as carried by the ``variable_<name>`` header."""

@@ -25,8 +25,10 @@ from dataclasses import dataclass
 from typing import Optional
 
 import redis
+from redis.typing import EncodableT
 
 from app import limits
+from app.redis_pool import as_text
 
 QUEUED, RINGING, IN_PROGRESS, COMPLETED, FAILED = "queued", "ringing", "in-progress", "completed", "failed"
 LIVE_STATES = (QUEUED, RINGING, IN_PROGRESS)
@@ -42,7 +44,7 @@ def mark(client: redis.Redis, prefix: str, call_id: uuid.UUID | str, account_id:
     """Record a live state (a later state overwrites an earlier one; the record ends the story)."""
     if state not in LIVE_STATES:
         raise ValueError(f"not a live call state: {state!r}")
-    fields = {"state": state, "account": str(account_id), "updated": f"{time.time():.3f}"}
+    fields: dict[EncodableT, EncodableT] = {"state": state, "account": str(account_id), "updated": f"{time.time():.3f}"}
     if queued_at is not None:
         fields["queued"] = f"{queued_at:.3f}"
     key = state_key(prefix, call_id)
@@ -64,7 +66,7 @@ def read(client: redis.Redis, prefix: str, call_id: uuid.UUID | str) -> Optional
     raw = client.hgetall(state_key(prefix, call_id))
     if not raw:
         return None
-    values = {k.decode(): v.decode() for k, v in raw.items()}
+    values = {as_text(k): as_text(v) for k, v in raw.items()}
     return LiveState(state=values.get("state", QUEUED), account_id=values.get("account", ""),
                      queued_at=float(values["queued"]) if "queued" in values else None,
                      updated_at=float(values.get("updated", "0")))

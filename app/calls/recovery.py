@@ -177,8 +177,10 @@ def recover_lost_calls(live: Container[str], channels: Iterable[tuple[dict[str, 
     for call in candidates:
         if call.call_id in live:  # it reached this controller while we were looking
             continue
-        row, hang_up = on_switch.get(call.call_id, (None, None))
-        if row is not None:
+        row: dict[str, Any] | None = None
+        found = on_switch.get(call.call_id)
+        if found is not None:
+            row, hang_up = found
             if _driven_elsewhere(row, our_socket):
                 continue
             log.warning("call %s: channel still on FreeSWITCH with no session to drive it; "

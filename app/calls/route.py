@@ -146,7 +146,8 @@ def find_originated_route(leg: OriginatedLeg, number: str) -> Optional[CallRoute
     )
 
 
-def _settings(app: Application, flow_definition: Optional[dict[str, Any]]) -> AppSettings:
+def _settings(app: Application | SimpleNamespace, flow_definition: Optional[dict[str, Any]]) -> AppSettings:
+    """``app``: an Application row, or its columns read off the one inbound-route statement."""
     basic_auth = None
     if app.basic_auth_username and app.basic_auth_password_encrypted:
         basic_auth = (app.basic_auth_username, decrypt_secret(app.basic_auth_password_encrypted))

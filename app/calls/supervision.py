@@ -38,6 +38,7 @@ from typing import Any, Optional
 import redis
 
 from app import limits
+from app.redis_pool import as_text
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +127,7 @@ def read_agent_leg(client: redis.Redis, prefix: str, call_id: str) -> Optional[A
     raw = client.hgetall(agent_leg_key(prefix, call_id))
     if not raw:
         return None
-    v = {k.decode(): val.decode() for k, val in raw.items()}
+    v = {as_text(k): as_text(val) for k, val in raw.items()}
     return AgentLeg(call_id=str(call_id), account_id=v.get("account", ""), agent_id=v.get("agent", ""),
                     leg=v.get("leg", ""), switch=v.get("switch", ""), since=float(v.get("since") or 0),
                     trace_id=v.get("trace", ""))

@@ -86,10 +86,6 @@ def app_engine() -> Engine:
     return _engine(get_settings().app_database_url)
 
 
-def platform_engine() -> Engine:
-    return _engine(get_settings().platform_database_url)
-
-
 def reset_engines() -> None:
     """Drop pooled connections (tests that recreate the database, forked workers)."""
     for engine in _engines.values():

@@ -23,7 +23,8 @@ from app.settings import get_settings
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[Envelope], None]
+# what a handler returns is ignored (RoutingReloader.handle_event returns what it changed)
+Handler = Callable[[Envelope], object]
 
 
 class SeenIds(Protocol):
@@ -120,7 +121,7 @@ class EventConsumer(BrokerLoop):
                 channel.queue_bind(queue, exchange, routing_key=key)
             channel.basic_qos(prefetch_count=self.prefetch)
             if self.on_bound is not None:  # events from here on wait in the queue meanwhile
-                self._run_on_bound()
+                self._run_on_bound(self.on_bound)
             self.ready.set()
             for method, _props, body in channel.consume(queue, inactivity_timeout=0.2):
                 if self._stopping:
@@ -132,9 +133,9 @@ class EventConsumer(BrokerLoop):
             self._conn = None
             abandon_connection(conn)
 
-    def _run_on_bound(self) -> None:
+    def _run_on_bound(self, on_bound: Callable[[], None]) -> None:
         try:
-            self.on_bound()
+            on_bound()
         except Exception as exc:
             log.exception("%s: catching up after binding failed; reconnecting to try again", self.role)
             raise OnBoundFailed(f"catch-up failed: {exc}") from exc

@@ -11,12 +11,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from sqlalchemy import any_, bindparam, delete, event, insert, select, text, update
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import UUID as PG_UUID
 from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.engine import CursorResult
 from sqlalchemy.orm import Session
 
 from app.db.engine import platform_session
@@ -210,10 +211,11 @@ def mark_unpublishable(session: Session, event_id: uuid.UUID, error: str) -> Non
 def prune(session: Session, older_than_seconds: float) -> int:
     """Delete published rows older than the retention; unpublished rows are never pruned."""
     cutoff = datetime.now(timezone.utc) - timedelta(seconds=older_than_seconds)
-    result = session.execute(
+    # a DELETE's result is a CursorResult (rowcount); Session.execute is typed as Result
+    result = cast("CursorResult[Any]", session.execute(
         delete(EventOutbox).where(EventOutbox.published_at.is_not(None),
                                   EventOutbox.published_at < cutoff)
-    )
+    ))
     return result.rowcount or 0
 
 

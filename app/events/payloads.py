@@ -166,6 +166,7 @@ def service_state(service: str, instance_id: str, *, host: str, pid: int, versio
 
 
 def config_changed(keys: list[str]) -> dict[str, Any]:
+    """system.config.changed: the runtime configuration keys set or unset (app/config.py)."""
     return {"keys": list(keys)}
 
 

@@ -17,7 +17,7 @@ import logging
 import random
 import socket
 import time
-from typing import Callable, ContextManager
+from typing import Any, Callable, ContextManager
 
 import gevent
 import gevent.event
@@ -104,7 +104,7 @@ class OutboxPublisher:
         self._stop_event = gevent.event.Event()
         self._greenlet: gevent.Greenlet | None = None
         self._conn: pika.BlockingConnection | None = None
-        self._channel = None
+        self._channel: Any = None  # pika's BlockingChannel (pika has no types)
         self._last_prune = 0.0
         # other processes' urgent commits (NOTIFY) wake this relay too: app/events/wake_listener.py
         self._listener = WakeListener(listen_dsn, self.wake) if listen_dsn else None
@@ -263,7 +263,7 @@ class OutboxPublisher:
         return len(messages)
 
     @staticmethod
-    def _message(row: outbox.OutboxRow) -> tuple[str, pika.BasicProperties]:
+    def _message(row: outbox.OutboxRow) -> tuple[bytes, pika.BasicProperties]:
         """The AMQP body and properties of an outbox row (ValueError: not an envelope)."""
         envelope = row.envelope()
         props = pika.BasicProperties(

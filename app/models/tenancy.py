@@ -56,6 +56,3 @@ class Account(Base):
         ),
         CheckConstraint("max_concurrent_calls >= 0", name="max_calls_non_negative"),
     )
-
-    def has_license(self, name: str) -> bool:
-        return name in (self.licenses or [])

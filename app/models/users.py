@@ -48,9 +48,6 @@ class User(TenantOwned, Base):
         ),
     )
 
-    def has_permission(self, name: str) -> bool:
-        return name in (self.permissions or [])
-
 
 class ApiKey(TenantOwned, Base):
     """Only the SHA-256 hex of the key and a 10-character display prefix are stored."""

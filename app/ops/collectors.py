@@ -108,7 +108,7 @@ class DatabaseCollector(Collector):
         from app.models.enums import AGENT_STATES
 
         with platform_session() as session:
-            counts = dict(session.execute(text("SELECT state, count(*) FROM agents GROUP BY state")).all())
+            counts: dict[str, int] = dict(session.execute(text("SELECT state, count(*) FROM agents GROUP BY state")).all())
         family = GaugeMetricFamily("sbc_agents", "Agents by presence state (all tenants).", labels=["state"])
         for state in AGENT_STATES:
             family.add_metric([state], counts.get(state, 0))

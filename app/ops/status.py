@@ -122,7 +122,7 @@ def calls_by_account(limiter: ConcurrencyLimiter) -> dict[str, int]:
     if not ids:
         return {}
     with platform_session() as session:
-        names = dict(session.execute(text("SELECT id::text, subdomain FROM accounts WHERE id::text = ANY(:ids)"),
+        names: dict[str, str] = dict(session.execute(text("SELECT id::text, subdomain FROM accounts WHERE id::text = ANY(:ids)"),
                                      {"ids": sorted(ids)}).all())
     counts = {names.get(i, i): limiter.counts(i)[0] for i in ids}
     return {name: n for name, n in sorted(counts.items()) if n}
@@ -160,13 +160,13 @@ def render(status: Status) -> str:
     lines.append("SERVICES (by heartbeat)")
     if not status.services:
         lines.append("  none seen")
-    for s in status.services:
+    for svc in status.services:
         extra = ""
-        if s.service == "controller":
-            switches = s.details.get("switches") or {}
+        if svc.service == "controller":
+            switches = svc.details.get("switches") or {}
             up = sum(1 for v in switches.values() if v.get("connected"))
-            extra = f"  live calls {s.details.get('liveCalls', '?')}  switches {up}/{len(switches)} connected"
-        lines.append(f"  {s.service:<11} {s.state:<6} {s.host}[{s.pid}]  last seen {s.last_seen_seconds:g} s ago{extra}")
+            extra = f"  live calls {svc.details.get('liveCalls', '?')}  switches {up}/{len(switches)} connected"
+        lines.append(f"  {svc.service:<11} {svc.state:<6} {svc.host}[{svc.pid}]  last seen {svc.last_seen_seconds:g} s ago{extra}")
     if status.outbox_backlog is None:
         lines.append("OUTBOX  unknown")
     else:

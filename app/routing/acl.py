@@ -44,7 +44,7 @@ def gateway_network(gateway: GatewayRow) -> ipaddress.IPv4Network:
     if int(gateway.netmask) < limits.GATEWAY_MIN_INBOUND_PREFIX:
         # A /0../7 entry would open the trunk port to a large part of the internet.
         raise ValueError(f"netmask /{gateway.netmask} is too wide for a trunk ACL")
-    return ipaddress.ip_network(f"{address}/{int(gateway.netmask)}", strict=False)
+    return ipaddress.IPv4Network(f"{address}/{int(gateway.netmask)}", strict=False)
 
 
 def build_acl(
@@ -129,7 +129,6 @@ def _ipv4_int(source_ip: str | None) -> int | None:
     except ValueError:
         return None
     if isinstance(address, ipaddress.IPv6Address):
-        address = address.ipv4_mapped
-        if address is None:
-            return None
+        mapped = address.ipv4_mapped
+        return None if mapped is None else int(mapped)
     return int(address)

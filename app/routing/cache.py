@@ -89,10 +89,6 @@ class RoutingCache:
                 self._table = self._compile()
             return self._table
 
-    def invalidate(self) -> None:
-        """Forget the snapshot; the next reader compiles a fresh one."""
-        self._table = None
-
     def reload(self) -> RoutingTable:
         """Compile now and swap (the old snapshot keeps serving until the new one is ready)."""
         with self._lock:

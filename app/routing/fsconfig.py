@@ -137,13 +137,6 @@ def write_atomic(path: Path, text: str) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class ApplyResult:
-    acl_changed: bool
-    gateways: GatewayDiff
-    commands: tuple[str, ...]
-
-
 def write_generated(
     generated_dir: Path, acl_entries: Iterable[AclEntry], gateways: Iterable[GatewayRow]
 ) -> tuple[bool, GatewayDiff]:

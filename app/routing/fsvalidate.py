@@ -170,11 +170,11 @@ def validate(conf_dir: Path, dialplan_dir: Path, code_dirs: tuple[Path, ...] = (
     # Dialplan applications
     for action in doc.iter("action"):
         app = action.get("application", "")
-        module = APPLICATION_MODULES.get(app)
-        if module is None:
+        app_module = APPLICATION_MODULES.get(app)
+        if app_module is None:
             report.problems.append(f"dialplan application {app!r} has no known module")
         else:
-            report.need(module, f"dialplan application {app}")
+            report.need(app_module, f"dialplan application {app}")
     # Config needs
     if configuration("sofia.conf") is not None:
         report.need("mod_sofia", "sofia.conf")
@@ -191,11 +191,11 @@ def validate(conf_dir: Path, dialplan_dir: Path, code_dirs: tuple[Path, ...] = (
             text = source.read_text()
             where = source.name
             for app in _EXECUTE_CALL.findall(text):
-                module = APPLICATION_MODULES.get(app)
-                if module is None:
+                app_module = APPLICATION_MODULES.get(app)
+                if app_module is None:
                     report.problems.append(f"{source}: application {app!r} has no known module")
                 else:
-                    report.need(module, f"{where} executes {app}")
+                    report.need(app_module, f"{where} executes {app}")
             for pattern, module in TOKEN_MODULES:
                 if pattern.search(text):
                     report.need(module, f"{where} uses {pattern.pattern}")

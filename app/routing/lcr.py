@@ -412,6 +412,7 @@ def compile_table(rows: RoutingRows, *, cooperate: Callable[[], None] | None = N
         if cached is not None:
             return cached
         carrier = carriers.get(carrier_id)
+        result: tuple[str, str, tuple[GatewayTarget, ...], str | None]
         if carrier is None:
             result = ("?", "", (), "carrier no longer exists")
         else:
@@ -464,8 +465,8 @@ def compile_table(rows: RoutingRows, *, cooperate: Callable[[], None] | None = N
         compiled_routes.sort(key=lambda r: r.rank)
         route_count += len(compiled_routes)
         buckets: dict[str, list[CompiledRoute]] = {}
-        for route in compiled_routes:  # already in rank order, so each bucket is too
-            buckets.setdefault(route.prefix, []).append(route)
+        for compiled_route in compiled_routes:  # already in rank order, so each bucket is too
+            buckets.setdefault(compiled_route.prefix, []).append(compiled_route)
         compiled = CompiledPlan(
             plan.id, plan.name, plan.account_id, plan.service_provider_id, tuple(compiled_routes),
             {k: tuple(v) for k, v in buckets.items()}, max((len(k) for k in buckets), default=0),

@@ -16,11 +16,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from app.verbs.context import VerbContext
 
 
+class _RaiseOnUnknown(Schema.Meta):
+    """The one Meta of verbs and their parts (a schema that is both, like ``play``, inherits
+    the same class from both bases)."""
+
+    unknown = RAISE
+
+
 class VerbSchema(Schema):
     """Base of every verb schema: unknown fields are errors (a typo must not pass silently)."""
 
-    class Meta:
-        unknown = RAISE
+    Meta = _RaiseOnUnknown
 
     verb = fields.String(required=True)
 
@@ -32,8 +38,7 @@ class VerbSchema(Schema):
 class PartSchema(Schema):
     """Nested objects inside a verb (gather prompt, dial target)."""
 
-    class Meta:
-        unknown = RAISE
+    Meta = _RaiseOnUnknown
 
     json_schema_extra: ClassVar[dict[str, Any]] = {}
 

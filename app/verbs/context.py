@@ -43,6 +43,10 @@ class VerbContext(Protocol):
     interaction: "InteractionTimes"  # stamped by the queue verb (app/calls/interaction_times.py)
     switch_id: str                 # Core-UUID of the call's FreeSWITCH (agents registered there)
 
+    def ensure_answered(self) -> None:
+        """Answer the caller now if nothing has yet (the queue verb, before an agent's offer:
+        the caller hears the hold music instead of ringing)."""
+
     def execute(self, app: str, arg: str = "", timeout: Optional[float] = None) -> "Event":
         """sendmsg execute and wait for the matching CHANNEL_EXECUTE_COMPLETE.
 

@@ -263,8 +263,8 @@ class Queue(Verb):
                 agent = answered["agent"] = self._answering(_event, offer_id, offered)
                 offer = offers[agent.agent_id]
                 self._ring_lost(ctx, contact, offered, agent, keepers)  # ring_all: the others stop
-                answered["at"] = time.monotonic()
-                stats.answered(ctx.account_id, config.name, ctx.call_id, int((answered["at"] - joined) * 1000))
+                answered["at"] = answered_at = time.monotonic()
+                stats.answered(ctx.account_id, config.name, ctx.call_id, int((answered_at - joined) * 1000))
                 times = ctx.interaction
                 times.offered_at, times.connected_at = offered_at, utc_now()
                 contact.accepted(ctx.account_id, agent.agent_id)
