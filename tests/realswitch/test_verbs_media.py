@@ -19,17 +19,36 @@ import pytest
 
 from tests.plugins.webhook_server import Reply
 from tests.realswitch.provision import poll
+from tests.realswitch.rtp_pcap import talk_pcap
+from tests.realswitch.sipp import SCENARIOS
 
 TALK = "uac-talk-bye.xml"      # PCMA caller: 7 s of speech (g711a.pcap), BYE after 4 s
 DTMF = "uac-dtmf.xml"          # presses 1 then # (RFC 2833) 1.5 s after the answer
 SPEAK = "uac-talk-then-wait.xml"  # PCMA caller: 1.5 s of speech, then silence until the BYE
 TALK_SECONDS = 4.0
+TALK_PCAP_TEMPLATE = "uac-talk-pcap.xml.tmpl"  # {pcap} in {ptime} ms packets, BYE after {talk_ms}
+RECORDING_TOLERANCE_SECONDS = 0.1  # a recording is as long as the answered call, within 100 ms
+# NOT YET the 100 ms goal (issue 27, docs/media.md "Recording length"): a caller sending 30 or
+# 40 ms packets without a=ptime loses ~0.3 s (30 ms) / ~0.4 s (40 ms) of its first audio when
+# FreeSWITCH switches its end to the caller's packet size; before the timer-paced hold it lost
+# 1.5 s (30 ms) and 2.1 s (40 ms) of a 4 s call.
+PTIME_SWITCH_TOLERANCE_SECONDS = {20: RECORDING_TOLERANCE_SECONDS, 30: 0.4, 40: 0.5}
 AUDIO_FORK_SUBPROTOCOL = "audio.drachtio.org"
 _WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 
 def _talk(sipp, number: str):
     return sipp.call(number, codec="PCMA", scenario=TALK)
+
+
+def _answered_seconds(record: dict) -> float:
+    """How long the call was answered: FreeSWITCH's billmsec, the record's ``talk_ms``."""
+    return record["talk_ms"] / 1000
+
+
+def _wav_seconds(path: str | Path) -> tuple[float, int]:
+    with wave.open(str(path)) as wav:
+        return wav.getnframes() / wav.getframerate(), wav.getnchannels()
 
 
 def _wait_completed(tenant, record: dict) -> dict:
@@ -58,16 +77,54 @@ def test_record_keeps_the_call_up_and_leaves_a_file_with_the_callers_audio(
     assert path.parent == real_switch.recordings and path.suffix == f".{fmt}"
     assert (event["format"], event["stereo"], event["statusHook"]) == (fmt, stereo, status_hook)
     assert (event["callId"], event["accountSid"]) == (str(record["call_id"]), str(tenant.account_id))
-    assert event["seconds"] >= 1.0, event
+    # the whole answered call, not two thirds of it (issue 27: sipp's pcap has 30 ms packets)
+    tolerance = PTIME_SWITCH_TOLERANCE_SECONDS[30]
+    assert abs(event["seconds"] - _answered_seconds(record)) <= tolerance, (
+        event["seconds"], record["talk_ms"])
     assert event["completionCause"]
     if fmt == "wav":
-        with wave.open(str(path)) as wav:
-            assert wav.getnchannels() == (2 if stereo else 1)
-            assert wav.getnframes() / wav.getframerate() >= 1.0
+        seconds, channels = _wav_seconds(path)
+        assert channels == (2 if stereo else 1)
+        assert abs(seconds - _answered_seconds(record)) <= tolerance, (seconds, record["talk_ms"])
     else:  # MPEG audio: at 8 kHz mono/stereo a second is a few kB, the empty file 684 bytes
         data = path.read_bytes()
         assert data[:3] == b"ID3" or (data[0] == 0xFF and data[1] & 0xE0 == 0xE0)
         assert len(data) > 4000
+
+
+@pytest.fixture(scope="module")
+def talk_scenario(tmp_path_factory):
+    """(ptime ms, codec) → a caller scenario streaming speech in those packets, BYE after 4 s."""
+    folder = tmp_path_factory.mktemp("talk-pcap")
+    template = (SCENARIOS / TALK_PCAP_TEMPLATE).read_text()
+
+    def make(ptime_ms: int, codec: str) -> str:
+        pcap = talk_pcap(folder, ptime_ms=ptime_ms, codec=codec)
+        path = folder / f"uac-talk-{codec}-{ptime_ms}ms.xml"
+        path.write_text(template.replace("{pcap}", str(pcap))
+                        .replace("{talk_ms}", str(int(TALK_SECONDS * 1000))))
+        return str(path)
+    return make
+
+
+@pytest.mark.parametrize("stereo", [True, False], ids=["stereo", "mono"])
+@pytest.mark.parametrize("codec", ["PCMU", "PCMA"])
+@pytest.mark.parametrize("ptime_ms", [20, 30, 40])
+def test_a_recording_is_as_long_as_the_answered_call_whatever_the_callers_packet_size(
+        tenant, sipp, talk_scenario, ptime_ms, codec, stereo):
+    """A caller sending 30 or 40 ms packets without a=ptime makes FreeSWITCH change its end
+    mid-call ("Asynchronous PTIME not supported"); the recording kept 2.48 s (30 ms) and 1.86 s
+    (40 ms) of a 4 s call while the hold's playback was paced by the caller's packets."""
+    number = tenant.number_for([{"verb": "record", "format": "wav", "stereo": stereo}])
+    result = sipp.call(number, codec=codec, scenario=talk_scenario(ptime_ms, codec))
+    assert result.ok, result.errors or result.stdout[-2000:]
+    record = tenant.wait_record(number)[0]
+    assert record["talk_ms"] >= TALK_SECONDS * 1000 * 0.9, record["talk_ms"]
+    event = _wait_completed(tenant, record)
+    seconds, channels = _wav_seconds(event["path"])
+    assert channels == (2 if stereo else 1)
+    assert abs(seconds - _answered_seconds(record)) <= PTIME_SWITCH_TOLERANCE_SECONDS[ptime_ms], (
+        f"{seconds:.3f} s recorded of a {record['talk_ms']} ms call")
 
 
 # -- listen ------------------------------------------------------------------------------------

@@ -213,7 +213,7 @@ def test_given_record_when_caller_hangs_up_then_held_with_silence_and_recording_
     assert isinstance(run.error, ChannelHungUp)  # held until the caller hung up, not 40 ms
     apps = _after_answer(run)
     assert apps[1:] == [("playback", "silence_stream://-1")]
-    assert run.setvars() == [("RECORD_STEREO", "false")]
+    assert run.setvars() == [("RECORD_STEREO", "false"), ("timer_name", "soft")]  # timer-paced hold
     (key, body), = run.events(owner_conn)
     assert key == "media.recording.completed"
     payload = body["payload"]
@@ -239,7 +239,8 @@ def test_given_listen_when_fork_starts_then_exact_command_and_call_held_with_sil
                         "mixType": "stereo", "metadata": {"who": "two words"}}])
     assert isinstance(run.error, ChannelHungUp)
     assert run.apis() == [f"uuid_audio_fork {run.call.uuid} start wss://s.example.com/a stereo 8k "
-                          "'{\"who\":\"two words\"}'"]
+                          "'{\"who\":\"two words\"}'",
+                          f"uuid_setvar {run.call.uuid} timer_name soft"]  # timer-paced hold
     assert _after_answer(run) == [("playback", "silence_stream://-1")]
     assert [c.line for c in run.call.commands if c.name == "event"] == [
         "event plain CUSTOM mod_audio_fork::connect_failed"]  # subscribed before the fork starts
@@ -248,7 +249,8 @@ def test_given_listen_when_fork_starts_then_exact_command_and_call_held_with_sil
 
 def test_given_listen_to_plain_ws_with_defaults_when_executed_then_mixed_16k_and_empty_metadata(run_on_call):
     run = run_on_call(Call().hangup_after(0.2), [{"verb": "listen", "url": "ws://127.0.0.1:9/a"}])
-    assert run.apis() == [f"uuid_audio_fork {run.call.uuid} start ws://127.0.0.1:9/a mixed 16k {{}}"]
+    assert run.apis() == [f"uuid_audio_fork {run.call.uuid} start ws://127.0.0.1:9/a mixed 16k {{}}",
+                          f"uuid_setvar {run.call.uuid} timer_name soft"]
 
 
 def test_given_listen_when_the_websocket_connect_fails_later_then_call_ends_with_reason_and_event(
