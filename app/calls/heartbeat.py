@@ -31,15 +31,17 @@ VERSION = "0.1.0"
 class ServiceHeartbeat:
     def __init__(self, service: str, *,
                  interval_seconds: float | Callable[[], float] = limits.SERVICE_HEARTBEAT_SECONDS,
-                 details: Callable[[], dict[str, Any]] | None = None) -> None:
+                 details: Callable[[], dict[str, Any]] | None = None,
+                 sleep: Callable[[float], None] = gevent.sleep) -> None:
         """``details`` is called for each beat (e.g. live call count of a controller);
         ``interval_seconds`` may be a callable read before each beat (heartbeat.interval_seconds
-        changes without a restart)."""
+        changes without a restart); ``sleep`` is injectable so a test sees each wait asked for."""
         self.service = service
         self.instance_id = f"{service}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.interval = interval_seconds
         self.details = details
         self.started_at = datetime.now(timezone.utc)
+        self._sleep = sleep
         self._greenlet: gevent.Greenlet | None = None
         self.sent: list[uuid.UUID] = []
 
@@ -67,7 +69,7 @@ class ServiceHeartbeat:
 
     def _loop(self) -> None:
         while True:
-            gevent.sleep(self.interval() if callable(self.interval) else self.interval)
+            self._sleep(self.interval() if callable(self.interval) else self.interval)
             self._send("system.service.heartbeat")
 
     def stop(self) -> None:

@@ -51,32 +51,39 @@ class LoopLagProbe(GreenletTask):
     a saturated loop is late on every sample, a single slow step (a big parse, a GC pause) on
     one, and only the first is a reason to turn callers away."""
 
-    def __init__(self, interval: float = limits.CONTROLLER_LAG_PROBE_SECONDS) -> None:
+    def __init__(self, interval: float = limits.CONTROLLER_LAG_PROBE_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.interval = interval
+        self._clock = clock  # injectable so a test can set the samples' times
         self._window: list[tuple[float, float]] = []
 
     @property
     def lag_ms(self) -> float:
-        cutoff = time.monotonic() - 1.0
+        cutoff = self._clock() - 1.0
         recent = [lag for at, lag in self._window if at >= cutoff]
         return sum(recent) / len(recent) if recent else 0.0
 
+    def record(self, slept_at: float, woke_at: float) -> None:
+        """One sample: a timer set at ``slept_at`` for ``interval`` seconds ran at ``woke_at``."""
+        self._window.append((woke_at, max(0.0, (woke_at - slept_at - self.interval) * 1000)))
+        if len(self._window) > 50:
+            del self._window[:25]
+
     def _run(self) -> None:
         while True:
-            before = time.monotonic()
+            before = self._clock()
             gevent.sleep(self.interval)
-            now = time.monotonic()
-            self._window.append((now, max(0.0, (now - before - self.interval) * 1000)))
-            if len(self._window) > 50:
-                del self._window[:25]
+            self.record(before, self._clock())
 
 
 class SetupGate:
     """Decides, per accepted socket, whether this controller takes the call."""
 
     def __init__(self, in_flight: Callable[[], int], probe: LoopLagProbe, *,
-                 max_in_flight: Callable[[], int], max_lag_ms: Callable[[], int]) -> None:
+                 max_in_flight: Callable[[], int], max_lag_ms: Callable[[], int],
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._in_flight = in_flight
+        self._clock = clock  # injectable: the log interval is tested on a clock the test sets
         self.probe = probe
         self._max_in_flight = max_in_flight
         self._max_lag_ms = max_lag_ms
@@ -101,7 +108,7 @@ class SetupGate:
         log.info("call turned away unanswered (503): %s", reason)
         self.shed += 1
         self._shed_since_log += 1
-        now = time.monotonic()
+        now = self._clock()
         if now - self._last_log >= SHED_LOG_INTERVAL_SECONDS:
             log.warning("overloaded: turned away %d call(s) with 503 in the last %.0f s (%s)",
                         self._shed_since_log, now - self._last_log if self._last_log else 0.0,

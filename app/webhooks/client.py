@@ -87,7 +87,10 @@ class WebhookClient:
                  retry_delays: Sequence[float] = WEBHOOK_RETRY_DELAYS_SECONDS,
                  max_response_bytes: int = WEBHOOK_MAX_RESPONSE_BYTES,
                  transport: PinnedTransport | None = None,
-                 sleep: Callable[[float], None] = gevent.sleep) -> None:
+                 sleep: Callable[[float], None] = gevent.sleep,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """``sleep`` and ``clock`` are injectable so a test can prove the deadline arithmetic
+        (each attempt's timeout, which retry starts) on a clock it moves itself."""
         if attempts < 1:
             raise ValueError("attempts must be at least 1")
         self._resolver = resolver
@@ -98,6 +101,7 @@ class WebhookClient:
         self._max_bytes = max_response_bytes
         self._transport = transport or PinnedTransport(ca_bundle=ca_bundle)
         self._sleep = sleep
+        self._clock = clock
 
     # -- public API --------------------------------------------------------------------------
     def fetch_instructions(self, url: str, method: str = "POST",
@@ -169,17 +173,17 @@ class WebhookClient:
         dest: url_guard.Destination | None = None
         request: tuple[str, dict[str, str], bytes | None] | None = None
         last: AttemptError | None = None
-        ends = None if deadline_seconds is None else time.monotonic() + deadline_seconds
+        ends = None if deadline_seconds is None else self._clock() + deadline_seconds
         attempts = 0
         for attempt in range(1, self._attempts + 1):
             timeout = self._timeout
             if attempt > 1:
                 delay = self._delays[min(attempt - 2, len(self._delays) - 1)]
-                if ends is not None and time.monotonic() + delay >= ends:
+                if ends is not None and self._clock() + delay >= ends:
                     break  # out of time: no attempt could finish
                 self._sleep(delay)
             if ends is not None:
-                timeout = min(timeout, ends - time.monotonic())
+                timeout = min(timeout, ends - self._clock())
                 if timeout <= 0:
                     break
             attempts = attempt

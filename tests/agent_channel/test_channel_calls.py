@@ -19,6 +19,7 @@ from app.crypto import encrypt_secret
 from app.events.payloads import emit
 from app.models import Agent, AgentQueue, Queue
 from app.settings import get_settings
+from tests.plugins.eventually import eventually
 from tests.simulator import Call
 from tests.simulator.channel import CORE_UUID
 from tests.simulator.scenario import RingingPhone
@@ -117,9 +118,7 @@ def test_given_a_connected_call_then_hold_dtmf_and_hangup_reach_the_switch_and_c
     assert client.command("unhold")["ok"] is True
     assert client.command("dtmf", digits="12#")["ok"] is True
     assert client.command("dtmf", digits="12;x")["error"]["code"] == "validation_failed"
-    deadline = time.monotonic() + 15
-    while call_control.done < 3 and time.monotonic() < deadline:
-        gevent.sleep(0.05)
+    eventually(lambda: call_control.done >= 3, timeout=15, what="hold, unhold and dtmf done")
     assert client.command("hangup")["ok"] is True
     result = run.get(timeout=40)
     assert result.outcome.reason == "queue_answered"

@@ -6,13 +6,13 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
 from tests.agent_channel.client import ChannelClient
+from tests.plugins.eventually import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,15 +29,16 @@ def _start_api() -> tuple[subprocess.Popen, int]:
         [sys.executable, "-c", "from app.cli import main; main()", "api", "--host", "127.0.0.1",
          "--port", str(port), "--no-access-log"],
         cwd=ROOT, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while True:
-        assert proc.poll() is None, proc.stderr.read().decode()
+    def listening() -> bool:
+        assert proc.poll() is None, proc.stderr.read().decode()  # (exits: its stderr at the deadline)
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc, port
         except OSError:
-            assert time.monotonic() < deadline, "sbc api did not start"
-            time.sleep(0.1)
+            return False
+        return True
+
+    eventually(listening, timeout=30, interval=0.1, what="sbc api listening")
+    return proc, port
 
 
 @pytest.fixture

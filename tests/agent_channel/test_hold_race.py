@@ -4,12 +4,11 @@ real switch left the caller looping hold music when an unhold reached it ~100 ms
 after the leg's CHANNEL_HOLD; requests superseded while they waited are not sent."""
 from __future__ import annotations
 
-import time
-
 import gevent
 
 from app.calls.control import ControlRequest
 from tests.agent_channel.test_channel_calls import _queue_call, desk  # noqa: F401 - fixture
+from tests.plugins.eventually import eventually
 from tests.simulator import Call
 from tests.simulator.scenario import RingingPhone
 
@@ -42,19 +41,13 @@ def _spy(control) -> list[tuple[str, str]]:
     return seen
 
 
-def _wait(predicate, seconds=15.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate() and time.monotonic() < deadline:
-        gevent.sleep(0.05)
-
-
 def test_given_hold_then_unhold_at_once_on_the_channel_then_the_unhold_is_sent_only_after_the_legs_hold_event(
         channel_server, desk, run_on_call, call_control):  # noqa: F811
     client, run, call_id, leg = _connected(channel_server, desk, run_on_call)
     seen = _spy(call_control)
     assert client.command("hold")["ok"] is True
     assert client.command("unhold")["ok"] is True
-    _wait(lambda: call_control.done + call_control.coalesced >= 2)
+    eventually(lambda: call_control.done + call_control.coalesced >= 2, timeout=15)
     sent = [c for kind, c in seen if kind == "sent" and c.startswith("uuid_hold")]
     if sent:  # the usual case: the hold left before the unhold arrived
         assert sent == [f"uuid_hold {leg}", f"uuid_hold off {leg}"], seen
@@ -119,7 +112,7 @@ def test_given_two_controllers_then_one_consumes_every_call_control_request_so_o
                 request_control(db, ControlRequest(account_id=account, call_id=call, leg_id=leg,
                                                    action="hold" if n % 2 == 0 else "unhold"))
         assert publisher.flush(15)
-        _wait(lambda: sum(c.delivered for c in consumers) >= 20)
+        eventually(lambda: sum(c.delivered for c in consumers) >= 20, timeout=15)
         assert sorted(c.delivered for c in consumers) == [0, 20]
     finally:
         publisher.stop()

@@ -8,10 +8,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.plugins.eventually import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,15 +31,15 @@ def server(database):
          "--host", "127.0.0.1", "--port", str(port)],
         cwd=ROOT, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
-    deadline = time.monotonic() + 30
-    while True:
-        assert proc.poll() is None, proc.stderr.read().decode()
+    def listening() -> bool:
+        assert proc.poll() is None, proc.stderr.read().decode()  # (exits: its stderr at the deadline)
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
         except OSError:
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.1)
+            return False
+        return True
+
+    eventually(listening, timeout=30, interval=0.1, what="sbc api listening")
     yield proc, port
     if proc.poll() is None:
         proc.kill()

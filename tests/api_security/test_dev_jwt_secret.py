@@ -23,6 +23,13 @@ def _settings(**changes):
     return dataclasses.replace(get_settings(), **changes)
 
 
+def _assert_serves(app) -> None:
+    """Started means serving: the app answers its liveness probe (the guard let it through)."""
+    reply = app.test_client().get("/healthz")
+    assert reply.status_code == 200
+    assert reply.get_json()["status"] == "alive"
+
+
 @pytest.fixture
 def dev_secret(monkeypatch):
     monkeypatch.setattr(bind_guard, "get_settings", lambda: _settings(jwt_secret=DEV_JWT_SECRET,
@@ -37,7 +44,8 @@ def test_given_builtin_jwt_secret_when_listening_beyond_loopback_then_refused_ev
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.53", "::1", "localhost"])
 def test_given_builtin_jwt_secret_when_listening_on_loopback_only_then_starts(dev_secret, host):
-    assert api_app.create_app({"TESTING": True}, bind_host=host) is not None
+    assert bind_guard.dev_secret_in_use()
+    _assert_serves(api_app.create_app({"TESTING": True}, bind_host=host))
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", None])
@@ -45,7 +53,8 @@ def test_given_own_jwt_secret_when_listening_anywhere_then_starts(monkeypatch, h
     monkeypatch.setattr(bind_guard, "get_settings", lambda: _settings(jwt_secret="s3cret-" + "x" * 32,
                                                                        base_domain="sbc.example.com"))
 
-    assert api_app.create_app({"TESTING": True}, bind_host=host) is not None
+    assert not bind_guard.dev_secret_in_use()
+    _assert_serves(api_app.create_app({"TESTING": True}, bind_host=host))
 
 
 def _sbc_api(*args: str, timeout: float = 20) -> subprocess.CompletedProcess:

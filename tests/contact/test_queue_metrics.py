@@ -17,6 +17,7 @@ from app.contact.queue_stats import QueueStats
 from app.events.payloads import emit
 from app.models import Agent, AgentQueue, Queue, User
 from app.settings import get_settings
+from tests.plugins.eventually import eventually
 
 
 def _tenant_queue(seed, owner_engine, states: list[str]) -> tuple[str, Queue, list[Agent]]:
@@ -95,13 +96,10 @@ def test_given_the_real_outbox_then_queue_metrics_is_an_account_event(seed, owne
     emitter = QueueMetricsEmitter(redis_client, get_settings().redis_key_prefix, emit=emit,
                                   loader=lambda: _mine(load_queues(), queue))
     assert emitter.run_once(_unlocked(emitter, time.time())) == 1
-    deadline = time.monotonic() + 3
-    rows = []
-    while not rows and time.monotonic() < deadline:
-        rows = owner_conn.execute(text(
-            "SELECT routing_key, body FROM event_outbox WHERE routing_key = 'queue.metrics' "
-            "AND body->'payload'->>'queueId' = :q"), {"q": str(queue.id)}).all()
-        gevent.sleep(0.05)
+    rows = eventually(lambda: owner_conn.execute(text(
+        "SELECT routing_key, body FROM event_outbox WHERE routing_key = 'queue.metrics' "
+        "AND body->'payload'->>'queueId' = :q"), {"q": str(queue.id)}).all(), timeout=3,
+        what="the queue.metrics event")
     ((key, body),) = rows
     assert body["payload"]["waiting"] == 0 and body["payload"]["serviceLevel"]["percent"] is None
     assert body["account"] == account and key == "queue.metrics"

@@ -3,7 +3,10 @@ the other processes at once (PostgreSQL NOTIFY, app/events/wake_listener.py) ins
 for their next outbox poll; the row stays the durable copy."""
 from __future__ import annotations
 
-import gevent
+import uuid
+
+import psycopg2
+import psycopg2.extensions
 import pytest
 
 from app.db.engine import platform_session
@@ -12,6 +15,7 @@ from app.events.exchanges import CALL_EVENTS
 from app.events.publisher import OutboxPublisher
 from app.settings import get_settings
 from tests.events.test_bus import Collector, outbox_row
+from tests.plugins.eventually import eventually
 
 pytestmark = pytest.mark.usefixtures("amqp_vhost")
 
@@ -25,9 +29,50 @@ def far_relay():
     pub = OutboxPublisher(poll_seconds=LONG_POLL, listen_dsn=get_settings().platform_database_url).start()
     outbox.remove_waker(pub.wake)
     assert pub._listener.listening.wait(10), "the relay never listened"
-    gevent.sleep(0.3)  # its first (empty) batch is done: it now waits for work
+    eventually(lambda: pub._idle.is_set() and not pub._wake.is_set(), timeout=10,
+               what="the relay's first (empty) batch done: it now waits for work")
     yield pub
     pub.stop()
+
+
+class NotifyWatch:
+    """This test's own LISTEN on the relays' channel: what every relay would be told, in commit
+    order. A negative ("no NOTIFY was sent") is proved by a marker NOTIFY sent after it: once
+    the marker arrives, anything committed before it has arrived too."""
+
+    def __init__(self) -> None:
+        self.conn = psycopg2.connect(get_settings().platform_database_url,
+                                     application_name="test outbox watch")
+        self.conn.set_isolation_level(psycopg2.extensions.ISOLATION_LEVEL_AUTOCOMMIT)
+        with self.conn.cursor() as cur:
+            cur.execute(f"LISTEN {outbox.NOTIFY_CHANNEL}")
+        self.payloads: list[str] = []
+
+    def before_marker(self) -> list[str]:
+        """Send a marker NOTIFY; return the payloads received ahead of it ("" = a bare NOTIFY,
+        as ``publish_in(urgent=True)`` sends)."""
+        marker = f"marker-{uuid.uuid4().hex}"
+        with self.conn.cursor() as cur:
+            cur.execute(f"NOTIFY {outbox.NOTIFY_CHANNEL}, %s", (marker,))
+
+        def marker_seen() -> bool:
+            self.conn.poll()  # idle and autocommit: reads what arrived, never blocks
+            self.payloads += [n.payload for n in self.conn.notifies]
+            self.conn.notifies.clear()
+            return marker in self.payloads
+
+        eventually(marker_seen, timeout=10, what="the marker NOTIFY")
+        return self.payloads[:self.payloads.index(marker)]
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+@pytest.fixture()
+def notify_watch():
+    watch = NotifyWatch()
+    yield watch
+    watch.close()
 
 
 def _queue(urgent: bool):
@@ -46,20 +91,23 @@ def test_given_an_urgent_event_committed_then_a_listening_relay_elsewhere_publis
         collector.stop()
 
 
-def test_given_an_urgent_event_rolled_back_then_nothing_is_notified_or_published(far_relay):
+def test_given_an_urgent_event_rolled_back_then_nothing_is_notified_or_published(far_relay, notify_watch):
     with pytest.raises(RuntimeError):
         with platform_session() as session:
             event_id = outbox.publish_in(session, CALL_EVENTS, "call.control", {"action": "hold"}, urgent=True)
             raise RuntimeError("the request failed after queueing")
-    gevent.sleep(0.5)
-    assert far_relay._listener.wakes == 0 and outbox_row(event_id) is None
+    assert outbox_row(event_id) is None
+    assert notify_watch.before_marker() == []  # the rolled-back NOTIFY never went out
+    eventually(lambda: far_relay._listener.wakes >= 1, timeout=10, what="the relay woken by the marker")
+    assert far_relay._listener.wakes == 1  # by the marker alone
 
 
-def test_given_an_ordinary_event_then_no_other_relay_is_woken(far_relay):
+def test_given_an_ordinary_event_then_no_other_relay_is_woken(far_relay, notify_watch):
     event_id = _queue(urgent=False)
-    gevent.sleep(0.5)
-    assert far_relay._listener.wakes == 0
     assert outbox_row(event_id).published_at is None  # left for the poll (or this process's relay)
+    assert notify_watch.before_marker() == []  # committed, and no relay elsewhere was told
+    eventually(lambda: far_relay._listener.wakes >= 1, timeout=10, what="the relay woken by the marker")
+    assert far_relay._listener.wakes == 1  # by the marker alone
 
 
 def test_given_the_listener_connection_killed_then_it_listens_again_and_wakes_the_relay(far_relay, owner_engine):
@@ -70,9 +118,8 @@ def test_given_the_listener_connection_killed_then_it_listens_again_and_wakes_th
         conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                           "WHERE application_name = 'sbc outbox wake' AND datname = current_database()"))
         conn.commit()
-    with gevent.Timeout(10, False):
-        while listener.listening.is_set():
-            gevent.sleep(0.05)
+    eventually(lambda: not listener.listening.is_set() or listener.connects == 2, timeout=10,
+               what="the listener noticing its connection was killed")
     assert listener.listening.wait(15), "the listener did not come back"
     assert listener.connects == 2
     collector = Collector([(CALL_EVENTS, "call.control")])

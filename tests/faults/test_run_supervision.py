@@ -17,6 +17,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from app.db.engine import platform_session
 from app.models import ClusterConfig
+from tests.plugins.eventually import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 KEYS = ("controller.listen", "freeswitch.nodes", "health.controller_port", "health.workers_port")
@@ -55,14 +56,6 @@ def _child_pid(parent: int, command: str) -> int | None:
     return None
 
 
-def _wait(predicate, timeout: float, what: str) -> float:
-    started = time.monotonic()
-    while not predicate():
-        assert time.monotonic() - started < timeout, f"{what} not within {timeout}s"
-        time.sleep(0.05)
-    return time.monotonic() - started
-
-
 @pytest.fixture
 def sbc_run(database, amqp_vhost, tmp_path):
     api_port, controller_port = _free_port(), _free_port()
@@ -81,7 +74,8 @@ def sbc_run(database, amqp_vhost, tmp_path):
         proc = subprocess.Popen([sys.executable, "-m", "app.cli", "run", "--api-port", str(api_port)],
                                 cwd=ROOT, env=dict(os.environ), stdout=log_file, stderr=subprocess.STDOUT)
     try:
-        _wait(lambda: _api_answers(api_port) and _listening(controller_port), 60, "sbc run up")
+        eventually(lambda: _api_answers(api_port) and _listening(controller_port), timeout=60,
+                   what="sbc run up")
         yield proc, api_port, controller_port, log_path
     finally:
         if proc.poll() is None:
@@ -101,9 +95,11 @@ def test_given_sbc_run_when_its_controller_is_killed_then_it_restarts_and_the_ap
     api_pid = _child_pid(proc.pid, "api")
     assert victim and api_pid
     os.kill(victim, signal.SIGKILL)
-    _wait(lambda: not _listening(controller_port), 5, "controller down")
+    eventually(lambda: not _listening(controller_port), timeout=5, what="controller down")
     api_ok_while_down = _api_answers(api_port)
-    recovery = _wait(lambda: _listening(controller_port), 30, "controller back")
+    down_at = time.monotonic()
+    eventually(lambda: _listening(controller_port), timeout=30, what="controller back")
+    recovery = time.monotonic() - down_at
     print(f"\ncontroller SIGKILL -> serving again in {recovery:.2f}s")
     assert api_ok_while_down, "the API stopped answering while the controller was down"
     assert proc.poll() is None, "sbc run exited"

@@ -9,16 +9,10 @@ import time
 import pytest
 
 from app.cli.supervisor import Child, GaveUp, Supervisor
+from tests.plugins.eventually import eventually
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 CRASHER = [sys.executable, "-c", "import sys; sys.exit(3)"]
-
-
-def _until(predicate, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.05)
 
 
 def test_given_a_child_killed_when_supervised_then_it_is_restarted_and_the_other_keeps_running(caplog):
@@ -34,7 +28,7 @@ def test_given_a_child_killed_when_supervised_then_it_is_restarted_and_the_other
             sup.poll()
             return victim.proc.pid != first_pid and victim.proc.poll() is None
 
-        _until(restarted)
+        eventually(restarted, what="the killed child restarted")
         assert other.proc.pid == other_pid and other.proc.poll() is None
         assert victim.restarts == 1
         assert any("controller exited with signal 9" in r.message for r in caplog.records)
@@ -49,10 +43,7 @@ def test_given_a_child_crashing_at_every_start_when_supervised_then_it_gives_up_
     sup.start()
     try:
         with pytest.raises(GaveUp):
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
-                sup.poll()
-                time.sleep(0.05)
+            eventually(sup.poll, timeout=20, what="the supervisor giving up (poll raises GaveUp)")
         assert crasher.restarts == 2  # started 3 times, crashed 3 times
     finally:
         sup.stop_all()
@@ -66,7 +57,7 @@ def test_given_a_child_stable_for_a_while_when_it_crashes_then_its_crash_count_s
     sup.start()
     try:
         for _ in range(3):  # each crash after a stable run: never given up on
-            time.sleep(0.4)
+            time.sleep(0.4)  # scenario: the child runs past stable_after (0.3 s) before it crashes
             sup.poll()
             pid = child.proc.pid
             child.proc.kill()
@@ -75,7 +66,7 @@ def test_given_a_child_stable_for_a_while_when_it_crashes_then_its_crash_count_s
             def back() -> bool:
                 sup.poll()
                 return child.proc.pid != pid
-            _until(back)
+            eventually(back, what="the crashed child restarted")
         assert child.restarts == 3
     finally:
         sup.stop_all()

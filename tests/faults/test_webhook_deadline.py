@@ -3,14 +3,13 @@ deadline: the apology (or the app_json fallback) plays within it. Real HTTP serv
 the call path through the FreeSWITCH simulator, real PostgreSQL/Redis."""
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from app.config import RuntimeConfig
 from app.voice.call_handlers import APOLOGY
 from app.webhooks.client import WebhookClient
-from app.webhooks.errors import WebhookFailed
+from app.webhooks.errors import Reason, WebhookFailed
+from app.webhooks.transport import AttemptError, PinnedTransport
 from tests.plugins.webhook_server import Reply
 from tests.session.conftest import call_record, outbox_keys
 from tests.simulator import Call
@@ -18,26 +17,71 @@ from tests.simulator import Call
 SILENT = Reply(body=b"[]", delay=30.0)
 
 
+class ManualClock:
+    """The client's clock, moved by the transport (an attempt's time) and the client's sleep."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class ClockedTransport(PinnedTransport):
+    """The real transport to the real server, recording each attempt's timeout and moving the
+    client's clock by the time the attempt took: its timeout when it timed out, else the
+    server's known reply delay."""
+
+    def __init__(self, clock: ManualClock, reply_seconds: float) -> None:
+        super().__init__()
+        self.clock, self.reply_seconds = clock, reply_seconds
+        self.timeouts: list[float] = []
+
+    def request(self, dest, method, target, headers, body, *, timeout, max_bytes):
+        self.timeouts.append(timeout)
+        try:
+            response = super().request(dest, method, target, headers, body, timeout=timeout,
+                                       max_bytes=max_bytes)
+        except AttemptError as exc:
+            self.clock.now += timeout if exc.reason == Reason.TIMEOUT else self.reply_seconds
+            raise
+        self.clock.now += self.reply_seconds
+        return response
+
+
+def _client(reply_seconds: float, **kwargs) -> tuple[WebhookClient, ClockedTransport, ManualClock]:
+    clock = ManualClock()
+    transport = ClockedTransport(clock, reply_seconds)
+
+    def sleep(seconds: float) -> None:  # a retry's pause passes on the client's clock only
+        clock.now += seconds
+
+    return WebhookClient(allow_loopback=True, transport=transport, sleep=sleep, clock=clock,
+                         **kwargs), transport, clock
+
+
 def test_given_a_silent_server_when_fetching_with_a_deadline_then_all_attempts_end_within_it(hook_server):
     hook_server.reply(SILENT, SILENT, SILENT)
-    client = WebhookClient(allow_loopback=True, timeout=10.0)
-    started = time.monotonic()
+    client, transport, clock = _client(SILENT.delay, timeout=10.0)
+    started = clock()
     with pytest.raises(WebhookFailed) as failed:
         client.fetch_instructions(hook_server.url("/hook"), "POST", {}, deadline_seconds=1.5)
-    elapsed = time.monotonic() - started
     assert failed.value.reason == "timeout" and failed.value.attempts == 1
-    assert 1.4 <= elapsed < 2.5
+    assert transport.timeouts == [1.5]  # the attempt's timeout is cut to the deadline, not 10 s
+    assert clock() - started == 1.5
+    assert len(hook_server.requests) == 1
 
 
 def test_given_a_failing_server_when_fetching_with_a_deadline_then_no_retry_starts_after_it(hook_server):
     slow_error = Reply(body=b"down", status=503, delay=0.6)
     hook_server.reply(slow_error, slow_error, slow_error)
-    client = WebhookClient(allow_loopback=True, retry_delays=(0.5, 1.0))
-    started = time.monotonic()
+    client, transport, clock = _client(slow_error.delay, retry_delays=(0.5, 1.0))
     with pytest.raises(WebhookFailed) as failed:
         client.fetch_instructions(hook_server.url("/hook"), "POST", {}, deadline_seconds=1.5)
     # attempt 1 (0.6 s) + 0.5 s pause + attempt 2 cut at 1.5 s; attempt 3 never starts
-    assert failed.value.attempts == 2 and time.monotonic() - started < 2.2
+    assert failed.value.attempts == 2 and failed.value.reason == "timeout"
+    assert transport.timeouts == pytest.approx([1.5, 0.4])
+    assert len(hook_server.requests) == 2
 
 
 def test_given_a_webhook_that_never_answers_when_a_call_arrives_then_the_apology_plays_within_the_deadline(
@@ -53,6 +97,7 @@ def test_given_a_webhook_that_never_answers_when_a_call_arrives_then_the_apology
     print(f"\nsilent webhook: caller hears the apology {waited:.2f}s after the call reached us")
     assert APOLOGY in speak.app_arg
     assert waited < 2.0, "the caller was kept waiting past the deadline"
+    assert len(hook_server.requests) == 1  # no retry started past the deadline
     assert ("uuid_answer", "") in call.actions(), "answered to play the apology"
     record = call_record(owner_conn, call.uuid)
     assert record["webhook_error"] == "webhook_failed:timeout"

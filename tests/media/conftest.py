@@ -17,6 +17,7 @@ import soundfile
 from app.db.engine import platform_session
 from app.events.envelope import make_envelope
 from app.models import CallRecord
+from tests.plugins.skips import skip_or_fail_in_ci
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS_DIR = Path(os.environ.get("SBC_TEST_MODELS_DIR", REPO.parent / "shared" / "models"))
@@ -29,10 +30,7 @@ ANGRY = "This is terrible. I am very angry and I want a refund."
 def require_models(path: Path) -> Path:
     if path.exists():
         return path
-    message = f"{path} not found (set SBC_TEST_MODELS_DIR to the shared models folder)"
-    if os.environ.get("CI") == "true":
-        pytest.fail(message)
-    pytest.skip(message)
+    skip_or_fail_in_ci(f"{path} not found (set SBC_TEST_MODELS_DIR to the shared models folder)")
 
 
 @pytest.fixture(scope="session")

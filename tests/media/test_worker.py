@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from typing import Iterator
 
 import pika
@@ -26,6 +25,7 @@ from app.media.worker import DEAD_LETTER_QUEUE, QUEUE, MediaWorker, declare_topo
 from app.models import Recording, Transcript
 from app.settings import get_settings
 from tests.media.conftest import REPO, recording_event, stereo_call
+from tests.plugins.eventually import eventually
 from tests.plugins.services import close_vhost_connections, create_vhost, delete_vhost
 
 MEDIA_VHOST = f"sbc_{os.environ['SBC_TEST_RUN_ID']}_media"
@@ -69,16 +69,6 @@ def publish(channel, envelope_or_body) -> None:
                           pika.BasicProperties(delivery_mode=2, content_type="application/json"))
 
 
-def wait_for(predicate, timeout: float = 90.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def status_of(recording_id) -> str | None:
     with platform_session() as s:
         return s.scalar(select(Recording.status).where(Recording.id == recording_id))
@@ -117,7 +107,7 @@ def test_competing_workers_transcribe_every_job_exactly_once(
     workers = [MediaWorker(_pipeline(pocketsphinx_engine, recording_dir), amqp_url=MEDIA_AMQP_URL).start()
                for _ in range(2)]
     try:
-        wait_for(lambda: all(status_of(j.id) == "transcribed" for j in jobs), what="4 transcripts")
+        eventually(lambda: all(status_of(j.id) == "transcribed" for j in jobs), timeout=90, what="4 transcripts")
     finally:
         for w in workers:
             w.stop()
@@ -143,7 +133,7 @@ def test_model_that_keeps_raising_is_retried_a_bounded_number_of_times_then_fail
     worker = MediaWorker(_pipeline(RaisingEngine(), recording_dir), sleep=lambda _s: None,
                          amqp_url=MEDIA_AMQP_URL).start()
     try:
-        wait_for(lambda: status_of(job.id) == "failed", what="failed job")
+        eventually(lambda: status_of(job.id) == "failed", timeout=90, what="failed job")
     finally:
         worker.stop()
     outcomes = [o for _, o in worker.outcomes]
@@ -164,19 +154,19 @@ def test_job_whose_worker_dies_on_every_delivery_ends_failed_and_in_the_dead_let
         # what the broker sees of a worker killed mid-job: a delivery, then the connection gone
         conn = pika.BlockingConnection(pika.URLParameters(MEDIA_AMQP_URL))
         channel = conn.channel()
-        method = wait_for(lambda: channel.basic_get(QUEUE)[0], what="a delivery")
+        method = eventually(lambda: channel.basic_get(QUEUE)[0], timeout=90, what="a delivery")
         assert method is not None
         conn.close()  # no ack
     worker = MediaWorker(_pipeline(pocketsphinx_engine, recording_dir), amqp_url=MEDIA_AMQP_URL).start()
     try:
-        wait_for(lambda: status_of(job.id) == "failed", what="failed job")
+        eventually(lambda: status_of(job.id) == "failed", timeout=90, what="failed job")
     finally:
         worker.stop()
     assert count_events(job.id, "media.transcription.failed") == 1
     with platform_session() as s:
         assert s.scalar(select(Recording.failure_reason).where(Recording.id == job.id)).startswith(
             "worker_crashed")
-    dead = wait_for(lambda: dead_letters(broker), what="a dead letter")
+    dead = eventually(lambda: dead_letters(broker), timeout=90, what="a dead letter")
     assert [d["payload"]["path"] for d in dead] == [str(path)]
 
 
@@ -186,7 +176,7 @@ def test_message_that_is_not_a_recording_job_goes_to_the_dead_letter_queue(broke
                     b'"payload": {"path": "relative.wav"}}')
     worker = MediaWorker(_pipeline(pocketsphinx_engine, recording_dir), amqp_url=MEDIA_AMQP_URL).start()
     try:
-        dead = wait_for(lambda: dead_letters(broker), what="a dead letter")
+        dead = eventually(lambda: dead_letters(broker), timeout=90, what="a dead letter")
     finally:
         worker.stop()
     assert dead[0]["payload"] == {"path": "relative.wav"}
@@ -208,7 +198,7 @@ def test_worker_survives_losing_the_broker_and_takes_jobs_published_meanwhile(
         publish(conn.channel(), envelope)
         conn.close()
         job = RecordingJob.from_envelope(envelope)
-        wait_for(lambda: status_of(job.id) == "transcribed", what="transcript after reconnect")
+        eventually(lambda: status_of(job.id) == "transcribed", timeout=90, what="transcript after reconnect")
     finally:
         worker.stop()
     assert worker.connects >= 2
@@ -235,12 +225,12 @@ def test_worker_killed_mid_job_leaves_the_job_to_another_worker_and_nothing_is_d
     second = None
     try:
         publish(broker, envelope)
-        wait_for(lambda: status_of(job.id) == "transcribing", timeout=60, what="job started")
+        eventually(lambda: status_of(job.id) == "transcribing", timeout=60, what="job started")
         first.send_signal(signal.SIGKILL)
         first.wait(10)
         assert status_of(job.id) == "transcribing"
         second = _start_worker_process(tmp_path, "second")
-        wait_for(lambda: status_of(job.id) == "transcribed", timeout=200, what="job redone")
+        eventually(lambda: status_of(job.id) == "transcribed", timeout=200, what="job redone")
     finally:
         for proc in (first, second):
             if proc is not None and proc.poll() is None:
@@ -270,8 +260,8 @@ def test_a_bug_in_the_pipeline_is_bounded_then_failed_and_dead_lettered(
                              call_record_wait_seconds=0, send_hook=lambda *a, **k: None)
     worker = MediaWorker(pipeline, sleep=lambda _s: None, amqp_url=MEDIA_AMQP_URL).start()
     try:
-        wait_for(lambda: status_of(job.id) == "failed", what="failed job")
-        dead = wait_for(lambda: dead_letters(broker), what="a dead letter")
+        eventually(lambda: status_of(job.id) == "failed", timeout=90, what="failed job")
+        dead = eventually(lambda: dead_letters(broker), timeout=90, what="a dead letter")
     finally:
         worker.stop()
     assert [o for _, o in worker.outcomes][:-1] == ["retry"] * (limits.MEDIA_JOB_MAX_DELIVERIES - 1)
@@ -299,14 +289,14 @@ def test_sbc_workers_relays_the_verbs_event_runs_a_media_worker_and_stops_it_on_
     proc = subprocess.Popen([sys.executable, "-m", "app.cli", "workers"], cwd=REPO,
                             env=media_env(), stdout=log, stderr=subprocess.STDOUT)
     try:
-        wait_for(lambda: status_of(job.id) == "transcribed", timeout=120, what="transcript")
+        eventually(lambda: status_of(job.id) == "transcribed", timeout=120, what="transcript")
 
         def summary_published():
             with platform_session() as s:
                 return s.scalar(text(
                     "SELECT published_at IS NOT NULL FROM event_outbox WHERE routing_key = "
                     "'sentiment.summary' AND body->'payload'->>'recordingId' = :r"), {"r": str(job.id)})
-        wait_for(summary_published, timeout=30, what="sentiment.summary relayed")
+        eventually(summary_published, timeout=30, what="sentiment.summary relayed")
         children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
                                   text=True).stdout.split()
         assert len(children) == 1  # transcription.workers defaults to 1

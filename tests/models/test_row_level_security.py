@@ -182,10 +182,16 @@ def test_given_tenant_when_using_platform_carrier_in_own_lcr_then_allowed(world,
     a, a_ids = world["a"], world["a_ids"]
     with app_role_conn.begin():
         set_tenant(app_role_conn, a.id)
-        app_role_conn.execute(
+        inserted = app_role_conn.execute(
             text("INSERT INTO lcr_carrier_set_entries (account_id, lcr_route_id, carrier_id, priority) VALUES (:a, :r, :c, 2)"),
             {"a": a.id, "r": a_ids["lcr_routes"], "c": world["platform"]["carrier"]},
         )
+        assert inserted.rowcount == 1
+        seen = app_role_conn.execute(
+            text("SELECT account_id, carrier_id FROM lcr_carrier_set_entries WHERE lcr_route_id = :r AND priority = 2"),
+            {"r": a_ids["lcr_routes"]},
+        ).all()
+        assert seen == [(a.id, world["platform"]["carrier"])]  # the tenant's own row, the platform's carrier
         app_role_conn.rollback()
 
 
@@ -224,14 +230,23 @@ def test_given_app_role_when_writing_platform_tables_then_privileges_refuse(worl
                 app_role_conn.execute(text(sql))
 
 
-def test_given_app_role_when_inserting_outbox_event_without_returning_then_allowed(world, app_role_conn):
+def test_given_app_role_when_inserting_outbox_event_without_returning_then_allowed(world, app_role_conn, owner_conn):
     event_id = uuid.uuid4()
     with app_role_conn.begin():
-        app_role_conn.execute(
+        inserted = app_role_conn.execute(
             text("INSERT INTO event_outbox (id, exchange, routing_key, body) VALUES (:id, 'call.events', 'call.started', '{}')"),
             {"id": event_id},
         )
-        app_role_conn.rollback()
+        assert inserted.rowcount == 1
+    # the app role may not read the outbox: the owner sees the committed row, then removes it
+    try:
+        row = owner_conn.execute(
+            text("SELECT exchange, routing_key FROM event_outbox WHERE id = :id"), {"id": event_id}
+        ).one_or_none()
+        assert row == ("call.events", "call.started")
+    finally:
+        owner_conn.execute(text("DELETE FROM event_outbox WHERE id = :id"), {"id": event_id})
+        owner_conn.commit()
 
 
 def test_given_app_role_then_it_is_not_superuser_not_owner_and_cannot_bypass_rls(database, owner_conn):

@@ -5,9 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 
-import gevent
 from prometheus_client import CollectorRegistry
 from sqlalchemy import text
 
@@ -15,6 +13,7 @@ from app.events.exchanges import SYSTEM_EVENTS
 from app.events.outbox import publish
 from app.ops.collectors import DatabaseCollector, SwitchCollector
 from esl.inbound import InboundConnection
+from tests.plugins.eventually import eventually
 
 
 def _scrape(*collectors) -> dict[str, float]:
@@ -66,9 +65,7 @@ def test_given_an_esl_link_that_drops_then_connected_switches_and_reconnects_fol
         values = _scrape(collector)
         assert values["sbc_esl_connected_switches"] == 1 and values[f"sbc_esl_switch_up{{node={where}}}"] == 1
         inbound_sim.drop_connections()
-        deadline = time.monotonic() + 10
-        while node.reconnects < 1 and time.monotonic() < deadline:
-            gevent.sleep(0.05)
+        eventually(lambda: node.reconnects >= 1, what="the link to the switch reconnected")
         assert _scrape(collector)[f"sbc_esl_reconnects_total{{node={where}}}"] == 1
     finally:
         node.close()

@@ -4,10 +4,12 @@ changes them without a restart."""
 from __future__ import annotations
 
 import gevent
+import gevent.queue
 from sqlalchemy import text
 
 from app.calls.heartbeat import ServiceHeartbeat
 from app.events.publisher import OutboxPublisher
+from tests.plugins.eventually import eventually
 
 
 def _beats(owner_conn, instance: str) -> int:
@@ -18,14 +20,25 @@ def _beats(owner_conn, instance: str) -> int:
 
 def test_given_a_heartbeat_interval_changed_while_running_then_the_next_beats_follow_it(owner_conn):
     interval = [0.1]
-    beat = ServiceHeartbeat("workers", interval_seconds=lambda: interval[0]).start()
+    asked: list[float] = []  # each wait the heartbeat asked for, in order
+    go = gevent.queue.Queue()  # the test lets each wait end, one beat at a time
+
+    def sleep(seconds: float) -> None:
+        asked.append(seconds)
+        go.get()
+
+    beat = ServiceHeartbeat("workers", interval_seconds=lambda: interval[0], sleep=sleep).start()
     try:
-        gevent.sleep(0.55)
-        fast = _beats(owner_conn, beat.instance_id)
-        assert fast >= 3
+        for beats in range(1, 4):
+            go.put(None)
+            eventually(lambda: len(asked) == beats + 1, what=f"heartbeat {beats} sent")
+        assert _beats(owner_conn, beat.instance_id) == 3
+        assert asked == [0.1, 0.1, 0.1, 0.1]
         interval[0] = 30.0
-        gevent.sleep(0.6)  # at most the beat already waiting lands
-        assert _beats(owner_conn, beat.instance_id) <= fast + 1
+        go.put(None)  # the beat already waiting lands; the wait after it is the new interval
+        eventually(lambda: len(asked) == 5, what="the wait after the change")
+        assert asked[-1] == 30.0
+        assert _beats(owner_conn, beat.instance_id) == 4
     finally:
         beat.stop()
 

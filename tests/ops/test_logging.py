@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+from tests.plugins.eventually import eventually
+
 CODE = ("import logging, click\n"
         "from app.logging_setup import configure_logging\n"
         "@click.group()\n"
@@ -52,7 +54,6 @@ def test_given_an_unknown_log_format_then_the_process_refuses_to_start():
 
 def test_given_sbc_api_when_a_request_is_served_then_its_access_line_names_the_process(tmp_path):
     import socket
-    import time
     import urllib.request
 
     with socket.socket() as s:
@@ -63,14 +64,14 @@ def test_given_sbc_api_when_a_request_is_served_then_its_access_line_names_the_p
         proc = subprocess.Popen([sys.executable, "-m", "app.cli", "api", "--host", "127.0.0.1", "--port", str(port)],
                                 stdout=out, stderr=subprocess.STDOUT, env=os.environ.copy())
     try:
-        deadline = time.monotonic() + 30
-        while True:
+        def answers() -> bool:
             try:
                 urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).read()
-                break
             except OSError:
-                assert time.monotonic() < deadline, log.read_text()
-                time.sleep(0.2)
+                return False
+            return True
+
+        eventually(answers, timeout=30, interval=0.2, what="sbc api answering /healthz")
     finally:
         proc.terminate()
         proc.wait(15)

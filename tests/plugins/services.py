@@ -20,6 +20,7 @@ import pytest
 import redis
 
 from app.settings import get_settings
+from tests.plugins.skips import skip_or_fail_in_ci
 
 
 def amqp_vhost_name(url: str | None = None) -> str:
@@ -30,7 +31,7 @@ def amqp_vhost_name(url: str | None = None) -> str:
 def rabbitmqctl(*args: str) -> subprocess.CompletedProcess:
     exe = shutil.which("rabbitmqctl")
     if exe is None:
-        pytest.skip("rabbitmqctl is not installed on this machine")
+        skip_or_fail_in_ci("rabbitmqctl is not installed on this machine")
     return subprocess.run([exe, "-q", *args], capture_output=True, text=True, timeout=60)
 
 

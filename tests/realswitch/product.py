@@ -17,20 +17,24 @@ from typing import Any, Iterator
 
 import requests
 
+from tests.plugins.eventually import NotYet, eventually
 from tests.realswitch.freeswitch import RealSwitch, free_port
 
 START_TIMEOUT_SECONDS = 30.0
 
 
 def wait_for_port(port: int, timeout: float = START_TIMEOUT_SECONDS) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def listening() -> bool:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return True
         except OSError:
-            time.sleep(0.1)
-    return False
+            return False
+
+    try:
+        return eventually(listening, timeout=timeout, interval=0.1)
+    except NotYet:
+        return False
 
 
 CLUSTER_KEYS = ("freeswitch.nodes", "controller.listen", "controller.advertise_host",
@@ -154,12 +158,10 @@ class Product:
             self.wait_for_log(self.controller, "inbound ESL connected to", START_TIMEOUT_SECONDS)
 
     def wait_for_log(self, proc: ProductProcess, text: str, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if text in proc.log_text():
-                return True
-            time.sleep(0.1)
-        return False
+        try:
+            return eventually(lambda: text in proc.log_text(), timeout=timeout, interval=0.1)
+        except NotYet:
+            return False
 
     ROUTING_APPLIED = "routing: configuration applied"
     OPS_LISTENING = re.compile(r"controller: /healthz /readyz /metrics on http://([\d.]+):(\d+)")
@@ -201,14 +203,14 @@ class Product:
         self.wait_routing_ready(timeout)
         before = self.routing_applied_count()
         yield
-        deadline = time.monotonic() + timeout
         applies = writes * self.controller_processes  # each sibling applies each change
-        while self.routing_applied_count() < before + applies:
-            if time.monotonic() > deadline:
-                raise AssertionError(
-                    f"controller applied {self.routing_applied_count() - before} of {applies} "
-                    f"routing changes in {timeout}s\n{self.controller.log_tail()}")
-            time.sleep(0.1)
+        try:
+            eventually(lambda: self.routing_applied_count() >= before + applies, timeout=timeout,
+                       interval=0.1)
+        except NotYet:
+            raise AssertionError(
+                f"controller applied {self.routing_applied_count() - before} of {applies} "
+                f"routing changes in {timeout}s\n{self.controller.log_tail()}") from None
 
     def stop(self) -> None:
         for proc in self.processes:

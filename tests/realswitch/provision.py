@@ -6,7 +6,6 @@ HTTP, so the routing change events reach the controller exactly as in production
 """
 from __future__ import annotations
 
-import time
 import uuid
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -14,6 +13,7 @@ from typing import Any, Callable
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
+from tests.plugins.eventually import NotYet, eventually
 from tests.realswitch.freeswitch import RealSwitch
 from tests.realswitch.product import ApiSession, Product
 
@@ -24,13 +24,12 @@ RECORD_WAIT_SECONDS = 30.0
 
 
 def poll(check: Callable[[], Any], timeout: float, interval: float = 0.1) -> Any:
-    """``check()``'s first truthy value within ``timeout`` seconds, else its last value."""
-    deadline = time.monotonic() + timeout
-    value = check()
-    while not value and time.monotonic() < deadline:
-        time.sleep(interval)
-        value = check()
-    return value
+    """``check()``'s first truthy value within ``timeout`` seconds, else its last value (the
+    callers assert on it with their own message): the shared ``eventually`` underneath."""
+    try:
+        return eventually(check, timeout=timeout, interval=interval)
+    except NotYet:
+        return check()
 
 
 def unique_number(prefix: str = "1555") -> str:

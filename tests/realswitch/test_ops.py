@@ -3,16 +3,17 @@ module check asks the real FreeSWITCH), /metrics after real calls, ``sbc status`
 real switch, and a concurrency limit raised with ``sbc tenant update`` after creation."""
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 import sys
-import time
 
 import requests
 from click.testing import CliRunner
 
 from app.cli import main
 from app.config import RuntimeConfig
+from tests.plugins.eventually import NotYet, eventually
 from tests.realswitch.provision import create_tenant_with_trunk
 
 
@@ -28,12 +29,11 @@ def _sample(text: str, name: str, **labels: str) -> float:
 
 
 def _eventually_ready(url: str, timeout: float = 30.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        response = requests.get(url, timeout=10)
-        if response.status_code == 200 or time.monotonic() > deadline:
-            return response.json()
-        time.sleep(0.5)
+    """The /readyz body once it answers 200, else the last one (the test's assert shows it)."""
+    with contextlib.suppress(NotYet):
+        eventually(lambda: requests.get(url, timeout=10).status_code == 200, timeout=timeout,
+                   interval=0.5, what=f"{url} ready")
+    return requests.get(url, timeout=10).json()
 
 
 def test_every_process_is_ready_and_the_controller_sees_the_real_switch_with_all_its_modules(product, real_switch):

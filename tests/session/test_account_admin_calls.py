@@ -3,10 +3,10 @@ to the next call (it is read with the number lookup), and a disabled tenant's nu
 404 like unknown numbers."""
 from __future__ import annotations
 
-import gevent
 from sqlalchemy import text
 
 from app.accounts.admin import set_disabled, update_tenant
+from tests.plugins.eventually import eventually
 from tests.session.conftest import call_record, executed, hangups
 from tests.simulator import Call
 
@@ -24,7 +24,7 @@ def test_given_a_limit_raised_after_creation_when_a_second_call_arrives_then_it_
     account, number, _ = number_with_app(max_concurrent_calls=1, app_json=[{"verb": "pause", "length": 30}])
     sub = _subdomain(owner_conn, account.id)
     held = simulate_call(Call(callee=number).hangup_after(1.5), controller)
-    gevent.sleep(0.3)
+    eventually(lambda: ("sleep", "30000") in executed(held), timeout=5, what="the held call running its pause")
     refused = simulate_call(Call(callee=number), controller)
     _wait(refused)
     assert hangups(refused) == ["NORMAL_CIRCUIT_CONGESTION"]

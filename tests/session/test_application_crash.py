@@ -2,9 +2,9 @@
 still end the call: the caller is hung up, never left in dead air, and the call is recorded."""
 from __future__ import annotations
 
-import gevent
 from sqlalchemy import text
 
+from tests.plugins.eventually import eventually
 from tests.plugins.webhook_server import Reply
 from tests.session.conftest import call_record, executed, hangups, outbox_keys
 from tests.simulator import Call
@@ -73,9 +73,8 @@ def test_given_verb_running_when_freeswitch_drops_the_socket_then_session_ends_w
     call = simulate_call(Call(callee=number, timing=Timing(playback=60.0)).fault("drop", at=0.3),
                          controller)
     assert call.wait(10), "simulated call did not finish"
-    with gevent.Timeout(10):  # the simulator is gone at once; let the session finish too
-        while controller.connections:
-            gevent.sleep(0.01)
+    # the simulator is gone at once; let the session finish too
+    eventually(lambda: not controller.connections, what="the session finished")
     services.events.flush()
 
     # a lost socket is not the application's fault, and nothing is left to hang up
@@ -117,8 +116,6 @@ def test_given_websocket_app_not_acking_when_caller_hangs_up_then_call_ends_and_
     assert call.wait(8), "the session kept waiting for the WebSocket app after the caller hung up"
 
     ws_server.wait_for(lambda msgs: any(m.get("type") == "session:new" for m in msgs))
-    with gevent.Timeout(5):
-        while not all(peer.closed for peer in ws_server.peers):
-            gevent.sleep(0.05)
+    eventually(lambda: all(peer.closed for peer in ws_server.peers), timeout=5, what="the WebSocket closed")
     assert call_record(owner_conn, call.uuid)["hangup_cause"] == "NORMAL_CLEARING"
     assert services.limiter.counts(account.id)[0] == 0

@@ -4,11 +4,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import time
 
-import gevent
 from sqlalchemy import text
 
+from tests.plugins.eventually import eventually
 from tests.plugins.webhook_server import Reply
 from tests.session.conftest import call_record, executed, hangups, outbox_keys
 from tests.simulator import Call
@@ -66,8 +65,11 @@ def test_given_webhook_app_when_call_arrives_then_verbs_run_and_call_record_is_w
     assert keys.index("call.answered") < keys.index("interaction.play")
     assert keys[-1] == "call.ended"
 
-    gevent.sleep(0.3)  # the status hook is fire-and-forget
-    finals = [json.loads(r.body) for r in hook_server.requests if r.path == "/status"]
+    def finals_sent() -> list[dict]:  # the status hook is fire-and-forget: after the record
+        finals = [json.loads(r.body) for r in hook_server.requests if r.path == "/status"]
+        return finals if finals and finals[-1]["callStatus"] == "completed" else []
+
+    finals = eventually(finals_sent, timeout=5, what="the completed status hook")
     assert [f["callStatus"] for f in finals] == ["in-progress", "completed"]
     assert finals[-1]["callRecordSid"] == str(record["public_id"])
     assert finals[-1]["hangupReason"] == "done talking"
@@ -146,7 +148,8 @@ def test_given_account_at_its_limit_when_second_call_arrives_then_it_is_refused_
     account, number, _ = number_with_app(max_concurrent_calls=1,
                                          app_json=[{"verb": "pause", "length": 30}])
     first = simulate_call(Call(callee=number).hangup_after(1.0), controller)
-    gevent.sleep(0.3)
+    eventually(lambda: services.limiter.counts(account.id)[0] == 1, timeout=5,
+               what="the first call holding the account's one slot")
     second = simulate_call(Call(callee=number), controller)
     _wait(second)
     assert executed(second) == []
@@ -190,7 +193,7 @@ def _call_paused_by_websocket_app(controller, simulate_call, ws_server, number_w
     account, number, _ = number_with_app(call_hook_url=ws_server.url())
     call = simulate_call(Call(callee=number), controller)
     ws_server.wait_for(lambda msgs: any(m.get("type") == "session:new" for m in msgs))
-    gevent.sleep(0.3)
+    eventually(lambda: ("sleep", "30000") in executed(call), timeout=5, what="the pause running")
     return call
 
 
@@ -255,9 +258,7 @@ def test_given_call_in_progress_then_its_socket_has_tcp_keepalive_to_notice_a_va
 
     account, number, _ = number_with_app(app_json=[{"verb": "pause", "length": 5}])
     call = simulate_call(Call(callee=number).hangup_after(1.0), controller)
-    deadline = time.monotonic() + 5
-    while not controller.connections and time.monotonic() < deadline:
-        gevent.sleep(0.02)
+    eventually(lambda: controller.connections, timeout=5, what="the call's socket at the controller")
     sock = next(iter(controller.connections))._sock
     assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
     assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == KEEPALIVE_IDLE_SECONDS
@@ -272,7 +273,8 @@ def test_given_service_provider_at_its_limit_when_another_accounts_call_arrives_
     assert first_account.service_provider_id == second_account.service_provider_id
     try:
         held = simulate_call(Call(callee=first_number).hangup_after(1.0), controller)
-        gevent.sleep(0.3)
+        eventually(lambda: services.limiter.counts(first_account.id)[0] == 1, timeout=5,
+                   what="the held call counted")
         in_use = services.limiter.counts(first_account.id, first_account.service_provider_id)[1]
         owner_conn.execute(text("UPDATE service_providers SET max_concurrent_calls = :n WHERE id = :sp"),
                            {"n": in_use, "sp": first_account.service_provider_id})

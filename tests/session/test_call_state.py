@@ -18,6 +18,7 @@ from app.models import Application, PhoneNumber
 from app.settings import get_settings
 from app.voice.originator import Originator
 from tests.api_management.helpers import insert
+from tests.plugins.eventually import eventually
 from tests.session.conftest import call_record
 from tests.session.routing_seed import GERMAN_NUMBER, two_carrier_plan
 
@@ -52,12 +53,6 @@ def _state(admin, call_id: str) -> dict:
     return response.get_json()
 
 
-def _wait(predicate, timeout: float = 10.0):
-    with gevent.Timeout(timeout, AssertionError("condition not met in time")):
-        while not predicate():
-            gevent.sleep(0.05)  # each poll is an API request: keep the load it adds small
-
-
 def test_given_a_placed_call_when_dialled_and_answered_then_queued_ringing_in_progress_completed(
         api, seed, owner_engine, owner_conn, dialling, inbound_sim):
     originator, _ = dialling
@@ -67,10 +62,10 @@ def test_given_a_placed_call_when_dialled_and_answered_then_queued_ringing_in_pr
 
     inbound_sim.bgapi_delay = 1.0  # the switch takes a second to answer the originate
     job = gevent.spawn(originator.handle, _envelope(owner_engine, placed["traceId"]))
-    _wait(lambda: _state(admin, call_id)["state"] == "ringing")
+    eventually(lambda: _state(admin, call_id)["state"] == "ringing", what="the call ringing")
     assert job.get(timeout=10) is None
     assert _state(admin, call_id)["state"] in ("in-progress", "completed")
-    _wait(lambda: call_record(owner_conn, call_id) is not None)
+    eventually(lambda: call_record(owner_conn, call_id) is not None, what="the call record")
     final = _state(admin, call_id)
     assert (final["state"], final["reason"], final["record_status"]) == ("completed", None, "completed")
     found = admin.get("/api/call-records", query_string={"call_id": call_id}).get_json()["items"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 
-import gevent
 import pytest
 
 from app.config import RuntimeConfig
@@ -14,6 +13,7 @@ from app.events.exchanges import CALL_EVENTS
 from app.events.payloads import call_originate, emit
 from app.voice.controller import Controller
 from app.voice.originator import ORIGINATE_QUEUE
+from tests.plugins.eventually import eventually
 from tests.session.conftest import call_record
 from tests.session.routing_seed import GERMAN_NUMBER, two_carrier_plan
 from tests.simulator import Call, place_call
@@ -30,20 +30,9 @@ def running_controller(inbound_sim, amqp_vhost, tmp_path, monkeypatch):
     ctl = Controller(config)
     ctl.start()
     node = ctl.nodes[0]
-    for _ in range(100):
-        if node.connected:
-            break
-        gevent.sleep(0.05)
-    assert node.connected
+    eventually(lambda: node.connected, timeout=5, what="the controller connected to the switch")
     yield ctl
     ctl.stop()
-
-
-def _wait_until(predicate, timeout: float = 10.0) -> None:
-    deadline = gevent.get_hub().loop.now() + timeout
-    while not predicate():
-        assert gevent.get_hub().loop.now() < deadline, "condition not met in time"
-        gevent.sleep(0.05)
 
 
 def test_given_running_controller_when_call_ends_then_its_events_reach_a_rabbitmq_consumer(
@@ -57,7 +46,7 @@ def test_given_running_controller_when_call_ends_then_its_events_reach_a_rabbitm
         assert call.wait(10)
         record = call_record(owner_conn, call.uuid)
         mine = lambda: [e for e in received if e.trace_id == str(record["trace_id"])]  # noqa: E731
-        _wait_until(lambda: {"call.started", "call.answered", "call.ended"} <= {e.type for e in mine()})
+        eventually(lambda: {"call.started", "call.answered", "call.ended"} <= {e.type for e in mine()})
         ended = next(e for e in mine() if e.type == "call.ended")
         assert ended.account == str(account.id)
         assert ended.payload["callId"] == call.uuid
@@ -71,16 +60,16 @@ def test_given_esl_link_drops_when_it_reconnects_then_calls_gone_from_freeswitch
     kept = place_call(Call(callee=number).hangup_after(1.5), running_controller.server.address)
     gone = place_call(Call(callee=number), running_controller.server.address)
     live = running_controller.services.live_calls
-    _wait_until(lambda: {kept.uuid, gone.uuid} <= set(live))
+    eventually(lambda: {kept.uuid, gone.uuid} <= set(live))
     inbound_sim.add_channel(uuid=kept.uuid)   # FreeSWITCH still has only one of the two
 
     inbound_sim.drop_connections()
-    _wait_until(lambda: running_controller.nodes[0].reconnects >= 1)
-    _wait_until(lambda: gone.uuid not in live)
+    eventually(lambda: running_controller.nodes[0].reconnects >= 1)
+    eventually(lambda: gone.uuid not in live)
     assert kept.uuid in live
     limiter = running_controller.services.limiter
     assert kept.wait(10)
-    _wait_until(lambda: not live)
+    eventually(lambda: not live)
     assert limiter.counts(account.id)[0] == 0
     assert call_record(owner_conn, kept.uuid)["status"] == "completed"
 
@@ -98,7 +87,7 @@ def test_given_call_originate_on_the_bus_when_a_controller_takes_it_then_the_ans
                                               caller_id=caller_id, application_id=app_id),
              account_id=account.id, trace_id=trace_id, session=session)
 
-    _wait_until(lambda: call_record(owner_conn, str(call_id)) is not None)
+    eventually(lambda: call_record(owner_conn, str(call_id)) is not None)
     record = call_record(owner_conn, str(call_id))
     assert (record["direction"], record["status"], record["trace_id"]) == ("outbound", "completed", trace_id)
     assert len(inbound_sim.originates) == 1
@@ -107,11 +96,11 @@ def test_given_call_originate_on_the_bus_when_a_controller_takes_it_then_the_ans
 def test_given_switch_image_without_a_module_when_the_link_comes_back_then_heartbeat_names_it(
         running_controller, inbound_sim):
     where = "%s:%s" % inbound_sim.address
-    _wait_until(lambda: running_controller.missing_modules.get(where) == [])
+    eventually(lambda: running_controller.missing_modules.get(where) == [])
 
     inbound_sim.loaded_modules.discard("mod_flite")
     inbound_sim.drop_connections()  # FreeSWITCH restarted with another image
 
-    _wait_until(lambda: running_controller.missing_modules.get(where) == ["mod_flite"])
+    eventually(lambda: running_controller.missing_modules.get(where) == ["mod_flite"])
     details = running_controller.heartbeat._payload()["details"]
     assert details["nodes"][where] == {"missingModules": ["mod_flite"]}

@@ -3,9 +3,6 @@ kernel spreads the switch's sockets over them) do not take each other's calls fo
 orphan ones. Two controllers against the ESL simulator, real PostgreSQL/Redis/RabbitMQ."""
 from __future__ import annotations
 
-import time
-
-import gevent
 import pytest
 from prometheus_client import CollectorRegistry
 from sqlalchemy import text
@@ -14,17 +11,11 @@ import app.voice.controller as controller_module
 from app.config import RuntimeConfig
 from app.voice.controller import Controller
 from tests.faults.processes import free_port
+from tests.plugins.eventually import eventually
 from tests.session.conftest import call_record
 from tests.simulator import Call, place_call
 
 CALLS = 16
-
-
-def _wait_until(predicate, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not met in time"
-        gevent.sleep(0.05)
 
 
 @pytest.fixture
@@ -44,7 +35,7 @@ def siblings(inbound_sim, amqp_vhost, tmp_path, monkeypatch):
         ctl.start()
         started.append(ctl)
     for ctl in started:
-        _wait_until(lambda: ctl.nodes[0].connected)
+        eventually(lambda: ctl.nodes[0].connected, timeout=15)
     yield started
     for ctl in started:
         ctl.stop()
@@ -73,14 +64,14 @@ def test_given_two_controller_processes_on_one_port_when_calls_arrive_then_both_
     calls = [place_call(Call(callee=number).hangup_after(6), ("127.0.0.1", port))
              for _ in range(CALLS)]
     live = lambda: set(first.services.live_calls) | set(second.services.live_calls)  # noqa: E731
-    _wait_until(lambda: {c.uuid for c in calls} <= live())
+    eventually(lambda: {c.uuid for c in calls} <= live(), timeout=15)
     assert first.services.live_calls and second.services.live_calls, "the kernel spread the calls"
     for call in calls:
         _as_in_socket_app(inbound_sim, call.uuid, port)
     orphan = _as_in_socket_app(inbound_sim, "11111111-2222-4333-8444-555555555555", port)
-    _wait_until(lambda: all(ctl.siblings.others() for ctl in siblings))  # both published
+    eventually(lambda: all(ctl.siblings.others() for ctl in siblings), timeout=15)  # both published
     # every call is a recovery candidate: call.started in the outbox, no record yet
-    _wait_until(lambda: _started(owner_conn) >= {c.uuid for c in calls})
+    eventually(lambda: _started(owner_conn) >= {c.uuid for c in calls}, timeout=15)
 
     swept = [ctl.sweepers[0].sweep() for ctl in siblings]
     for ctl in siblings:
@@ -92,10 +83,10 @@ def test_given_two_controller_processes_on_one_port_when_calls_arrive_then_both_
     for call in calls:
         assert call.wait(15)
     for call in calls:
-        _wait_until(lambda: call_record(owner_conn, call.uuid) is not None)
+        eventually(lambda: call_record(owner_conn, call.uuid) is not None, timeout=15)
         record = call_record(owner_conn, call.uuid)
         assert record["status"] == "completed" and record["hangup_reason"] != "connection_lost"
-    _wait_until(lambda: orphan.uuid not in inbound_sim.channels)
+    eventually(lambda: orphan.uuid not in inbound_sim.channels, timeout=15)
 
 
 def test_given_one_process_when_started_then_nothing_is_published_for_siblings(

@@ -5,7 +5,6 @@ the agent sets a disposition. Real PostgreSQL and Redis. Durations are checked f
 (ordering and bounds from the scenario), never for exact timing."""
 from __future__ import annotations
 
-import time
 import uuid
 
 import gevent
@@ -19,6 +18,7 @@ from app.contact.presence import Presence
 from app.crypto import encrypt_secret
 from app.db.engine import tenant_session
 from app.models import Agent, AgentQueue, Queue, User
+from tests.plugins.eventually import eventually
 from tests.session.conftest import call_record
 from tests.simulator import Call
 from tests.simulator.channel import CORE_UUID
@@ -48,16 +48,6 @@ def _queue_with_agent(owner_engine, redis_client, redis_prefix, account, subdoma
 
 def _row(owner_conn, sql: str, **params):
     return owner_conn.execute(text(sql), params).mappings().first()
-
-
-def _wait_for(predicate, seconds: float = 8.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        gevent.sleep(0.1)
-    return predicate()
 
 
 def test_given_a_queue_call_answered_by_an_agent_with_a_hold_then_every_indicator_and_the_segment_are_measured(
@@ -91,8 +81,9 @@ def test_given_a_queue_call_answered_by_an_agent_with_a_hold_then_every_indicato
     assert (segment["talk_ms"], segment["hold_ms"]) == (summary["talk_ms"], summary["hold_ms"])
 
     # the wrap-up timer ends the after-call work: segment and summary get it, AHT = talk+hold+acw
-    acw = _wait_for(lambda: _row(owner_conn, "SELECT acw_ms FROM interaction_summary WHERE trace_id = :t",
-                                 t=record["trace_id"])["acw_ms"])
+    acw = eventually(lambda: _row(owner_conn, "SELECT acw_ms FROM interaction_summary WHERE trace_id = :t",
+                                  t=record["trace_id"])["acw_ms"], timeout=8, interval=0.1,
+                     what="the after-call work recorded")
     assert WRAP_UP_SECONDS * 1000 - 100 <= acw <= WRAP_UP_SECONDS * 1000 + 3000
     summary = _row(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
     assert summary["aht_ms"] == summary["talk_ms"] + summary["hold_ms"] + summary["acw_ms"]
@@ -148,10 +139,10 @@ def test_given_the_agent_holds_its_own_leg_then_the_callers_summary_counts_the_h
         return Event([("Event-Name", name), ("Unique-ID", str(uuid.uuid4())), ("Other-Leg-Unique-ID", call.uuid),
                       ("variable_sbc_agent_id", str(agent.id))])
 
-    assert _wait_for(lambda: call.uuid in services.live_calls, 5)
-    gevent.sleep(0.7)
+    eventually(lambda: call.uuid in services.live_calls, timeout=5, what="the call live")
+    gevent.sleep(0.7)  # scenario: talk before the hold
     assert relay.relay(agent_leg("CHANNEL_HOLD"))
-    gevent.sleep(0.6)
+    gevent.sleep(0.6)  # scenario: the hold lasts ~0.6 s (the hold_ms asserted below)
     assert relay.relay(agent_leg("CHANNEL_UNHOLD"))
     assert call.wait(15), "simulated call did not finish"
     record = call_record(owner_conn, call.uuid)

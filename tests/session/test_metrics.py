@@ -3,13 +3,13 @@ CallSession, real PostgreSQL/Redis): each value is read from the process registr
 after, so other tests in the run do not matter."""
 from __future__ import annotations
 
-import gevent
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 
 from app.ops.collectors import QueueCollector
 from app.ops.metrics import QUEUE_WAITERS
 from app.routing.cache import RoutingCache
 from app.routing.dialer import LcrDialer
+from tests.plugins.eventually import eventually
 from tests.plugins.webhook_server import Reply
 from tests.session.conftest import hangups
 from tests.session.routing_seed import GERMAN_NUMBER, two_carrier_plan
@@ -32,7 +32,9 @@ def test_given_three_answered_calls_when_they_end_then_finished_and_setup_count_
     calls = [simulate_call(Call(callee=number), controller) for _ in range(3)]
     for call in calls:
         _wait(call)
-    gevent.sleep(0.2)  # the record is written just after the simulated caller is done
+    # the record is written just after the simulated caller is done
+    eventually(lambda: value("sbc_calls_finished_total", status="completed", direction="inbound") >= finished + 3,
+               timeout=5, what="three calls counted finished")
     assert value("sbc_calls_finished_total", status="completed", direction="inbound") == finished + 3
     assert value("sbc_call_setup_seconds_count") == setups + 3
     assert value("sbc_call_setup_seconds_bucket", le="+Inf") >= setups + 3
@@ -43,11 +45,11 @@ def test_given_a_held_call_then_it_is_in_progress_until_it_ends(controller, simu
     _, number, _ = number_with_app(app_json=[{"verb": "pause", "length": 30}])
     before = value("sbc_calls_in_progress", direction="inbound")
     call = simulate_call(Call(callee=number).hangup_after(1.0), controller)
-    gevent.sleep(0.4)
-    assert value("sbc_calls_in_progress", direction="inbound") == before + 1
+    eventually(lambda: value("sbc_calls_in_progress", direction="inbound") == before + 1, timeout=5,
+               what="the held call in progress")
     _wait(call)
-    gevent.sleep(0.2)
-    assert value("sbc_calls_in_progress", direction="inbound") == before
+    eventually(lambda: value("sbc_calls_in_progress", direction="inbound") == before, timeout=5,
+               what="the ended call no longer in progress")
 
 
 def test_given_an_account_at_its_limit_then_the_refusal_is_counted_by_scope_and_recorded_refused(
@@ -56,12 +58,14 @@ def test_given_an_account_at_its_limit_then_the_refusal_is_counted_by_scope_and_
     refusals = value("sbc_limiter_refusals_total", scope="account")
     refused_records = value("sbc_calls_finished_total", status="refused", direction="inbound")
     held = simulate_call(Call(callee=number).hangup_after(1.0), controller)
-    gevent.sleep(0.3)
+    eventually(lambda: value("sbc_calls_in_progress", direction="inbound") >= 1, timeout=5,
+               what="the held call taking the account's one slot")
     refused = simulate_call(Call(callee=number), controller)
     _wait(refused)
     assert hangups(refused) == ["NORMAL_CIRCUIT_CONGESTION"]
     assert value("sbc_limiter_refusals_total", scope="account") == refusals + 1
-    gevent.sleep(0.2)
+    eventually(lambda: value("sbc_calls_finished_total", status="refused", direction="inbound") >= refused_records + 1,
+               timeout=5, what="the refused call recorded")
     assert value("sbc_calls_finished_total", status="refused", direction="inbound") == refused_records + 1
     _wait(held)
 
@@ -87,7 +91,9 @@ def test_given_a_queue_caller_then_waiting_and_longest_wait_are_exposed(controll
                                               "announcePosition": False}])
     waiting_before, _ = QUEUE_WAITERS.snapshot()
     call = simulate_call(Call(callee=number).hangup_after(1.2), controller)
-    gevent.sleep(0.8)
+    # the caller waits in the queue (it hangs up at 1.2 s) until it has waited 0.4 s
+    eventually(lambda: QUEUE_WAITERS.snapshot()[0] == waiting_before + 1 and QUEUE_WAITERS.snapshot()[1] >= 0.4,
+               timeout=5, what="the caller waiting 0.4 s in the queue")
     registry = CollectorRegistry()  # as the controller registers it (Controller.start)
     registry.register(QueueCollector())
     text = generate_latest(registry).decode()
@@ -95,8 +101,7 @@ def test_given_a_queue_caller_then_waiting_and_longest_wait_are_exposed(controll
     assert waiting == waiting_before + 1 and longest >= 0.4
     assert f"sbc_queue_waiting_calls {float(waiting)}" in text
     _wait(call)
-    gevent.sleep(0.2)
-    assert QUEUE_WAITERS.snapshot()[0] == waiting_before
+    eventually(lambda: QUEUE_WAITERS.snapshot()[0] == waiting_before, timeout=5, what="the caller left the queue")
 
 
 def test_given_lcr_lookups_then_routed_and_missed_decisions_are_counted(make_account):

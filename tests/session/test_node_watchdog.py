@@ -2,19 +2,13 @@
 node watchdog declares it frozen and its callback ends the sessions of that node's calls."""
 from __future__ import annotations
 
-import gevent
 from sqlalchemy import text
 
 from app.voice.reconcile import close_calls_from
 from app.voice.watchdog import NodeWatchdog
 from esl.inbound import InboundConnection
+from tests.plugins.eventually import eventually
 from tests.simulator import Call
-
-
-def _wait_until(predicate, timeout: float = 10.0) -> None:
-    with gevent.Timeout(timeout, AssertionError("condition not met in time")):
-        while not predicate():
-            gevent.sleep(0.02)
 
 
 def _failure_reasons(owner_conn, call_id: str) -> list[str]:
@@ -34,13 +28,13 @@ def test_given_a_live_call_when_its_freeswitch_freezes_then_the_watchdog_ends_it
                        interval=0.05, timeout=0.2, strikes=3).start()
     try:
         call = simulate_call(Call(callee=number), controller)
-        _wait_until(lambda: call.uuid in services.live_calls)
+        eventually(lambda: call.uuid in services.live_calls)
         assert services.limiter.counts(account.id)[0] == 1
 
         inbound_sim.freeze()
         call.freeze()  # the same hung process: its call socket stays open and silent
-        _wait_until(lambda: dog.frozen_count == 1)
-        _wait_until(lambda: not controller.connections)
+        eventually(lambda: dog.frozen_count == 1)
+        eventually(lambda: not controller.connections)
         assert services.events.flush(timeout=5)
 
         assert _failure_reasons(owner_conn, call.uuid) == ["connection_lost"]
@@ -48,7 +42,7 @@ def test_given_a_live_call_when_its_freeswitch_freezes_then_the_watchdog_ends_it
         assert services.live_calls == {}
 
         inbound_sim.thaw()
-        _wait_until(lambda: node.connected and node.reconnects == 1)
+        eventually(lambda: node.connected and node.reconnects == 1)
     finally:
         dog.stop()
         node.close()

@@ -7,7 +7,6 @@ import json
 import re
 import uuid
 
-import gevent
 import pytest
 from sqlalchemy import text
 
@@ -40,12 +39,6 @@ def _request(account, **fields) -> OriginateRequest:
     payload = call_originate(call_id=uuid.uuid4(), **{"phone_number": GERMAN_NUMBER, **fields})
     return OriginateRequest.from_envelope(Envelope("call.originate", payload, account=str(account.id),
                                                    trace_id=str(uuid.uuid4())))
-
-
-def _wait_for(predicate, timeout: float = 10.0):
-    with gevent.Timeout(timeout, AssertionError("condition not met in time")):
-        while not predicate():
-            gevent.sleep(0.02)
 
 
 def test_given_application_request_when_originated_then_lcr_legs_are_dialled_and_the_app_drives_the_answered_leg(

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import uuid
 
-import gevent
 import pytest
 
 from app.calls.limiter import ConcurrencyLimiter
 from app.voice.services import CallServices
 from app.voice.session import CallSession
 from app.webhooks.client import WebhookClient
+from tests.plugins.eventually import eventually
 from tests.plugins.webhook_server import Reply
 from tests.simulator import Call
 
@@ -35,9 +35,8 @@ def test_given_in_progress_update_retried_when_call_ends_then_final_status_is_de
 
     call = simulate_call(Call(callee=number), slow_retry_controller)
     assert call.wait(10), "simulated call did not finish"
-    with gevent.Timeout(10):  # in-progress (failed), in-progress (retried), completed
-        while len(hook_server.requests) < 3:
-            gevent.sleep(0.05)
+    # in-progress (failed), in-progress (retried), completed
+    eventually(lambda: len(hook_server.requests) >= 3, what="three status hook requests")
 
     statuses = [json.loads(r.body)["callStatus"] for r in hook_server.requests]
     assert statuses == ["in-progress", "in-progress", "completed"]

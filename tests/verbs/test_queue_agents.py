@@ -5,7 +5,6 @@ PostgreSQL (agents, queues, outbox) and Redis, the simulator as FreeSWITCH."""
 from __future__ import annotations
 
 import dataclasses
-import time
 import uuid
 
 import gevent
@@ -13,6 +12,7 @@ import gevent
 from app.contact.distribution import ContactCentre
 from app.contact.presence import Presence
 from app.settings import get_settings
+from tests.plugins.eventually import eventually
 from tests.simulator import Call
 
 
@@ -37,9 +37,8 @@ def test_given_two_idle_agents_when_a_caller_queues_then_the_longest_idle_is_bri
     assert run.ctx.queue_id == centre.queue_id and run.ctx.agent_id == str(first.id)
     assert centre.agent_row(owner_engine, first) == ("wrap_up", "after_call_work")
     assert str(first.id) not in centre.presence.idle_agents(centre.account_id)
-    deadline = time.monotonic() + 5
-    while centre.agent_row(owner_engine, first)[0] != "available" and time.monotonic() < deadline:
-        gevent.sleep(0.1)
+    eventually(lambda: centre.agent_row(owner_engine, first)[0] == "available", timeout=5, interval=0.1,
+               what="the agent available after wrap-up")
     assert centre.agent_row(owner_engine, first) == ("available", None)
     assert str(first.id) in centre.presence.idle_agents(centre.account_id)
 

@@ -17,6 +17,7 @@ from app.calls import supervision as sv
 from app.events.envelope import Envelope
 from app.voice.supervisor import Supervisor
 from esl.inbound import InboundConnection
+from tests.plugins.eventually import eventually
 
 ACCOUNT = str(uuid.uuid4())
 
@@ -53,9 +54,7 @@ class Harness:
         return [(k, p.get("mode", ""), p.get("reason", p.get("coaching"))) for k, p in self.events]
 
     def wait_for(self, count: int) -> None:
-        deadline = time.monotonic() + 5
-        while len(self.events) < count and time.monotonic() < deadline:
-            gevent.sleep(0.01)
+        eventually(lambda: len(self.events) >= count, timeout=5, what=f"{count} supervision event(s)")
 
 
 @pytest.fixture
@@ -139,6 +138,5 @@ def test_given_eavesdrop_on_a_uuid_that_does_not_exist_when_originated_then_the_
     reply = node.api(f"originate {{origination_uuid={uuid.uuid4()}}}user/x@acme &eavesdrop({uuid.uuid4()})")
     leg = reply.split()[1]
 
-    gevent.sleep(0.1)
-
-    assert reply.startswith("+OK") and leg not in inbound_sim.channels
+    assert reply.startswith("+OK")
+    eventually(lambda: leg not in inbound_sim.channels, timeout=5, what="the eavesdrop leg hung up")

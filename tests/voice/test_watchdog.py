@@ -9,14 +9,9 @@ import pytest
 
 from app.voice.watchdog import NodeWatchdog
 from esl.inbound import InboundConnection
+from tests.plugins.eventually import eventually
 
 INTERVAL, TIMEOUT, STRIKES = 0.05, 0.2, 3
-
-
-def _wait_until(predicate, timeout: float = 10.0) -> None:
-    with gevent.Timeout(timeout, AssertionError("condition not met in time")):
-        while not predicate():
-            gevent.sleep(0.02)
 
 
 @pytest.fixture
@@ -48,18 +43,18 @@ def test_given_a_switch_that_freezes_when_probes_go_unanswered_then_it_is_declar
     frozen_calls = []
     node.connect()
     dog = watch(lambda: frozen_calls.append(node.connected))
-    _wait_until(lambda: dog.probes >= 2)
+    eventually(lambda: dog.probes >= 2)
     assert dog.frozen_count == 0
 
     inbound_sim.freeze()
     probes_at_freeze = dog.probes
     with caplog.at_level(logging.ERROR, logger="app.voice.watchdog"):
-        _wait_until(lambda: dog.frozen_count == 1)
+        eventually(lambda: dog.frozen_count == 1)
     # the probe in flight when the switch froze may be one of the silent ones
     assert dog.probes - probes_at_freeze <= STRIKES
     assert frozen_calls == [True], "on_frozen runs once, before the link is dropped"
     assert any("frozen" in r.getMessage() for r in caplog.records if r.levelno == logging.ERROR)
-    _wait_until(lambda: not node.connected)
+    eventually(lambda: not node.connected)
 
 
 def test_given_a_frozen_switch_when_it_thaws_then_the_link_reconnects_and_reconciles(inbound_sim, node, watch):
@@ -68,15 +63,15 @@ def test_given_a_frozen_switch_when_it_thaws_then_the_link_reconnects_and_reconc
     node.connect()
     dog = watch()
     inbound_sim.freeze()
-    _wait_until(lambda: dog.frozen_count == 1)
-    gevent.sleep(1.0)  # reconnect attempts meanwhile cannot even get an auth/request
+    eventually(lambda: dog.frozen_count == 1)
+    gevent.sleep(1.0)  # scenario: time passes frozen; reconnect attempts cannot even get an auth/request
     assert not node.connected and node.reconnects == 0
 
     inbound_sim.thaw()
-    _wait_until(lambda: node.connected and node.reconnects == 1)
-    _wait_until(lambda: reconciled == [[]])
+    eventually(lambda: node.connected and node.reconnects == 1)
+    eventually(lambda: reconciled == [[]])
     probes = dog.probes
-    _wait_until(lambda: dog.probes >= probes + 2 * STRIKES)
+    eventually(lambda: dog.probes >= probes + 2 * STRIKES)
     assert dog.frozen_count == 1, "the thawed switch answers again"
 
 
@@ -84,7 +79,7 @@ def test_given_a_slow_but_answering_switch_when_probed_then_it_is_never_declared
     inbound_sim.api_delay = TIMEOUT / 2  # every reply takes longer than the probe interval
     node.connect()
     dog = watch()
-    _wait_until(lambda: dog.probes >= 4 * STRIKES)
+    eventually(lambda: dog.probes >= 4 * STRIKES)
     assert dog.frozen_count == 0
     assert node.connected and node.reconnects == 0
 
@@ -97,27 +92,27 @@ def test_given_a_switch_silent_for_fewer_probes_than_the_strikes_when_it_answers
         inbound_sim.freeze()
         start = dog.probes  # one may be in flight, unanswered
         # the next probe times out before this one starts; the thaw lets this one be answered
-        _wait_until(lambda: dog.probes >= start + STRIKES - 1)
+        eventually(lambda: dog.probes >= start + STRIKES - 1)
         inbound_sim.thaw()
-        _wait_until(lambda: dog.probes >= start + STRIKES + 1)
+        eventually(lambda: dog.probes >= start + STRIKES + 1)
     assert dog.frozen_count == 0
     assert node.connected and node.reconnects == 0
 
 
 def test_given_a_node_not_connected_when_the_watchdog_runs_then_it_does_not_probe(inbound_sim, node, watch):
     dog = watch()
-    gevent.sleep(10 * INTERVAL)
+    gevent.sleep(10 * INTERVAL)  # scenario: ten probe intervals pass with no node connected
     assert dog.probes == 0
     node.connect()
-    _wait_until(lambda: dog.probes >= 1)
+    eventually(lambda: dog.probes >= 1)
 
 
 def test_given_a_running_watchdog_when_stopped_then_it_probes_no_more(inbound_sim, node, watch):
     node.connect()
     dog = watch()
-    _wait_until(lambda: dog.probes >= 1)
+    eventually(lambda: dog.probes >= 1)
     dog.stop()
     probes = dog.probes
-    gevent.sleep(10 * INTERVAL)
+    gevent.sleep(10 * INTERVAL)  # scenario: ten probe intervals pass after the stop
     assert dog.probes == probes
     assert inbound_sim.commands.count("api status") == probes
