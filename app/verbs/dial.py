@@ -1,4 +1,4 @@
-"""dial → ``bridge {call_timeout=..,origination_caller_id_number=..}<leg>|<leg>|...``.
+"""dial → ``bridge {call_timeout=..,leg_timeout=..,origination_caller_id_number=..}<leg>|<leg>|...``.
 
 Targets are tried in order (``|`` is FreeSWITCH's sequential failover):
 user → ``user/<sip user>@<account subdomain>``, only a user of the account's own directory
@@ -181,7 +181,10 @@ class Dial(Verb):
             if globals_:
                 lifted.append(globals_)
             legs.append(leg)
-        variables = [f"call_timeout={self.params['timeout']}"]
+        # leg_timeout too: a user/ target's endpoint runs its own inner originate and reads only
+        # the caller's call_timeout or the dial string's leg_timeout (mod_dptools
+        # user_outgoing_channel); with call_timeout alone in {...} it rang for 60 s (real switch)
+        variables = [f"call_timeout={self.params['timeout']}", f"leg_timeout={self.params['timeout']}"]
         if self.params.get("callerId"):
             variables.append(f"origination_caller_id_number={self.params['callerId']}")
         variables.append(f"sbc_trace_id={ctx.trace_id}")
