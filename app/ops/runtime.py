@@ -12,7 +12,7 @@ from prometheus_client import REGISTRY
 from app.calls.heartbeat import ServiceHeartbeat
 from app.config import RuntimeConfig, get_config, start_config_listener
 from app.events.publisher import start_publisher, stop_publisher
-from app.ops.collectors import DatabaseCollector, ErrorsCollector
+from app.ops.collectors import DatabaseCollector, ErrorsCollector, RegistrationCollector
 from app.ops.health import Readiness, dependency_checks
 from app.ops.http import OpsEndpoints, start_ops_server
 from app.settings import get_settings
@@ -24,7 +24,7 @@ class WorkersRuntime:
     def __init__(self, config: Optional[RuntimeConfig] = None) -> None:
         self.config = config or get_config()
         self.readiness = Readiness("workers", dependency_checks(get_settings()))
-        self.collectors = [DatabaseCollector(), ErrorsCollector()]
+        self.collectors = [DatabaseCollector(), RegistrationCollector(), ErrorsCollector()]
         self.heartbeat = ServiceHeartbeat(
             "workers", interval_seconds=lambda: self.config.heartbeat_interval_seconds)
         self._listener = None

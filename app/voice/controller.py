@@ -34,7 +34,7 @@ from app.contact.directory import DirectoryWriter
 from app.contact.distribution import ContactCentre
 from app.contact.presence import Presence
 from app.contact.queue_metrics import QueueMetricsEmitter
-from app.contact.registrations import REGISTRATION_EVENTS, RegistrationTracker
+from app.contact.registrations import REGISTRATION_EVENTS, RegistrationTracker, publish_registration_event
 from app.events.consumer import RedisSeenIds
 from app.events.payloads import emit
 from app.events.publisher import start_publisher, stop_publisher
@@ -97,7 +97,7 @@ class Controller:
             find_route=self.numbers.find,
         )
         self.presence = Presence(self.redis, settings.redis_key_prefix)
-        self.registrations = RegistrationTracker(self.presence)
+        self.registrations = RegistrationTracker(self.presence, publish_registration_event)
         self.services.contact = ContactCentre(self.presence)
         self.services.first_reply_deadline = self.config.webhook_first_reply_deadline_seconds
         self.config.on_reload(lambda config: setattr(
