@@ -52,8 +52,10 @@ def try_(url: str, from_number: str, to_number: str, direction: str, method: str
     try:
         reply = client.fetch_instructions(url, method, body, secret=secret, basic_auth=auth)
     except WebhookFailed as exc:
-        detail = f" ({exc.detail})" if exc.detail else ""
-        click.echo(f"failed: {exc}{detail} — the caller would hear the apology (or the app_json fallback)")
+        click.echo(webhook_try.failure_line(exc.reason, exc.attempts, exc.detail, exc.last_status))
+        hint = webhook_try.failure_hint(exc.reason, exc.detail, url)
+        if hint:
+            click.echo(f"hint: {hint}")
         sys.exit(2)
     finally:
         client.close()

@@ -32,6 +32,37 @@ def test_request_body(*, from_number: str, to_number: str, direction: str,
                               from_number=from_number, to_number=to_number, direction=direction)
 
 
+LOOPBACK_HINT = ("this is a loopback address: for local development run sbc (this command, the API "
+                 "and the controller) with SBC_ALLOW_LOOPBACK_WEBHOOKS=1, which also admits plain "
+                 "http:// to loopback; never in production")
+
+
+def failure_line(reason: str, attempts: int, detail: Optional[str], last_status: Optional[int] = None) -> str:
+    """One line per failure: the reason code once, the guard's or client's detail once."""
+    text = f"failed: {reason}"
+    if detail:
+        text += f" ({detail})"
+    if last_status is not None:
+        text += f", last status {last_status}"
+    if attempts:
+        text += f" after {attempts} attempt(s)"
+    return text + " — the caller would hear the apology (or the app_json fallback)"
+
+
+def failure_hint(reason: str, detail: Optional[str], url: str) -> Optional[str]:
+    """What to do about it, when there is a known remedy (the loopback development mode)."""
+    from urllib.parse import urlsplit
+
+    from app.webhooks.errors import Reason
+
+    if reason != Reason.UNSAFE:
+        return None
+    host = (urlsplit(url).hostname or "").lower()
+    if "loopback" in (detail or "") or host in ("localhost", "127.0.0.1", "::1") or host.startswith("127."):
+        return LOOPBACK_HINT
+    return None
+
+
 def _voice(params: dict[str, Any]) -> str:
     asked = params.get("voice")
     if not asked:

@@ -157,6 +157,17 @@ def sentiment_summary(call_id, *, recording_id, call_record_id, score: dict[str,
             "speakers": speakers, "transcriptUrl": transcript_url, "at": _t(at)}
 
 
+# user.events -----------------------------------------------------------------------------
+def user_registration(agent_id, *, sip_user: str, domain: str, reason: str, registered: bool,
+                      contact: str | None, transport: str | None, user_agent: str | None,
+                      expires_at: datetime | None, changed_at: datetime | None) -> dict[str, Any]:
+    """``user.registered`` / ``user.unregistered``: an agent's SIP registration began (or its
+    contact or transport changed) or ended (``reason`` unregistered | expired)."""
+    return {"agentId": _s(agent_id), "sipUser": sip_user, "domain": domain, "registered": registered,
+            "reason": reason, "contact": contact, "transport": transport, "userAgent": user_agent,
+            "expiresAt": _t(expires_at) if expires_at else None, "at": _t(changed_at)}
+
+
 # system.events ---------------------------------------------------------------------------
 def service_state(service: str, instance_id: str, *, host: str, pid: int, version: str,
                   started_at: datetime, details: dict[str, Any] | None = None) -> dict[str, Any]:

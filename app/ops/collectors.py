@@ -2,7 +2,7 @@
 queue waiters, the outbox table, the agents table) are read when Prometheus asks, so nothing on
 the call path keeps a second copy up to date.
 
-Database-wide values (outbox backlog, agents by state) are collected by the workers process
+Database-wide values (outbox backlog, agents by state, registered agents) are collected by the workers process
 only: every process would otherwise report the same rows and sums would double. A collector
 whose source is down reports nothing for that scrape (``sbc_collector_errors_total`` counts it)
 rather than failing the whole exposition.
@@ -114,3 +114,26 @@ class DatabaseCollector(Collector):
             family.add_metric([state], counts.get(state, 0))
         return [family]
 
+
+
+class RegistrationCollector(Collector):
+    """Agents whose phone is registered now, per transport (all tenants, from Redis: the
+    registrations the controllers track). Per transport, not per agent: the label set is the
+    fixed TRANSPORTS list whatever the number of agents. Workers only, like the agents gauge."""
+
+    def __init__(self, store: Any = None) -> None:
+        self._store = store
+
+    def collect(self) -> Iterator:
+        yield from _guarded("registrations", self._registrations)
+
+    def _registrations(self) -> list:
+        from app.contact.registrations import RegistrationStore
+        from app.contact.states import default_presence
+
+        store = self._store or RegistrationStore(default_presence())
+        family = GaugeMetricFamily("sbc_agents_registered", "Agents whose SIP phone is registered now, "
+                                   "by transport (all tenants).", labels=["transport"])
+        for transport, count in store.counts_by_transport().items():
+            family.add_metric([transport], count)
+        return [family]

@@ -11,20 +11,21 @@ from prometheus_client import REGISTRY
 
 from app.calls.heartbeat import ServiceHeartbeat
 from app.config import RuntimeConfig, get_config, start_config_listener
+from app.dev_mode import listen_host
 from app.events.publisher import start_publisher, stop_publisher
-from app.ops.collectors import DatabaseCollector, ErrorsCollector
+from app.ops.collectors import DatabaseCollector, ErrorsCollector, RegistrationCollector
 from app.ops.health import Readiness, dependency_checks
 from app.ops.http import OpsEndpoints, start_ops_server
 from app.settings import get_settings
 
-WORKERS_HOST = "0.0.0.0"
+WORKERS_HOST = "0.0.0.0"  # loopback in development mode (app.dev_mode)
 
 
 class WorkersRuntime:
     def __init__(self, config: Optional[RuntimeConfig] = None) -> None:
         self.config = config or get_config()
         self.readiness = Readiness("workers", dependency_checks(get_settings()))
-        self.collectors = [DatabaseCollector(), ErrorsCollector()]
+        self.collectors = [DatabaseCollector(), RegistrationCollector(), ErrorsCollector()]
         self.heartbeat = ServiceHeartbeat(
             "workers", interval_seconds=lambda: self.config.heartbeat_interval_seconds)
         self._listener = None
@@ -36,7 +37,7 @@ class WorkersRuntime:
         self.heartbeat.start()
         for collector in self.collectors:
             REGISTRY.register(collector)
-        self.ops_server = start_ops_server(OpsEndpoints(self.readiness), WORKERS_HOST,
+        self.ops_server = start_ops_server(OpsEndpoints(self.readiness), listen_host(WORKERS_HOST),
                                            self.config.health_workers_port)
         return self
 

@@ -6,7 +6,10 @@
 - services: the last ``system.service.*`` event of each instance in the event outbox (every
   process writes its heartbeat there; published rows are kept for the retention period), with
   what the controller reports (its live calls, its view of each switch);
-- the outbox backlog, and calls in progress per account from the Redis limiter's slots.
+- the outbox backlog, and calls in progress per account from the Redis limiter's slots;
+- agent registrations from Redis (what the controllers record from sofia's register events):
+  registered phones per transport and the latest changes with contact, transport, user agent,
+  expiry and when it changed.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from app.calls.limiter import ConcurrencyLimiter
 from app.config import RuntimeConfig
 from app.db.engine import platform_session
 from app.routing.node_modules import missing_modules
+from app.settings import get_settings
 from esl.inbound import InboundConnection
 
 log = logging.getLogger(__name__)
@@ -58,6 +62,17 @@ class ServiceStatus:
 
 
 @dataclass
+class AgentRegistration:
+    agent: str              # <sip user>@<account subdomain>
+    registered: bool
+    transport: Optional[str]
+    contact: Optional[str]
+    user_agent: Optional[str]
+    expires_at: Optional[datetime]
+    changed_at: Optional[datetime]
+
+
+@dataclass
 class Status:
     switches: list[SwitchStatus]
     services: list[ServiceStatus]
@@ -65,6 +80,12 @@ class Status:
     outbox_oldest_seconds: Optional[float]
     calls_by_account: dict[str, int]
     errors: list[str] = field(default_factory=list)
+    registered_by_transport: dict[str, int] = field(default_factory=dict)
+    registration_changes: list[AgentRegistration] = field(default_factory=list)
+
+
+# the latest registration changes shown (``sbc status --json`` too)
+RECENT_REGISTRATIONS_SHOWN = 10
 
 
 def switch_status(host: str, port: int, password: str) -> SwitchStatus:
@@ -128,6 +149,19 @@ def calls_by_account(limiter: ConcurrencyLimiter) -> dict[str, int]:
     return {name: n for name, n in sorted(counts.items()) if n}
 
 
+def registrations(client: redis.Redis, prefix: str) -> tuple[dict[str, int], list[AgentRegistration]]:
+    """Registered phones per transport (only those with some) and the latest changes."""
+    from app.contact.presence import Presence
+    from app.contact.registrations import RegistrationStore
+
+    store = RegistrationStore(Presence(client, prefix))
+    counts = {t: n for t, n in store.counts_by_transport().items() if n}
+    recent = [AgentRegistration(f"{user}@{domain}", r.registered, r.transport, r.contact, r.user_agent,
+                                r.expires_at, r.changed_at)
+              for domain, user, r in store.recent(RECENT_REGISTRATIONS_SHOWN)]
+    return counts, recent
+
+
 def gather(config: RuntimeConfig, redis_client: Optional[redis.Redis] = None) -> Status:
     errors: list[str] = []
     jobs = [gevent.spawn(switch_status, n.host, n.port, n.password) for n in config.freeswitch_nodes]
@@ -140,11 +174,16 @@ def gather(config: RuntimeConfig, redis_client: Optional[redis.Redis] = None) ->
     try:
         limiter = ConcurrencyLimiter(redis_client, slot_ttl_seconds=limits.LIMITER_SLOT_TTL_SECONDS)
         by_account = calls_by_account(limiter)
+        by_transport, changes = registrations(limiter.redis, get_settings().redis_key_prefix)
     except Exception as exc:
         errors.append(f"Redis: {exc}")
-        by_account = {}
+        by_account, by_transport, changes = {}, {}, []
     gevent.joinall(jobs)
-    return Status([j.value for j in jobs], seen, backlog, oldest, by_account, errors)
+    return Status([j.value for j in jobs], seen, backlog, oldest, by_account, errors, by_transport, changes)
+
+
+def _ago(when: Optional[datetime], now: datetime) -> str:
+    return f"{(now - when).total_seconds():.0f} s ago" if when else "?"
 
 
 def render(status: Status) -> str:
@@ -176,6 +215,17 @@ def render(status: Status) -> str:
         lines.append("  none")
     for account, n in status.calls_by_account.items():
         lines.append(f"  {account:<30} {n}")
+    now = datetime.now(timezone.utc)
+    counts = "  ".join(f"{t} {n}" for t, n in status.registered_by_transport.items()) or "none"
+    lines.append(f"AGENT REGISTRATIONS  registered now: {counts}")
+    for r in status.registration_changes:
+        if r.registered:
+            until = f"expires in {(r.expires_at - now).total_seconds():.0f} s" if r.expires_at else ""
+            lines.append(f"  {r.agent:<40} registered {r.transport or '?'}  {r.contact or ''}  "
+                         f"{r.user_agent or ''}  {until}  since {_ago(r.changed_at, now)}")
+        else:
+            lines.append(f"  {r.agent:<40} unregistered  last contact {r.contact or '-'}  "
+                         f"{_ago(r.changed_at, now)}")
     for error in status.errors:
         lines.append(f"ERROR  {error}")
     return "\n".join(lines)

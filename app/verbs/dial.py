@@ -1,12 +1,14 @@
-"""dial → ``bridge {call_timeout=..,origination_caller_id_number=..}<leg>|<leg>|...``.
+"""dial → ``bridge {call_timeout=..,leg_timeout=..,origination_caller_id_number=..}<leg>|<leg>|...``.
 
 Targets are tried in order (``|`` is FreeSWITCH's sequential failover):
 user → ``user/<sip user>@<account subdomain>``, only a user of the account's own directory
 (app/contact/directory.py: an agent with SIP credentials; else skipped, ``user_not_found``
 when nothing is left to dial); phone → the least-cost-routing bridge string (itself a
 ``|`` chain of gateways); sip → ``sofia/external/<uri>``, only to hosts the account lists and
-the address policy admits (else skipped with the reason); queue → the queue verb (a queue
-target must be the only target).
+the address policy admits (else skipped with the reason); queue → the queue verb. A queue
+target ends the list like the ``queue`` verb: the targets before it are bridged first (with
+failover) and, when none answers, the caller waits in that queue; targets after it could never
+run, so validation refuses them (QUEUE_TARGET_NOT_LAST).
 
 Before the bridge: ``set continue_on_fail=true`` (a failed bridge would otherwise hang up the
 caller before we can record why — capture outbound_bridge_fail_continue) and
@@ -25,6 +27,7 @@ caller's leg together with this dial's ``sbc_dial_id`` (app.routing.lcr.answerin
 """
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -43,6 +46,8 @@ from app.verbs.recording import recording_path, report_when_stopped
 if TYPE_CHECKING:  # pragma: no cover
     from esl.protocol import Event
 
+log = logging.getLogger(__name__)
+
 RECORDING_FORMAT = "wav"  # both legs, stereo: caller left, callee right
 USER_NOT_FOUND = "user_not_found"  # a user target that is not in the account's directory
 TARGET_PATTERNS = {
@@ -51,6 +56,11 @@ TARGET_PATTERNS = {
     "sip": (SIP_PATTERN, "A SIP URI like sip:alice@example.com."),
     "queue": (QUEUE_NAME_PATTERN, "A queue name: 1-64 letters, digits, spaces, '_', '.', '-'."),
 }
+# A queue target ends the list (the caller waits there until answered or the wait runs out):
+# a target after it would never be tried.
+QUEUE_TARGET_NOT_LAST = ("A queue target must be the last target: the caller waits in the queue, "
+                         "so targets after it would never be tried.")
+_A_QUEUE = {"properties": {"type": {"const": "queue"}}, "required": ["type"]}
 
 
 class TargetSchema(PartSchema):
@@ -84,16 +94,20 @@ class DialSchema(VerbSchema):
     callerId = Text(pattern=PHONE_PATTERN, pattern_message="A phone number: 3-20 digits, optional leading +.")
     record = StrictBoolean(load_default=False)
 
+    # no queue target before the last: for each position k, "item k is a queue and item k+1
+    # exists" must not hold (JSON Schema has no "index of" keyword)
     json_schema_extra = {
-        "if": {"properties": {"target": {"contains": {"properties": {"type": {"const": "queue"}}}}}},
-        "then": {"properties": {"target": {"maxItems": 1}}},
+        "properties": {"target": {"not": {"anyOf": [
+            {"minItems": k + 2, "prefixItems": [{}] * k + [_A_QUEUE]}
+            for k in range(limits.DIAL_MAX_TARGETS - 1)
+        ]}}},
     }
 
     @validates_schema
-    def _queue_alone(self, data: dict, **_: object) -> None:
+    def _queue_last(self, data: dict, **_: object) -> None:
         targets = data.get("target") or []
-        if len(targets) > 1 and any(t.get("type") == "queue" for t in targets):
-            raise ValidationError("A queue target must be the only target.", "target")
+        if any(t.get("type") == "queue" for t in targets[:-1]):
+            raise ValidationError(QUEUE_TARGET_NOT_LAST, "target")
 
 
 def _record_answering_carrier(ctx: VerbContext, event: "Event", dial_id: str) -> None:
@@ -167,7 +181,10 @@ class Dial(Verb):
             if globals_:
                 lifted.append(globals_)
             legs.append(leg)
-        variables = [f"call_timeout={self.params['timeout']}"]
+        # leg_timeout too: a user/ target's endpoint runs its own inner originate and reads only
+        # the caller's call_timeout or the dial string's leg_timeout (mod_dptools
+        # user_outgoing_channel); with call_timeout alone in {...} it rang for 60 s (real switch)
+        variables = [f"call_timeout={self.params['timeout']}", f"leg_timeout={self.params['timeout']}"]
         if self.params.get("callerId"):
             variables.append(f"origination_caller_id_number={self.params['callerId']}")
         variables.append(f"sbc_trace_id={ctx.trace_id}")
@@ -177,9 +194,22 @@ class Dial(Verb):
         return ("{" + ",".join(variables) + "}" + "|".join(legs)) if legs else "", skipped
 
     def execute(self, ctx: VerbContext) -> VerbOutcome:
+        """Bridge the targets before a queue target; when none answered, the caller waits in
+        the queue (a queue target is always last: DialSchema)."""
         targets = self.params["target"]
-        if targets[0]["type"] == "queue":
-            return Queue(Queue.schema().load({"verb": "queue", "name": targets[0]["name"]})).execute(ctx)
+        queue = targets[-1]["name"] if targets[-1]["type"] == "queue" else None
+        if queue is None:
+            return self._bridge(ctx)
+        if len(targets) > 1:
+            outcome = Dial({**self.params, "target": targets[:-1]})._bridge(ctx)
+            if outcome.reason in ("dial_completed", "caller_id_not_owned"):
+                return outcome
+            log.info("dial: %s (%s), the caller goes to queue %s", outcome.reason,
+                     outcome.data.get("cause") or "-", queue)
+        return Queue(Queue.schema().load({"verb": "queue", "name": queue})).execute(ctx)
+
+    def _bridge(self, ctx: VerbContext) -> VerbOutcome:
+        """The non-queue targets, in order, as one failover bridge."""
         caller_id = self.params.get("callerId")
         if caller_id and not ctx.owns_number(caller_id):
             ctx.publish("interaction.dial.rejected", {

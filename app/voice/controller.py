@@ -34,7 +34,8 @@ from app.contact.directory import DirectoryWriter
 from app.contact.distribution import ContactCentre
 from app.contact.presence import Presence
 from app.contact.queue_metrics import QueueMetricsEmitter
-from app.contact.registrations import REGISTRATION_EVENTS, RegistrationTracker
+from app.contact.registrations import REGISTRATION_EVENTS, RegistrationTracker, publish_registration_event
+from app.dev_mode import listen_host
 from app.events.consumer import RedisSeenIds
 from app.events.payloads import emit
 from app.events.publisher import start_publisher, stop_publisher
@@ -97,12 +98,13 @@ class Controller:
             find_route=self.numbers.find,
         )
         self.presence = Presence(self.redis, settings.redis_key_prefix)
-        self.registrations = RegistrationTracker(self.presence)
+        self.registrations = RegistrationTracker(self.presence, publish_registration_event)
         self.services.contact = ContactCentre(self.presence)
         self.services.first_reply_deadline = self.config.webhook_first_reply_deadline_seconds
         self.config.on_reload(lambda config: setattr(
             self.services, "first_reply_deadline", config.webhook_first_reply_deadline_seconds))
         host, port = self.config.controller_listen
+        self.listen_host = host = listen_host(host)  # loopback in development mode (app.dev_mode)
         self.server = OutboundServer(self._serve_call, host, port, reuse_port=processes > 1)
         self.lag = LoopLagProbe()
         self.gate = SetupGate(
@@ -183,7 +185,7 @@ class Controller:
         for collector in self.collectors:
             REGISTRY.register(collector)
         ops_port = self.config.health_controller_port
-        self.ops_server = start_ops_server(OpsEndpoints(self.readiness), self.config.controller_listen[0],
+        self.ops_server = start_ops_server(OpsEndpoints(self.readiness), self.listen_host,
                                            ops_port + self.process_index if ops_port else 0)
         log.info("controller up: outbound ESL on %s:%s, %d FreeSWITCH node(s) configured "
                  "(connected in the background: see /readyz)", *self.server.address, len(self.nodes))

@@ -245,3 +245,20 @@ def test_given_an_application_change_when_patching_a_number_then_the_mode_follow
     assert back["answering_mode"] == "call_flow"
     created = admin.post("/api/phone-numbers", json={"number": unique_number(), "application_id": hook_app["id"]})
     assert created.get_json()["answering_mode"] == "webhook"
+
+
+def test_given_a_number_answered_by_an_app_json_application_then_it_reports_no_call_flow_mode_but_app_json(api, seed):
+    """SPEC's answering mode is Call flow or Your server (webhook); a static verb list is neither."""
+    _, admin = admin_client(api, seed)
+    app = admin.post("/api/applications", json={"name": "hello", "app_json": [{"verb": "hangup"}]}).get_json()
+    num = _number(admin, app["id"])
+    assert (num["answering_mode"], num["answered_by"]) == (None, "app_json")
+    assert admin.get(f"/api/phone-numbers/{num['id']}").get_json() == num
+    [listed] = [n for n in admin.get("/api/phone-numbers").get_json()["items"] if n["id"] == num["id"]]
+    assert listed == num
+    answering = admin.get(f"/api/phone-numbers/{num['id']}/answering").get_json()
+    assert (answering["mode"], answering["answered_by"]) == (None, "app_json")
+    chosen = admin.put(f"/api/phone-numbers/{num['id']}/answering", json={"mode": "webhook", "url": PUBLIC_HOOK})
+    assert (chosen.get_json()["mode"], chosen.get_json()["answered_by"]) == ("webhook", "webhook")
+    bare = _number(admin)
+    assert (bare["answering_mode"], bare["answered_by"]) == ("call_flow", None)

@@ -82,3 +82,23 @@ def test_given_multi_process_mode_then_counts_from_several_processes_are_merged(
     out = subprocess.run([sys.executable, "-c", render], env=env, check=True, capture_output=True,
                          text=True, timeout=60).stdout
     assert 'sbc_calls_finished_total{direction="inbound",status="completed"} 2.0' in out
+
+
+def test_given_registered_agent_phones_then_they_are_counted_per_transport_not_per_agent():
+    import uuid
+
+    from app.contact.registrations import TRANSPORTS, RegistrationStore
+    from app.contact.states import default_presence
+    from app.ops.collectors import RegistrationCollector
+
+    store = RegistrationStore(default_presence())
+    before = _scrape(RegistrationCollector(store))
+    domain = f"m{uuid.uuid4().hex[:6]}"
+    for n in range(3):
+        store.registered(domain, f"w{n}", 60, transport="wss")
+    store.registered(domain, "u0", 60, transport="udp")
+    after = _scrape(RegistrationCollector(store))
+    assert after["sbc_agents_registered{transport=wss}"] == before["sbc_agents_registered{transport=wss}"] + 3
+    assert after["sbc_agents_registered{transport=udp}"] == before["sbc_agents_registered{transport=udp}"] + 1
+    assert {k for k in after if k.startswith("sbc_agents_registered")} == \
+        {f"sbc_agents_registered{{transport={t}}}" for t in TRANSPORTS}

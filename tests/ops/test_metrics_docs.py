@@ -8,7 +8,13 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry, generate_latest
 
 from app.ops import metrics
-from app.ops.collectors import DatabaseCollector, ErrorsCollector, QueueCollector, SwitchCollector
+from app.ops.collectors import (
+    DatabaseCollector,
+    ErrorsCollector,
+    QueueCollector,
+    RegistrationCollector,
+    SwitchCollector,
+)
 from esl.inbound import InboundConnection
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text()
@@ -21,7 +27,7 @@ def documented() -> set[str]:
 def exported() -> set[str]:
     registry = CollectorRegistry()
     for collector in (SwitchCollector(lambda: [InboundConnection("127.0.0.1", 1, "x")], dict),
-                      QueueCollector(), DatabaseCollector(), ErrorsCollector()):
+                      QueueCollector(), DatabaseCollector(), RegistrationCollector(), ErrorsCollector()):
         registry.register(collector)
     names = set(re.findall(r"^# TYPE (sbc_\w+) (\w+)", generate_latest(registry).decode(), re.M))
     own = {(m._name, m._type) for m in vars(metrics).values() if hasattr(m, "_type") and hasattr(m, "_name")}

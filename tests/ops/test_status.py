@@ -97,3 +97,29 @@ def test_given_postgresql_and_redis_unreachable_when_status_runs_then_it_still_a
     assert "SWITCHES" in result.stdout and "OUTBOX  unknown" in result.stdout
     assert "ERROR  PostgreSQL (cluster_config, defaults used):" in result.stdout
     assert "ERROR  Redis:" in result.stdout
+
+
+def test_given_agent_phones_registering_when_status_runs_then_it_shows_counts_per_transport_and_the_latest_changes(
+        nodes):
+    import uuid
+
+    from app.contact.registrations import RegistrationStore
+    from app.contact.states import default_presence
+
+    store = RegistrationStore(default_presence())
+    domain = f"st{uuid.uuid4().hex[:6]}"
+    store.registered(domain, "alice", 300, contact="<sip:alice@192.0.2.5:5062>", transport="tcp",
+                     user_agent="baresip v1.0.0")
+    store.registered(domain, "bob", 300, contact="<sip:bob@192.0.2.6>", transport="wss", user_agent="JsSIP")
+    store.unregistered(domain, "bob")
+
+    screen = CliRunner().invoke(main, ["status"]).output
+    assert "AGENT REGISTRATIONS  registered now: " in screen and "tcp " in screen
+    [alice] = [line for line in screen.splitlines() if f"alice@{domain}" in line]
+    assert "registered tcp  <sip:alice@192.0.2.5:5062>  baresip v1.0.0  expires in " in alice
+    [bob] = [line for line in screen.splitlines() if f"bob@{domain}" in line]
+    assert "unregistered  last contact <sip:bob@192.0.2.6>" in bob
+    shown = json.loads(CliRunner().invoke(main, ["status", "--json"]).output)
+    latest = shown["registration_changes"][0]
+    assert (latest["agent"], latest["registered"], latest["user_agent"]) == (f"bob@{domain}", False, "JsSIP")
+    assert shown["registered_by_transport"]["tcp"] >= 1

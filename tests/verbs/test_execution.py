@@ -85,7 +85,7 @@ def test_given_dial_to_user_and_sip_when_bridge_fails_then_caller_stays_up_and_f
     assert run.error is None
     assert run.setvars() == [("continue_on_fail", "true"), ("hangup_after_bridge", "true")]
     assert _after_answer(run) == [
-        ("bridge", f"{{call_timeout=20,sbc_trace_id={run.trace_id}}}user/alice@acme|sofia/external/bob@pbx.example.com")]
+        ("bridge", f"{{call_timeout=20,leg_timeout=20,sbc_trace_id={run.trace_id}}}user/alice@acme|sofia/external/bob@pbx.example.com")]
     assert run.outcome.kind is OutcomeKind.END
     assert (run.outcome.reason, run.outcome.data["dialStatus"], run.outcome.data["cause"]) == (
         "dial_failed", "USER_BUSY", "USER_BUSY")
@@ -118,7 +118,7 @@ def test_given_dial_phone_with_owned_caller_id_and_record_when_answered_then_lcr
                       number_owner=lambda number: number == "+15551230000")
     assert run.error is None
     globals_, legs = routed[1:].split("}", 1)
-    assert _after_answer(run) == [("bridge", "{call_timeout=60,origination_caller_id_number=+15551230000,"
+    assert _after_answer(run) == [("bridge", "{call_timeout=60,leg_timeout=60,origination_caller_id_number=+15551230000,"
                                              f"sbc_trace_id={run.trace_id},sbc_dial_id={_dial_id(run)},{globals_}}}{legs}")]
     setvars = run.setvars()
     path = dict(setvars)["bridge_pre_execute_aleg_data"]

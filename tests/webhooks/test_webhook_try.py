@@ -76,3 +76,26 @@ def test_given_a_private_address_when_trying_then_refused_like_the_platform_woul
     result = _try("https://10.0.0.1/hook")
     assert result.exit_code == 2 and "failed:" in result.output
     assert hook_server.requests == []
+
+
+def test_given_a_loopback_url_without_the_development_mode_then_the_refusal_is_said_once_with_the_setting_to_use(
+        monkeypatch):
+    from app.settings import get_settings
+
+    monkeypatch.setenv("SBC_ALLOW_LOOPBACK_WEBHOOKS", "0")
+    get_settings.cache_clear()
+    try:
+        result = _try("http://127.0.0.1:8099/hook")
+    finally:
+        monkeypatch.undo()
+        get_settings.cache_clear()
+    assert result.exit_code == 2
+    failure = result.output[result.output.index("failed:"):]
+    assert failure.count("unsafe_destination") == 1 and failure.count("(loopback)") == 1
+    assert "hint: " in failure and "SBC_ALLOW_LOOPBACK_WEBHOOKS=1" in failure
+
+
+def test_given_a_private_address_then_no_loopback_hint():
+    result = _try("https://10.0.0.1/hook")
+    assert result.exit_code == 2 and "unsafe_destination" in result.output
+    assert "SBC_ALLOW_LOOPBACK_WEBHOOKS" not in result.output

@@ -71,6 +71,20 @@ class SipCredentialsSchema(ma.Schema):
     sip_domain = ma.fields.String(metadata={"description": "Realm and registration domain: the account's subdomain"})
 
 
+class RegistrationSchema(ma.Schema):
+    """The agent's SIP registration as the switch reported it (app/contact/registrations.py)."""
+
+    registered = ma.fields.Boolean(metadata={"description": "Registered now: calls can be offered to it"})
+    contact = ma.fields.String(allow_none=True, metadata={"description": "The registered Contact URI"})
+    transport = ma.fields.String(allow_none=True, metadata={"description": "udp | tcp | tls | ws | wss | other"})
+    user_agent = ma.fields.String(allow_none=True, metadata={"description": "The phone's User-Agent"})
+    expires_at = ma.fields.AwareDateTime(allow_none=True, metadata={"description": "When the registration "
+                                                                    "lapses unless refreshed (registered only)"})
+    changed_at = ma.fields.AwareDateTime(allow_none=True, metadata={
+        "description": "Last change: registered, contact or transport changed, unregistered or expired "
+                       "(null: never seen in the last 30 days)"})
+
+
 class AgentSchema(ma.Schema):
     id = ma.fields.UUID()
     user_id = ma.fields.UUID()
@@ -82,4 +96,6 @@ class AgentSchema(ma.Schema):
     queue_ids = ma.fields.List(ma.fields.UUID())
     memberships = ma.fields.List(ma.fields.Nested(MembershipSchema))
     sip_username = ma.fields.String(allow_none=True)
+    registration = ma.fields.Nested(RegistrationSchema, allow_none=True, metadata={
+        "description": "SIP registration (null when Redis, where it is kept, did not answer)"})
     created_at = ma.fields.AwareDateTime()

@@ -1,9 +1,11 @@
 """Agent rules: the user and every queue must be the account's; one agent per user."""
 from __future__ import annotations
 
+import logging
 import uuid
-from typing import Any
+from typing import Any, Optional
 
+from redis.exceptions import RedisError
 from sqlalchemy import delete as sql_delete
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -12,10 +14,13 @@ from app import limits
 from app.api.common import flush_or_raise, get_owned
 from app.api.pagination import Page, keyset_page
 from app.contact import credentials, states
+from app.contact.registrations import NEVER_SEEN, Registration, RegistrationStore
 from app.crypto import encrypt_secret
 from app.errors import NotFound, ValidationFailed
 from app.events.payloads import emit, routing_changed
 from app.models import Account, Agent, AgentQueue, Queue, User
+
+log = logging.getLogger(__name__)
 
 
 def _check_user(db: Session, account_id: uuid.UUID, user_id: uuid.UUID) -> User:
@@ -58,7 +63,25 @@ def _set_queues(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID, tiers: 
     db.flush()
 
 
-def view(db: Session, account_id: uuid.UUID, agent: Agent) -> dict[str, Any]:
+def registrations(db: Session, account_id: uuid.UUID, agents: list[Agent]) -> Optional[dict[str, Registration]]:
+    """SIP user → registration of ``agents`` (one Redis round trip); None when Redis is away
+    (the agent is shown without it rather than failing the request)."""
+    users = [a.sip_username for a in agents if a.sip_username]
+    if not users:
+        return {}
+    subdomain = db.scalar(select(Account.subdomain).where(Account.id == account_id))
+    try:
+        return RegistrationStore(states.default_presence()).lookup(subdomain or "", users)
+    except RedisError as exc:
+        log.warning("agent registrations not read (Redis): %s", exc)
+        return None
+
+
+def view(db: Session, account_id: uuid.UUID, agent: Agent,
+         regs: Optional[dict[str, Registration]] = None, *, with_registration: bool = True) -> dict[str, Any]:
+    """``regs``: registrations already read for a page of agents (else read for this one)."""
+    if with_registration and regs is None:
+        regs = registrations(db, account_id, [agent])
     username = db.scalar(select(User.username).where(User.id == agent.user_id, User.account_id == account_id))
     rows = db.execute(select(AgentQueue.queue_id, AgentQueue.tier).where(
         AgentQueue.agent_id == agent.id, AgentQueue.account_id == account_id).order_by(AgentQueue.created_at)).all()
@@ -66,7 +89,10 @@ def view(db: Session, account_id: uuid.UUID, agent: Agent) -> dict[str, Any]:
     body = {name: getattr(agent, name) for name in
             ("id", "user_id", "contact", "state", "state_reason", "state_changed_at", "sip_username",
              "created_at")}
-    return {**body, "username": username, "queue_ids": queue_ids,
+    registration = None
+    if regs is not None:
+        registration = regs.get(agent.sip_username or "", NEVER_SEEN).as_dict()
+    return {**body, "username": username, "queue_ids": queue_ids, "registration": registration,
             "memberships": [{"queue_id": queue_id, "tier": tier} for queue_id, tier in rows]}
 
 
@@ -109,7 +135,8 @@ def list_page(db: Session, account_id: uuid.UUID, *, cursor: str | None, limit: 
         stmt = stmt.where(Agent.id.in_(select(AgentQueue.agent_id).where(
             AgentQueue.queue_id == queue_id, AgentQueue.account_id == account_id)))
     page: Page[Agent] = keyset_page(db, stmt, [Agent.created_at, Agent.id], cursor=cursor, limit=limit)
-    return page.to_dict([view(db, account_id, a) for a in page.items])
+    regs = registrations(db, account_id, list(page.items))
+    return page.to_dict([view(db, account_id, a, regs, with_registration=regs is not None) for a in page.items])
 
 
 def set_state(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID, data: dict[str, Any]) -> dict[str, Any]:

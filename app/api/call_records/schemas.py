@@ -40,11 +40,20 @@ class CallRecordExportQuerySchema(CallRecordFilterSchema):
         "description": "append IVR, Connect Latency, ACW, Transfers, Short Abandon after the 18 columns"})
 
 
+# Three talk_ms, three measures (docs/api.md "Call records"): the record's is the billed time of
+# the caller's leg, the summary's and the segment's the conversation with an agent or callee.
+RECORD_TALK = ("This leg's answered time: answer until hang-up (FreeSWITCH billmsec), so IVR, queue "
+               "wait, hold music and hold included (duration_ms ≈ ring_ms + talk_ms).")
+SUMMARY_TALK = ("Conversation time: from the bridge to an agent or dialled party until the end, minus "
+                "hold (0 when nobody was bridged); the CSV's Talk column. Not the record's talk_ms.")
+SEGMENT_TALK = "This agent's conversation time in its window: bridged until it ended, minus hold."
+
+
 class InteractionSummarySchema(ma.Schema):
     ivr_ms = ma.fields.Integer()
     queue_wait_ms = ma.fields.Integer()
     connect_latency_ms = ma.fields.Integer(allow_none=True)
-    talk_ms = ma.fields.Integer()
+    talk_ms = ma.fields.Integer(metadata={"description": SUMMARY_TALK})
     hold_count = ma.fields.Integer()
     hold_ms = ma.fields.Integer()
     acw_ms = ma.fields.Integer()
@@ -72,7 +81,7 @@ class CallRecordSchema(ma.Schema):
     answered_at = ma.fields.AwareDateTime(allow_none=True)
     ended_at = ma.fields.AwareDateTime(allow_none=True)
     ring_ms = ma.fields.Integer()
-    talk_ms = ma.fields.Integer()
+    talk_ms = ma.fields.Integer(metadata={"description": RECORD_TALK})
     duration_ms = ma.fields.Integer()
     status = ma.fields.String()
     hangup_cause = ma.fields.String(allow_none=True)
@@ -96,7 +105,7 @@ class InteractionSegmentSchema(ma.Schema):
     call_id = ma.fields.UUID(allow_none=True)
     started_at = ma.fields.AwareDateTime()
     ended_at = ma.fields.AwareDateTime(allow_none=True)
-    talk_ms = ma.fields.Integer()
+    talk_ms = ma.fields.Integer(metadata={"description": SEGMENT_TALK})
     hold_ms = ma.fields.Integer()
     acw_ms = ma.fields.Integer()
     handle_ms = ma.fields.Integer()

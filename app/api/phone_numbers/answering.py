@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from app.api.applications.service import check_flow_reference
 from app.api.common import get_owned
+from app.api.phone_numbers.service import answered_by, reported_mode
 from app.crypto import encrypt_secret, last4
 from app.errors import Forbidden
 from app.models import Application, PhoneNumber
@@ -63,7 +64,8 @@ class AnsweringView:
         return {
             "phone_number_id": num.id,
             "number": num.number,
-            "mode": num.answering_mode,
+            "mode": reported_mode(num.answering_mode, app),
+            "answered_by": answered_by(app),
             "available_modes": available_modes(self.licenses),
             "application_id": num.application_id,
             "call_flow_sid": app.call_flow_sid if (app is not None and num.answering_mode == "call_flow") else None,

@@ -29,8 +29,9 @@ class PhoneNumbers(MethodView):
     def get(self, query: dict[str, Any]):
         """List the account's numbers, by number."""
         with tenant_db() as db:
-            page = service.list_page(db, current_identity().account_id, cursor=query["cursor"], limit=query["limit"])
-        return page.to_dict(page.items)
+            account_id = current_identity().account_id
+            page = service.list_page(db, account_id, cursor=query["cursor"], limit=query["limit"])
+            return page.to_dict(service.views(db, account_id, list(page.items)))
 
     @require_admin
     @blp.arguments(PhoneNumberCreateSchema)
@@ -38,7 +39,8 @@ class PhoneNumbers(MethodView):
     def post(self, data: dict[str, Any]):
         """Add a number (answering settings are set afterwards, on the saved number)."""
         with tenant_db() as db:
-            return service.create(db, current_identity().account_id, data)
+            account_id = current_identity().account_id
+            return service.view(db, account_id, service.create(db, account_id, data))
 
 
 @blp.route("/<uuid:number_id>")
@@ -47,7 +49,8 @@ class PhoneNumberById(MethodView):
     @blp.response(200, PhoneNumberSchema)
     def get(self, number_id: uuid.UUID):
         with tenant_db() as db:
-            return service.get(db, current_identity().account_id, number_id)
+            account_id = current_identity().account_id
+            return service.view(db, account_id, service.get(db, account_id, number_id))
 
     @require_admin
     @blp.arguments(PhoneNumberPatchSchema)
@@ -55,7 +58,8 @@ class PhoneNumberById(MethodView):
     def patch(self, data: dict[str, Any], number_id: uuid.UUID):
         """Point the number at another application of the account (or none)."""
         with tenant_db() as db:
-            return service.update(db, current_identity().account_id, number_id, data)
+            account_id = current_identity().account_id
+            return service.view(db, account_id, service.update(db, account_id, number_id, data))
 
     @require_admin
     @blp.response(204)

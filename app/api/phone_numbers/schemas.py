@@ -40,7 +40,12 @@ class PhoneNumberSchema(ma.Schema):
     id = ma.fields.UUID()
     number = ma.fields.String()
     application_id = ma.fields.UUID(allow_none=True)
-    answering_mode = ma.fields.String()
+    answering_mode = ma.fields.String(allow_none=True, metadata={
+        "description": "call_flow | webhook (SPEC's answering settings); null when the application "
+                       "answers with a static app_json list, which is neither (see answered_by)"})
+    answered_by = ma.fields.String(allow_none=True, metadata={
+        "description": "What drives a call to this number now: flow | webhook | websocket | app_json "
+                       "(call.started's handler), null when nothing would (the call is refused)"})
     created_at = ma.fields.AwareDateTime()
 
 
@@ -88,7 +93,10 @@ class WebhookSettingsSchema(ma.Schema):
 class AnsweringSchema(ma.Schema):
     phone_number_id = ma.fields.UUID()
     number = ma.fields.String()
-    mode = ma.fields.String()
+    mode = ma.fields.String(allow_none=True, metadata={
+        "description": "call_flow | webhook; null while a static app_json list answers (answered_by)"})
+    answered_by = ma.fields.String(allow_none=True, metadata={
+        "description": "flow | webhook | websocket | app_json | null: what drives a call now"})
     available_modes = ma.fields.List(ma.fields.String(), metadata={
         "description": "Modes this account may choose (webhook needs license programmable-voice)"})
     application_id = ma.fields.UUID(allow_none=True)

@@ -31,6 +31,44 @@ def mode_of(app: Application | None) -> str:
     return "call_flow"
 
 
+def answered_by(app: Application | None) -> str | None:
+    """What drives a call to a number on ``app``, by the call session's own precedence
+    (app/voice/call_handlers.py; the values of ``call.started``'s ``handler``): ``flow``,
+    ``webhook``, ``websocket``, ``app_json``, or None (nothing: the call is refused)."""
+    if app is None:
+        return None
+    if app.call_flow_sid is not None:
+        return "flow"
+    if app.call_hook_url:
+        return "websocket" if app.call_hook_url.startswith(("ws://", "wss://")) else "webhook"
+    return "app_json" if app.app_json else None
+
+
+def reported_mode(stored: str, app: Application | None) -> str | None:
+    """SPEC's answering mode is ``Call flow`` or ``Your server (webhook)``: a number whose
+    application answers with a static ``app_json`` list is in neither, so it reports null (and
+    ``answered_by: app_json``) instead of a call-flow mode it is not in."""
+    return None if answered_by(app) == "app_json" else stored
+
+
+def view(db: Session, account_id: uuid.UUID, row: PhoneNumber,
+         apps: dict[uuid.UUID, Application] | None = None) -> dict[str, Any]:
+    """The number as the API shows it; ``apps``: the page's applications, read once."""
+    app = None
+    if row.application_id is not None:
+        app = (apps or {}).get(row.application_id) or check_application(db, account_id, row.application_id)
+    return {"id": row.id, "number": row.number, "application_id": row.application_id,
+            "answering_mode": reported_mode(row.answering_mode, app), "answered_by": answered_by(app),
+            "created_at": row.created_at}
+
+
+def views(db: Session, account_id: uuid.UUID, rows: list[PhoneNumber]) -> list[dict[str, Any]]:
+    ids = {r.application_id for r in rows if r.application_id is not None}
+    apps = {a.id: a for a in db.scalars(select(Application).where(
+        Application.account_id == account_id, Application.id.in_(ids)))} if ids else {}
+    return [view(db, account_id, r, apps) for r in rows]
+
+
 def create(db: Session, account_id: uuid.UUID, data: dict[str, Any]) -> PhoneNumber:
     app = check_application(db, account_id, data.get("application_id"))
     row = PhoneNumber(id=uuid.uuid4(), account_id=account_id, number=data["number"],
