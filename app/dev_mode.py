@@ -14,8 +14,7 @@ _WILDCARDS = frozenset({"", "0.0.0.0", "::", "[::]"})
 
 
 def dev_secret_in_use() -> bool:
-    """The same test as ``app.api.bind_guard.dev_secret_in_use`` (which app.voice and app.ops
-    may not import)."""
+    """The one test of development mode (the API's bind guard uses it too)."""
     return get_settings().jwt_secret == DEV_JWT_SECRET
 
 

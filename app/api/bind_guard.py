@@ -12,19 +12,16 @@ import contextlib
 import ipaddress
 import socket
 
-from app.settings import DEV_JWT_SECRET, get_settings
+from app.dev_mode import LOOPBACK_HOST, dev_secret_in_use
 
-LOOPBACK_HOST = "127.0.0.1"
+__all__ = ["LOOPBACK_HOST", "DevSecretExposed", "dev_secret_in_use", "is_loopback_only",
+           "refuse_exposed_dev_secret"]
 DEV_SECRET_REFUSED = ("refusing to start: the built-in development JWT secret is public; set "
                       "SBC_JWT_SECRET, or listen on loopback only (--host 127.0.0.1)")
 
 
 class DevSecretExposed(RuntimeError):
     """The dev secret with a listener other processes or hosts could reach."""
-
-
-def dev_secret_in_use() -> bool:
-    return get_settings().jwt_secret == DEV_JWT_SECRET
 
 
 def is_loopback_only(host: str) -> bool:

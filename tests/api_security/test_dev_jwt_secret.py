@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from app import dev_mode
 from app.api import app as api_app
 from app.api import bind_guard
 from app.settings import DEV_BASE_DOMAIN, DEV_JWT_SECRET, get_settings
@@ -32,7 +33,7 @@ def _assert_serves(app) -> None:
 
 @pytest.fixture
 def dev_secret(monkeypatch):
-    monkeypatch.setattr(bind_guard, "get_settings", lambda: _settings(jwt_secret=DEV_JWT_SECRET,
+    monkeypatch.setattr(dev_mode, "get_settings", lambda: _settings(jwt_secret=DEV_JWT_SECRET,
                                                                        base_domain=DEV_BASE_DOMAIN))
 
 
@@ -50,7 +51,7 @@ def test_given_builtin_jwt_secret_when_listening_on_loopback_only_then_starts(de
 
 @pytest.mark.parametrize("host", ["0.0.0.0", None])
 def test_given_own_jwt_secret_when_listening_anywhere_then_starts(monkeypatch, host):
-    monkeypatch.setattr(bind_guard, "get_settings", lambda: _settings(jwt_secret="s3cret-" + "x" * 32,
+    monkeypatch.setattr(dev_mode, "get_settings", lambda: _settings(jwt_secret="s3cret-" + "x" * 32,
                                                                        base_domain="sbc.example.com"))
 
     assert not bind_guard.dev_secret_in_use()
