@@ -4,8 +4,10 @@ Targets are tried in order (``|`` is FreeSWITCH's sequential failover):
 user → ``user/<sip user>@<account subdomain>``, only a user of the account's own directory
 (app/contact/directory.py: an agent with SIP credentials; else skipped, ``user_not_found``
 when nothing is left to dial); phone → the least-cost-routing bridge string (itself a
-``|`` chain of gateways); sip → ``sofia/external/<uri>``, only to hosts the account lists and
-the address policy admits (else skipped with the reason); queue → the queue verb (a queue
+``|`` chain of gateways); sip → ``sofia/external/<user>@<host>[:port][;transport=…]`` built
+from the parsed URI (app.calls.sip_targets.parse_sip_uri: no maddr, fs_path, headers or other
+parameters), only to hosts the account lists and the address policy admits (else skipped with
+the reason); queue → the queue verb (a queue
 target must be the only target).
 
 Before the bridge: ``set continue_on_fail=true`` (a failed bridge would otherwise hang up the
@@ -31,7 +33,14 @@ from typing import TYPE_CHECKING, Any, Optional
 from marshmallow import ValidationError, fields, validate, validates_schema
 
 from app import limits
-from app.calls.sip_targets import PHONE_PATTERN, SIP_PATTERN, USER_PATTERN
+from app.calls.sip_targets import (
+    INVALID_URI,
+    PHONE_PATTERN,
+    SIP_PATTERN,
+    USER_PATTERN,
+    InvalidSipUri,
+    parse_sip_uri,
+)
 from app.errors import SbcError
 from app.routing.lcr import DIAL_ID_VARIABLE, answering_carrier
 from app.verbs.base import PartSchema, Verb, VerbOutcome, VerbSchema
@@ -48,7 +57,7 @@ USER_NOT_FOUND = "user_not_found"  # a user target that is not in the account's 
 TARGET_PATTERNS = {
     "user": (USER_PATTERN, "A user name: letters, digits, '_', '.', '+', '-'."),
     "phone": (PHONE_PATTERN, "A phone number: 3-20 digits, optional leading +."),
-    "sip": (SIP_PATTERN, "A SIP URI like sip:alice@example.com."),
+    "sip": (SIP_PATTERN, "A SIP URI like sip:alice@example.com[:port][;transport=udp|tcp|tls]."),
     "queue": (QUEUE_NAME_PATTERN, "A queue name: 1-64 letters, digits, spaces, '_', '.', '-'."),
 }
 
@@ -70,6 +79,11 @@ class TargetSchema(PartSchema):
         import re
 
         kind, name = data.get("type"), data.get("name")
+        if kind == "sip" and isinstance(name, str):  # the parser says which part is refused
+            try:
+                parse_sip_uri(name)
+            except InvalidSipUri as exc:
+                raise ValidationError(str(exc), "name") from None
         if kind in TARGET_PATTERNS and isinstance(name, str):
             pattern, message = TARGET_PATTERNS[kind]
             if not re.fullmatch(pattern, name):  # re.match would let "...$" accept a trailing newline
@@ -137,12 +151,15 @@ class Dial(Verb):
                 users[entry.username] = entry
             return f"user/{entry.username}@{entry.domain}"
         if kind == "sip":  # refused unless the account lists the host (app.calls.sip_targets)
+            try:  # parsed again: a list saved before the grammar narrowed is not trusted
+                uri = parse_sip_uri(name)
+            except InvalidSipUri:
+                raise ValueError(INVALID_URI) from None
             refused = ctx.sip_target_refusal(name)
             if refused:
                 raise ValueError(refused)
-            uri = name.split(":", 1)[1] if name.lower().startswith(("sip:", "sips:")) else name
             profile = getattr(ctx, "sip_profile", "external")  # internal: an agent's sofia/internal/ contact
-            return f"sofia/{profile}/{uri}"
+            return f"sofia/{profile}/{uri.dial_string()}"  # the checked parts, never the text
         return ctx.lcr_bridge_string(name.lstrip("+"))
 
     def bridge_arg(self, ctx: VerbContext, dial_id: str = "",
