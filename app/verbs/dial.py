@@ -4,10 +4,8 @@ Targets are tried in order (``|`` is FreeSWITCH's sequential failover):
 user → ``user/<sip user>@<account subdomain>``, only a user of the account's own directory
 (app/contact/directory.py: an agent with SIP credentials; else skipped, ``user_not_found``
 when nothing is left to dial); phone → the least-cost-routing bridge string (itself a
-``|`` chain of gateways); sip → ``sofia/external/<user>@<host>[:port][;transport=…]`` built
-from the parsed URI (app.calls.sip_targets.parse_sip_uri: no maddr, fs_path, headers or other
-parameters), only to hosts the account lists and the address policy admits (else skipped with
-the reason); queue → the queue verb (a queue
+``|`` chain of gateways); sip → ``sofia/external/<uri>``, only to hosts the account lists and
+the address policy admits (else skipped with the reason); queue → the queue verb (a queue
 target must be the only target).
 
 Before the bridge: ``set continue_on_fail=true`` (a failed bridge would otherwise hang up the
