@@ -17,10 +17,12 @@ this A/AAAA check never saw; list IP addresses where that matters.
 
 The URI itself is parsed once (``parse_sip_uri``) into scheme, user, host, port and parameters,
 and the dial string is built from those parts only, never from the text. mod_sofia reads more
-than a SIP stack would from the text it is given: ``;fs_path=<url-encoded uri>`` anywhere in it
-(a user part ``a;fs_path=…;x=y@host`` included) becomes the outbound proxy the INVITE is sent
-to, and sofia-sip honours ``maddr`` and ``?headers``; each of those would take the INVITE to a
-host the list never admitted. So the grammar is narrow: a user of ``USER_CHARS`` (no ``;``,
+than a SIP stack would from the text it is given: ``;fs_path=<url-encoded uri>`` becomes the
+outbound proxy the INVITE is sent to (its code looks for it anywhere in the text, so a user part
+``a;fs_path=…;x=y@host`` is refused too), and sofia-sip honours ``maddr`` and ``?headers``
+(a Route); each of those would take the INVITE to a host the list never admitted. Measured on
+FreeSWITCH 1.10.12 (tests/realswitch/test_sip_target_proxy.py): ``;fs_path=sip%3A<host>`` and
+``;maddr=<host>`` after a listed host sent the INVITE to ``<host>``. So the grammar is narrow: a user of ``USER_CHARS`` (no ``;``,
 ``%`` escapes, ``?``), a host name, IPv4 or ``[IPv6]`` literal, an optional port, and only
 the parameters of ``ALLOWED_PARAMETERS``; anything else is refused with the reason.
 """
