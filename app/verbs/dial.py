@@ -34,7 +34,14 @@ from typing import TYPE_CHECKING, Any, Optional
 from marshmallow import ValidationError, fields, validate, validates_schema
 
 from app import limits
-from app.calls.sip_targets import PHONE_PATTERN, SIP_PATTERN, USER_PATTERN
+from app.calls.sip_targets import (
+    INVALID_URI,
+    PHONE_PATTERN,
+    SIP_PATTERN,
+    USER_PATTERN,
+    InvalidSipUri,
+    parse_sip_uri,
+)
 from app.errors import SbcError
 from app.routing.lcr import DIAL_ID_VARIABLE, answering_carrier
 from app.verbs.base import PartSchema, Verb, VerbOutcome, VerbSchema
@@ -53,7 +60,7 @@ USER_NOT_FOUND = "user_not_found"  # a user target that is not in the account's 
 TARGET_PATTERNS = {
     "user": (USER_PATTERN, "A user name: letters, digits, '_', '.', '+', '-'."),
     "phone": (PHONE_PATTERN, "A phone number: 3-20 digits, optional leading +."),
-    "sip": (SIP_PATTERN, "A SIP URI like sip:alice@example.com."),
+    "sip": (SIP_PATTERN, "A SIP URI like sip:alice@example.com[:port][;transport=udp|tcp|tls]."),
     "queue": (QUEUE_NAME_PATTERN, "A queue name: 1-64 letters, digits, spaces, '_', '.', '-'."),
 }
 # A queue target ends the list (the caller waits there until answered or the wait runs out):
@@ -80,6 +87,11 @@ class TargetSchema(PartSchema):
         import re
 
         kind, name = data.get("type"), data.get("name")
+        if kind == "sip" and isinstance(name, str):  # the parser says which part is refused
+            try:
+                parse_sip_uri(name)
+            except InvalidSipUri as exc:
+                raise ValidationError(str(exc), "name") from None
         if kind in TARGET_PATTERNS and isinstance(name, str):
             pattern, message = TARGET_PATTERNS[kind]
             if not re.fullmatch(pattern, name):  # re.match would let "...$" accept a trailing newline
@@ -151,12 +163,15 @@ class Dial(Verb):
                 users[entry.username] = entry
             return f"user/{entry.username}@{entry.domain}"
         if kind == "sip":  # refused unless the account lists the host (app.calls.sip_targets)
+            try:  # parsed again: a list saved before the grammar narrowed is not trusted
+                uri = parse_sip_uri(name)
+            except InvalidSipUri:
+                raise ValueError(INVALID_URI) from None
             refused = ctx.sip_target_refusal(name)
             if refused:
                 raise ValueError(refused)
-            uri = name.split(":", 1)[1] if name.lower().startswith(("sip:", "sips:")) else name
             profile = getattr(ctx, "sip_profile", "external")  # internal: an agent's sofia/internal/ contact
-            return f"sofia/{profile}/{uri}"
+            return f"sofia/{profile}/{uri.dial_string()}"  # the checked parts, never the text
         return ctx.lcr_bridge_string(name.lstrip("+"))
 
     def bridge_arg(self, ctx: VerbContext, dial_id: str = "",

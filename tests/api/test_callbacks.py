@@ -148,11 +148,15 @@ def test_given_an_account_without_queue_mgmt_when_using_callbacks_then_403_licen
     assert response.get_json()["details"] == {"license": "queue-mgmt"}
 
 
-def test_given_an_agent_session_with_the_license_when_requesting_a_callback_then_201(api, seed):
+def test_given_an_agent_session_with_the_license_when_requesting_a_callback_then_403_admin_required(api, seed):
+    """The license is not enough: a callback makes the platform dial the number at the account's
+    cost (issue 28; every role × method: test_callbacks_access.py)."""
     acme = seed.tenant()
     seed.user(acme, "alice", role="agent", agent=True)
-    response = api.login(acme, "alice").post(_path(seed.queue(acme)), json={"phone_number": "1555"})
-    assert response.status_code == 201
+    queue_id = seed.queue(acme)
+    response = api.login(acme, "alice").post(_path(queue_id), json={"phone_number": "1555"})
+    assert response.status_code == 403 and response.get_json()["code"] == "admin_required"
+    assert api.login(acme).get(_path(queue_id)).get_json() == []
 
 
 def test_given_tenant_b_when_touching_tenant_a_queue_or_callbacks_then_404_and_nothing_changes(api, seed, owner_engine):

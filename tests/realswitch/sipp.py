@@ -132,11 +132,12 @@ class Sipp:
 
     def carrier(self, *, scenario: str = "uas-answer.xml", codec: str = "PCMU",
                 answer_delay_ms: int = 200, port: int | None = None,
-                extra: tuple[str, ...] = ()) -> "SippProcess":
-        """A carrier/callee listening on 127.0.0.1:``port`` until stopped."""
+                extra: tuple[str, ...] = (), ip: str = "127.0.0.1") -> "SippProcess":
+        """A carrier/callee listening on ``ip``:``port`` until stopped (another loopback
+        address, e.g. 127.0.0.2, is a host the switch was not told about)."""
         port = port or free_port()
-        tag = f"uas-{port}"
-        cmd = self._base(scenario, port, tag) + [
+        tag = f"uas-{ip}-{port}"
+        cmd = self._base(scenario, port, tag, ip) + [
             *codec_keys(codec), "-d", str(answer_delay_ms), *extra]
         proc = SippProcess(cmd, self.workdir, tag).start()
         proc.port = port

@@ -6,7 +6,7 @@ import marshmallow as ma
 from marshmallow import validate
 
 from app import limits
-from app.contact.endpoints import FORMS, dial_target
+from app.contact.endpoints import FORMS, dial_target, why_not
 from app.models.enums import AGENT_STATES
 
 MAX_QUEUES = 100
@@ -17,6 +17,9 @@ _CONTACT = re.compile(r"[A-Za-z0-9_.@:/+*#=;%~-]{1,255}\Z")
 
 
 def _contact(value: str) -> None:
+    reason = why_not(value)  # a sip: URI with refused parts (fs_path, maddr, headers…): say which
+    if reason:
+        raise ma.ValidationError(f"{reason} One of the forms {FORMS}.")
     if not _CONTACT.match(value) or ":_:" in value:
         raise ma.ValidationError("An endpoint such as user/1001 or sofia/internal/1001@host "
                                  "(no spaces, braces, brackets, '<>', ',', '|' or ':_:').")

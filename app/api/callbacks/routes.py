@@ -1,4 +1,5 @@
-"""/api/queues/:queueId/callbacks — license ``queue-mgmt``."""
+"""/api/queues/:queueId/callbacks — license ``queue-mgmt``; changes by an admin session, reads
+by admins, supervisors and the queue's agents (app/api/callbacks/access.py says why)."""
 from __future__ import annotations
 
 import uuid
@@ -9,12 +10,14 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from app.api.callbacks import service
+from app.api.callbacks.access import require_reader
 from app.api.callbacks.schemas import (
     CallbackCreateSchema,
     CallbackListQuerySchema,
     CallbacksCancelledSchema,
     CallbackSchema,
 )
+from app.api.common import require_admin
 from app.api.security import current_identity, require_license, tenant_db
 
 blp = Blueprint(
@@ -34,6 +37,7 @@ class Callbacks(MethodView):
         me = current_identity()
         item = CallbackSchema()
         with tenant_db() as db:
+            require_reader(db, me, queue_id)
             if query["envelope"]:
                 page = service.callback_page(db, me.account_id, queue_id, status=query.get("status"),
                                              cursor=query["cursor"], limit=query["limit"])
@@ -45,6 +49,7 @@ class Callbacks(MethodView):
             return jsonify(item.dump(rows, many=True))
 
     @require_license("queue-mgmt")
+    @require_admin
     @blp.arguments(CallbackCreateSchema)
     @blp.response(201, CallbackSchema)
     def post(self, data: dict[str, Any], queue_id: uuid.UUID):
@@ -58,6 +63,7 @@ class Callbacks(MethodView):
             )
 
     @require_license("queue-mgmt")
+    @require_admin
     @blp.response(200, CallbacksCancelledSchema)
     def delete(self, queue_id: uuid.UUID):
         """Cancel every pending callback of the queue."""
@@ -74,9 +80,11 @@ class CallbackById(MethodView):
         """One callback of the queue."""
         me = current_identity()
         with tenant_db() as db:
+            require_reader(db, me, queue_id)
             return service.get_callback(db, me.account_id, queue_id, callback_id)
 
     @require_license("queue-mgmt")
+    @require_admin
     @blp.response(204)
     def delete(self, queue_id: uuid.UUID, callback_id: uuid.UUID):
         """Cancel one callback (kept with status ``cancelled``); 409 if dialling or finished."""
