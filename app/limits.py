@@ -133,6 +133,11 @@ PG_INTEGER_MAX = 2**31 - 1
 # LCR route regexes (RE2): memory one compiled route may use (program + DFA cache). Real routes
 # use a few KiB; a pattern whose program does not fit is refused on save (invalid_route_regex).
 ROUTE_REGEX_MAX_MEMORY_BYTES = 1024 * 1024
+# LCR route regex length in characters (1..this): the API schema (OpenAPI maxLength), the
+# router's compiler and the lcr_routes CHECK constraint (migration 0001) all use this one figure.
+ROUTE_REGEX_MAX_LENGTH = 255
+# API: ``Retry-After`` (seconds) of a 503 ``database_unavailable`` (PostgreSQL cannot be reached).
+DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS = 5
 
 # Verb language (webhook replies, app_json, flows). Not from SPEC's Limits table: product
 # bounds so one customer reply cannot make the controller build unbounded ESL commands.

@@ -13,9 +13,12 @@ from typing import Any
 import marshmallow as ma
 from flask import Flask, jsonify, request
 from flask.typing import ResponseReturnValue
-from sqlalchemy.exc import DataError
+from sqlalchemy.exc import DataError, DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import HTTPException, InternalServerError
 
+from app import limits
+from app.db.availability import database_unavailable
 from app.errors import SbcError
 
 log = logging.getLogger(__name__)
@@ -115,9 +118,24 @@ def handle_data_error(error: DataError) -> ResponseReturnValue:
     return error_body(422, "invalid_value", "A value is out of range or malformed for storage.")
 
 
+def handle_database_error(error: Exception) -> ResponseReturnValue:
+    """PostgreSQL away (refused, terminated, pool exhausted: ``app.db.availability``, the one
+    answer every path shares) is not a bug of this request: 503 ``database_unavailable`` with
+    ``Retry-After`` and one warning line, never a 500 with a traceback. Any other database
+    error is unexpected."""
+    if not database_unavailable(error):
+        return handle_unexpected(error)
+    log.warning("PostgreSQL unavailable on %s %s (%s)", request.method, request.path, type(error).__name__)
+    body, status = error_body(503, "database_unavailable",  # type: ignore[misc]
+                              "The database is unavailable right now; try again shortly.")
+    return body, status, {"Retry-After": str(limits.DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS)}
+
+
 def register_error_handlers(app: Flask) -> None:
     """Register after flask-smorest's Api so our HTTPException handler replaces its default."""
     app.register_error_handler(SbcError, handle_sbc_error)
     app.register_error_handler(DataError, handle_data_error)
+    app.register_error_handler(DBAPIError, handle_database_error)
+    app.register_error_handler(PoolTimeout, handle_database_error)
     app.register_error_handler(HTTPException, handle_http_exception)
     app.register_error_handler(Exception, handle_unexpected)

@@ -14,8 +14,10 @@ import datetime as dt
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Any, Generic, Sequence, TypeVar
+from functools import wraps
+from typing import Any, Callable, Generic, Sequence, TypeVar
 
+from flask import request
 from sqlalchemy import Select, literal, tuple_
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
@@ -100,6 +102,18 @@ def decode_cursor(cursor: str, columns: Sequence[ColumnElement[Any]]) -> list[An
     if not isinstance(values, list) or len(values) != len(columns):
         raise InvalidCursor("cursor is not valid for this list")
     return [_from_json(v, c) for v, c in zip(values, columns)]
+
+
+def unpaged(view: Callable[..., Any]) -> Callable[..., Any]:
+    """For a list answered as one plain array (sub-items, never paged): a ``cursor`` is refused
+    (400 ``invalid_cursor``) as on every paged list. Ignored, it answered the whole list to a
+    client that believed it was reading a later page."""
+    @wraps(view)
+    def refusing_cursor(*args: Any, **kwargs: Any) -> Any:
+        if "cursor" in request.args:
+            raise InvalidCursor("This list is not paged (it returns every item at once): send no cursor.")
+        return view(*args, **kwargs)
+    return refusing_cursor
 
 
 def clamp_limit(limit: int | None) -> int:

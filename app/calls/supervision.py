@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 import uuid
 from dataclasses import dataclass
@@ -124,12 +125,23 @@ def note_agent_unbridged(client: redis.Redis, prefix: str, call_id: str) -> None
 
 
 def read_agent_leg(client: redis.Redis, prefix: str, call_id: str) -> Optional[AgentLeg]:
+    """The call's agent leg, or None when there is no mark or the mark is unreadable (not
+    UTF-8, a ``since`` that is not a finite number): a mark the API cannot read says nothing
+    it could act on, so it counts as no mark (never a 500 on ``POST …/supervise``)."""
     raw = client.hgetall(agent_leg_key(prefix, call_id))
     if not raw:
         return None
-    v = {as_text(k): as_text(val) for k, val in raw.items()}
+    try:
+        v = {as_text(k): as_text(val) for k, val in raw.items()}
+        since = float(v.get("since") or 0)
+    except (UnicodeDecodeError, ValueError):
+        log.warning("call %s: agent leg mark unreadable, taken as no mark", call_id)
+        return None
+    if not math.isfinite(since):
+        log.warning("call %s: agent leg mark unreadable, taken as no mark", call_id)
+        return None
     return AgentLeg(call_id=str(call_id), account_id=v.get("account", ""), agent_id=v.get("agent", ""),
-                    leg=v.get("leg", ""), switch=v.get("switch", ""), since=float(v.get("since") or 0),
+                    leg=v.get("leg", ""), switch=v.get("switch", ""), since=since,
                     trace_id=v.get("trace", ""))
 
 

@@ -18,6 +18,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from app import limits
 from app.models.base import Base, MaybePlatformOwned, created_at, uuid_pk
 
 
@@ -71,7 +72,7 @@ class LcrRoute(MaybePlatformOwned, Base):
             name="fk_lcr_routes_lcr_same_account",
             ondelete="CASCADE",
         ),
-        CheckConstraint("char_length(regex) BETWEEN 1 AND 255", name="regex_length"),
+        CheckConstraint(f"char_length(regex) BETWEEN 1 AND {limits.ROUTE_REGEX_MAX_LENGTH}", name="regex_length"),
     )
 
 

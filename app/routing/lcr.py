@@ -34,7 +34,6 @@ GATEWAY_NAME_PREFIX = "gw_"
 SOFIA_PROFILE = "external"
 _NUMBER_JUNK = re.compile(r"[\s\-().]")
 _DIGITS = re.compile(r"\d{1,32}")
-_MAX_REGEX_LENGTH = 512
 
 
 def gateway_name(gateway_id: uuid.UUID) -> str:
@@ -85,9 +84,9 @@ def compile_route_regex(regex: str) -> RoutePattern:
     no save-time heuristic recognises every such shape; RE2 matches in time linear in the
     number's length whatever the pattern. What RE2 cannot compile (look-arounds,
     back-references, ``\\Z``, repeats over 1000, programs over the memory cap) is refused."""
-    if not regex or len(regex) > _MAX_REGEX_LENGTH:
+    if not regex or len(regex) > limits.ROUTE_REGEX_MAX_LENGTH:
         raise ValidationFailed(
-            f"route regex must be 1..{_MAX_REGEX_LENGTH} characters", code="invalid_route_regex"
+            f"route regex must be 1..{limits.ROUTE_REGEX_MAX_LENGTH} characters", code="invalid_route_regex"
         )
     try:
         return re2.compile(regex, _RE2_OPTIONS)

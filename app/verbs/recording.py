@@ -8,11 +8,10 @@ The media pipeline (workers) consumes the event; one payload shape for all three
 """
 from __future__ import annotations
 
-import posixpath
-import uuid
 from typing import TYPE_CHECKING, Any, Optional
 
 from app.events.payloads import recording_completed
+from app.media.storage import recording_file_path
 from app.verbs.context import VerbContext
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -22,10 +21,9 @@ COMPLETED_KEY = "media.recording.completed"
 
 
 def recording_path(ctx: VerbContext, fmt: str) -> str:
-    """``<recordings_dir>/<account>_<call>_<n>.<fmt>``: flat, so FreeSWITCH needs no mkdir, and
-    unique per recording. Ids are uuids: no path characters can come from the customer."""
-    name = f"{ctx.account_id}_{ctx.call_id}_{uuid.uuid4().hex[:8]}.{fmt}"
-    return posixpath.join(ctx.recordings_dir, name)
+    """``<recordings_dir>/<account>_<call>_<n>.<fmt>`` (``app.media.storage``: the API serves a
+    file to its account only by this name)."""
+    return recording_file_path(ctx.recordings_dir, ctx.account_id, ctx.call_id, fmt)
 
 
 def recorded_seconds(event: "Event") -> Optional[float]:

@@ -116,9 +116,13 @@ def parse_target(url: str, *, kind: str = HTTP) -> Target:
     if not parts.hostname:
         raise _refuse("URL has no host", "invalid_host")
     try:
-        port = parts.port or _DEFAULT_PORTS[scheme]
+        port = parts.port
     except ValueError:
         raise _refuse("URL port is not valid", "invalid_port") from None
+    if port == 0:  # not "no port": ``or`` used to turn it into the scheme's default (443)
+        raise _refuse("URL port is not valid (1-65535)", "invalid_port")
+    if port is None:
+        port = _DEFAULT_PORTS[scheme]
     target = parts.path or "/"
     if parts.query:
         target = f"{target}?{parts.query}"

@@ -147,6 +147,19 @@ def test_given_a_live_call_without_an_answered_agent_when_supervising_then_409_n
     assert_error(response, 409, "no_agent_leg")
 
 
+@pytest.mark.parametrize("since", ["x", "inf", b"\xff\xfe"], ids=["not_a_number", "infinite", "not_utf8"])
+def test_given_a_malformed_agent_leg_mark_when_supervising_then_taken_as_no_agent_leg_never_500(floor, since):
+    """The call still holds its limiter slot: live, with no readable agent leg -> 409."""
+    floor.redis.hset(sv.agent_leg_key(floor.prefix, floor.call_id), "since", since)
+
+    response = floor.supervisor.post(f"/api/calls/{floor.call_id}/supervise", json={"mode": "listen"})
+    stop = floor.supervisor.delete(f"/api/calls/{floor.call_id}/supervise")
+
+    assert_error(response, 409, "no_agent_leg")
+    assert_error(stop, 404, "supervision_not_found")
+    assert floor.commands() == []
+
+
 def test_given_a_supervisor_whose_phone_is_not_registered_when_supervising_then_409(floor):
     Presence(floor.redis, floor.prefix).unregistered(floor.tenant.subdomain, floor.sup_sip)
 

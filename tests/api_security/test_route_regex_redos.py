@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import re
 import uuid
+from pathlib import Path
 
 import pytest
 
+from app import limits
 from app.errors import ValidationFailed
 from app.routing.lcr import compile_route_regex, compile_table
 from app.routing.rows import CarrierEntryRow, CarrierRow, GatewayRow, PlanRow, RouteRow, RoutingRows
-from tests.api_management.helpers import admin_client
+from tests.api_management.helpers import admin_client, assert_error
 
 # Exponential for a backtracking matcher; linear for RE2. The number makes each one fail late.
 BACKTRACKING = ["^(1+)+$", "^(1|11)+$", "^(\\d*)*9", "^(?:1{2,})+$", "^\\d*\\d*\\d*\\d*\\d*x",
@@ -77,3 +79,30 @@ PREFIX_SEMANTICS = [
 def test_given_route_regex_when_matched_by_re2_then_same_prefix_semantics_as_before(regex, number, matches):
     assert (compile_route_regex(regex).match(number) is not None) is matches
     assert (re.match(regex, number) is not None) is matches  # what routes meant with Python re
+
+
+def test_given_route_regex_one_over_the_limit_when_saved_or_compiled_then_refused_everywhere(api, seed):
+    """One figure (app.limits.ROUTE_REGEX_MAX_LENGTH) for the API, the router and the database:
+    the router's compiler used to take up to 512 characters the API and the CHECK refuse."""
+    _tenant, client = admin_client(api, seed)
+    plan = client.post("/api/lcr", json={"name": "plan"}).get_json()["id"]
+    longest, too_long = "1" * limits.ROUTE_REGEX_MAX_LENGTH, "1" * (limits.ROUTE_REGEX_MAX_LENGTH + 1)
+
+    saved = client.post(f"/api/lcr/{plan}/routes", json={"regex": longest})
+    refused = client.post(f"/api/lcr/{plan}/routes", json={"regex": too_long})
+
+    assert saved.status_code == 201, saved.get_json()
+    assert_error(refused, 422, "validation_failed")
+    assert compile_route_regex(longest).match(longest) is not None
+    with pytest.raises(ValidationFailed) as caught:
+        compile_route_regex(too_long)
+    assert caught.value.code == "invalid_route_regex"
+
+
+def test_given_the_route_regex_limit_then_openapi_and_docs_state_the_same_figure(api_app):
+    schema = api_app.test_client().get("/api/openapi.json").get_json()["components"]["schemas"]["RouteWrite"]
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text()
+
+    assert (schema["properties"]["regex"]["minLength"], schema["properties"]["regex"]["maxLength"]) == (
+        1, limits.ROUTE_REGEX_MAX_LENGTH)
+    assert f"RE2 syntax, 1–{limits.ROUTE_REGEX_MAX_LENGTH} characters" in docs

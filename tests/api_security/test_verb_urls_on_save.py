@@ -39,3 +39,17 @@ def test_given_private_url_in_flow_definition_when_saved_or_patched_then_422_uns
     assert (created.status_code, created.get_json()["code"]) == (422, "unsafe_url")
     assert (patched.status_code, patched.get_json()["code"]) == (422, "unsafe_url")
     assert client.get(f"/api/call-flows/{flow.get_json()['id']}").get_json()["definition"] == good
+
+
+@pytest.mark.parametrize("body", [
+    lambda: {"name": "a", "call_hook_url": "https://hooks.example.com:0/call"},
+    lambda: {"name": "a", "app_json": [{"verb": "redirect", "url": "https://hooks.example.com:0/next"}]},
+], ids=["call_hook_url", "verb_url"])
+def test_given_hook_url_with_port_0_when_saved_then_422_unsafe_url_invalid_port(api, seed, body):
+    _tenant, client = admin_client(api, seed)
+
+    response = client.post("/api/applications", json=body())
+
+    assert response.status_code == 422, response.get_json()
+    assert response.get_json()["code"] == "unsafe_url"
+    assert response.get_json()["details"]["reason"] == "invalid_port"

@@ -11,6 +11,7 @@ import pytest
 from app.config import get_config, set_value
 from app.db.engine import platform_session
 from app.media.jobs import recording_id
+from app.media.storage import recording_file_name
 from app.models import CallRecord, Recording, Transcript
 from tests.api_management.helpers import admin_client, assert_error
 
@@ -23,6 +24,11 @@ def storage(tmp_path):
     set_value("recording.dir", str(root), announce=False)
     get_config().reload()
     return root
+
+
+def _owned(storage, account_id):
+    """A path where FreeSWITCH writes the account's recordings (app.media.storage's naming)."""
+    return storage / recording_file_name(account_id, uuid.uuid4(), "wav")
 
 
 def _seed_call(account_id, path, *, transcript: bool = True) -> SimpleNamespace:
@@ -54,7 +60,7 @@ def _seed_call(account_id, path, *, transcript: bool = True) -> SimpleNamespace:
 def test_recording_metadata_is_served_to_its_tenant_only(api, seed, storage):
     tenant, admin = admin_client(api, seed)
     other, stranger = admin_client(api, seed)
-    path = storage / "a.wav"
+    path = _owned(storage, tenant.account_id)
     path.write_bytes(b"RIFF" + bytes(2000))
     call = _seed_call(tenant.account_id, path)
 
@@ -71,7 +77,7 @@ def test_recording_metadata_is_served_to_its_tenant_only(api, seed, storage):
 def test_audio_is_streamed_whole_or_by_range(api, seed, storage):
     tenant, admin = admin_client(api, seed)
     content = bytes(range(256)) * 40
-    path = storage / "b.wav"
+    path = _owned(storage, tenant.account_id)
     path.write_bytes(content)
     call = _seed_call(tenant.account_id, path)
 
@@ -91,9 +97,9 @@ def test_audio_is_streamed_whole_or_by_range(api, seed, storage):
 
 def test_audio_outside_the_recording_directory_or_gone_is_404(api, seed, storage, tmp_path):
     tenant, admin = admin_client(api, seed)
-    outside = tmp_path / "outside.wav"
+    outside = tmp_path / recording_file_name(tenant.account_id, uuid.uuid4(), "wav")
     outside.write_bytes(b"secret")
-    gone = _seed_call(tenant.account_id, storage / "gone.wav")
+    gone = _seed_call(tenant.account_id, _owned(storage, tenant.account_id))
     elsewhere = _seed_call(tenant.account_id, outside)
 
     for call in (gone, elsewhere):
@@ -103,7 +109,7 @@ def test_audio_outside_the_recording_directory_or_gone_is_404(api, seed, storage
 
 def test_call_record_lists_its_recordings_and_serves_its_transcript(api, seed, storage):
     tenant, admin = admin_client(api, seed)
-    path = storage / "c.wav"
+    path = _owned(storage, tenant.account_id)
     path.write_bytes(b"RIFF")
     call = _seed_call(tenant.account_id, path)
 
@@ -118,14 +124,14 @@ def test_call_record_lists_its_recordings_and_serves_its_transcript(api, seed, s
 
 def test_call_without_transcript_answers_404_transcript_not_found(api, seed, storage):
     tenant, admin = admin_client(api, seed)
-    call = _seed_call(tenant.account_id, storage / "d.wav", transcript=False)
+    call = _seed_call(tenant.account_id, _owned(storage, tenant.account_id), transcript=False)
     assert_error(admin.get(f"/api/call-records/{call.public_id}/transcript"), 404, "transcript_not_found")
     assert_error(admin.get(f"/api/call-records/{uuid.uuid4()}/transcript"), 404, "call_record_not_found")
 
 
 def test_recordings_need_the_recordings_view_permission(api, seed, storage):
     tenant = seed.tenant()
-    path = storage / "e.wav"
+    path = _owned(storage, tenant.account_id)
     path.write_bytes(b"RIFF")
     call = _seed_call(tenant.account_id, path)
     seed.user(tenant, "plain", role="agent")
@@ -141,7 +147,7 @@ def test_csv_export_carries_the_pipelines_sentiment_and_recording_url(api, seed,
     import io
 
     tenant, admin = admin_client(api, seed)
-    path = storage / "f.wav"
+    path = _owned(storage, tenant.account_id)
     path.write_bytes(b"RIFF")
     call = _seed_call(tenant.account_id, path)
     with platform_session() as s:  # what the pipeline's final transaction writes
@@ -156,3 +162,43 @@ def test_csv_export_carries_the_pipelines_sentiment_and_recording_url(api, seed,
     assert cell["Recording"] == f"/api/recordings/{call.recording_id}"
     detail = admin.get(f"/api/call-records/{call.public_id}").get_json()
     assert detail["has_transcript"] is True and detail["sentiment_label"] == "negative"
+
+
+def test_audio_of_another_accounts_file_is_404_even_when_the_row_names_it(api, seed, storage):
+    """A row's path is only trusted for a file of the row's own account: a crafted or corrupted
+    path naming another tenant's recording (inside recording.dir) serves nothing."""
+    tenant, admin = admin_client(api, seed)
+    other, _stranger = admin_client(api, seed)
+    theirs = _owned(storage, other.account_id)
+    theirs.write_bytes(b"RIFF" + b"their call" * 100)
+    nested = storage / f"{tenant.account_id}_dir"
+    nested.mkdir()
+    (nested / theirs.name).write_bytes(b"RIFF" + b"their call" * 100)
+    mine = _owned(storage, tenant.account_id)
+    mine.write_bytes(b"RIFF" + b"my call" * 100)
+
+    foreign = _seed_call(tenant.account_id, theirs)
+    subdirectory = _seed_call(tenant.account_id, nested / theirs.name)
+    own = _seed_call(tenant.account_id, mine)
+
+    for call in (foreign, subdirectory):
+        assert_error(admin.get(f"/api/recordings/{call.recording_id}/audio"), 404,
+                     "recording_audio_not_found")
+    assert admin.get(f"/api/recordings/{own.recording_id}/audio").data == mine.read_bytes()
+
+
+@pytest.mark.parametrize("header", ["bytes=-999999", "items=0-9", "bytes=0-9,20-29", "bytes=0-0,-1",
+                                    "Bytes 0-9"],
+                         ids=["suffix_longer_than_file", "unknown_unit", "two_ranges", "range_and_suffix",
+                              "no_equals"])
+def test_audio_range_rfc9110_asks_to_ignore_gets_200_and_the_whole_file(api, seed, storage, header):
+    tenant, admin = admin_client(api, seed)
+    content = bytes(range(256)) * 40
+    path = _owned(storage, tenant.account_id)
+    path.write_bytes(content)
+    call = _seed_call(tenant.account_id, path)
+
+    response = admin.get(f"/api/recordings/{call.recording_id}/audio", headers={"Range": header})
+
+    assert response.status_code == 200, response.get_json()
+    assert response.data == content and "Content-Range" not in response.headers

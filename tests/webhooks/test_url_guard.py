@@ -83,6 +83,14 @@ def test_given_request_time_guard_when_host_resolves_then_destination_pins_first
     assert resolver.lookups == ["hooks.example.com"]
 
 
+@pytest.mark.parametrize("url, kind", [("https://hooks.example.com:0/next", "http"),
+                                       ("wss://hooks.example.com:0/call", WS)])
+def test_given_port_0_when_used_at_request_time_then_refused_never_the_default_port(url, kind):
+    with pytest.raises(UnsafeUrl) as caught:
+        guard(url, kind=kind, resolver=RESOLVER, allow_loopback=False)
+    assert caught.value.code == "unsafe_url" and caught.value.details["reason"] == "invalid_port"
+
+
 def test_given_ws_kind_when_https_url_then_refused_and_wss_accepted():
     with pytest.raises(UnsafeUrl):
         guard("https://hooks.example.com/", kind=WS, resolver=RESOLVER, allow_loopback=False)

@@ -17,6 +17,7 @@ from app.api.carriers.schemas import (
     GatewayWriteSchema,
 )
 from app.api.common import ListQuerySchema, page_schema, require_admin
+from app.api.pagination import unpaged
 from app.api.security import current_identity, tenant_db
 
 blp = Blueprint("carriers", __name__, url_prefix="/api/carriers", description="Carriers (SIP trunks)")
@@ -70,6 +71,7 @@ class CarrierById(MethodView):
 class CarrierGateways(MethodView):
     @require_admin
     @blp.response(200, GatewaySchema(many=True))
+    @unpaged
     def get(self, carrier_id: uuid.UUID):
         with tenant_db() as db:
             return service.list_gateways(db, current_identity().account_id, carrier_id)

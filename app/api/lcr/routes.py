@@ -20,6 +20,7 @@ from app.api.lcr.schemas import (
     RouteSchema,
     RouteWriteSchema,
 )
+from app.api.pagination import unpaged
 from app.api.security import current_identity, tenant_db
 
 blp = Blueprint("lcr", __name__, url_prefix="/api/lcr", description="Least-cost routing plans")
@@ -75,6 +76,7 @@ class PlanById(MethodView):
 class PlanRoutes(MethodView):
     @require_admin
     @blp.response(200, RouteSchema(many=True))
+    @unpaged
     def get(self, lcr_id: uuid.UUID):
         """Routes of the plan in the order the router tries them (priority ascending)."""
         with tenant_db() as db:
@@ -116,6 +118,7 @@ class RouteById(MethodView):
 class RouteCarriers(MethodView):
     @require_admin
     @blp.response(200, EntrySchema(many=True))
+    @unpaged
     def get(self, route_id: uuid.UUID):
         """The carrier set in failover order: priority ascending, workload descending."""
         with tenant_db() as db:

@@ -3,6 +3,8 @@ from __future__ import annotations
 import marshmallow as ma
 from marshmallow import validate
 
+from app import limits
+
 PRIORITY = validate.Range(min=0, max=1_000_000)
 
 
@@ -25,8 +27,10 @@ class LcrSchema(ma.Schema):
 
 
 class RouteWriteSchema(ma.Schema):
-    regex = ma.fields.String(required=True, validate=validate.Length(min=1, max=255), metadata={
-        "description": "Python regular expression matched (re.match) against the dialled digits"})
+    regex = ma.fields.String(
+        required=True, validate=validate.Length(min=1, max=limits.ROUTE_REGEX_MAX_LENGTH), metadata={
+            "description": "RE2 regular expression matched at the start of the dialled digits "
+                           f"(1-{limits.ROUTE_REGEX_MAX_LENGTH} characters)"})
     priority = ma.fields.Integer(validate=PRIORITY, metadata={"description": "Routes are tried lowest first"})
     description = ma.fields.String(allow_none=True, validate=validate.Length(max=2000))
 

@@ -3,16 +3,20 @@
 
 The audio is streamed from the shared recording directory with HTTP Range support (werkzeug's
 conditional responses: ``206 Partial Content``, ``Accept-Ranges: bytes``), so a browser player
-can seek in a long call without downloading it whole."""
+can seek in a long call without downloading it whole. A Range werkzeug would refuse although
+RFC 9110 says to serve the whole file (another unit, a suffix longer than the file, several
+ranges) gets 200 and the whole file (``ranges.py``)."""
 from __future__ import annotations
 
+import os
 import uuid
 
-from flask import send_file
+from flask import request, send_file
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from app.api.recordings import service
+from app.api.recordings.ranges import ignore_range
 from app.api.recordings.schemas import RecordingListSchema, RecordingSchema, TranscriptSchema
 from app.api.security import current_identity, require_permission, tenant_db
 from app.config import get_config
@@ -43,6 +47,8 @@ class RecordingAudio(MethodView):
         with tenant_db() as db:
             path, fmt = service.audio_path(db, current_identity().account_id, recording_id,
                                            get_config().recording_dir)
+        if ignore_range(request.headers.get("Range"), os.path.getsize(path)):
+            request.environ.pop("HTTP_RANGE", None)  # the whole file, 200 (RFC 9110: ranges.py)
         response = send_file(path, mimetype=MIMETYPES[fmt], conditional=True, etag=True,
                              download_name=f"{recording_id}.{fmt}")
         response.headers["Cache-Control"] = "private, no-store"

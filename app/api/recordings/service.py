@@ -2,7 +2,6 @@
 a plain 404."""
 from __future__ import annotations
 
-import os
 import uuid
 from typing import Any
 
@@ -11,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from app.errors import NotFound
 from app.media.jobs import recording_url
+from app.media.storage import account_recording_file
 from app.models import CallRecord, Recording, Transcript
 
 
@@ -34,11 +34,12 @@ def recording(db: Session, account_id: uuid.UUID, recording_id: uuid.UUID) -> di
 
 def audio_path(db: Session, account_id: uuid.UUID, recording_id: uuid.UUID,
                recording_dir: str) -> tuple[str, str]:
-    """(file path, format) of a recording's audio, only from inside ``recording.dir``."""
+    """(file path, format) of a recording's audio: only a file of the caller's own account
+    directly in ``recording.dir`` (``app.media.storage``); a row whose path names anything else
+    (outside, a subdirectory, another account's file) is served nothing."""
     rec = get_recording(db, account_id, recording_id)
-    root = os.path.realpath(recording_dir)
-    real = os.path.realpath(rec.path)
-    if os.path.commonpath([real, root]) != root or not os.path.isfile(real):
+    real = account_recording_file(rec.path, recording_dir, account_id)
+    if real is None:
         raise NotFound("The recording's audio is not available.", code="recording_audio_not_found")
     return real, rec.format
 

@@ -10,6 +10,7 @@ from flask_smorest import Blueprint
 from sqlalchemy import select
 
 from app.api.common import flush_or_raise, get_owned, require_admin
+from app.api.pagination import unpaged
 from app.api.security import current_identity, tenant_db
 from app.api.sip_targets.schemas import SipTargetCreateSchema, SipTargetSchema
 from app.calls.sip_targets import check_host_on_save
@@ -23,6 +24,7 @@ blp = Blueprint("sip_targets", __name__, url_prefix="/api/sip-targets",
 class SipTargets(MethodView):
     @require_admin
     @blp.response(200, SipTargetSchema(many=True))
+    @unpaged
     def get(self):
         """The listed hosts, alphabetically."""
         with tenant_db() as db:
