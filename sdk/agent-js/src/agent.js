@@ -16,13 +16,26 @@ import { Offer } from './offer.js';
 import { TokenSession } from './session.js';
 import { ADMIN_TOKEN_KEY, AGENT_TOKEN_KEY, defaultStorage } from './storage.js';
 
-/** Agent states accepted by setState (SPEC "Agent state"). */
+/** @typedef {import('../types/index.js').Ack} Ack */
+/** @typedef {import('../types/index.js').AgentStateName} AgentStateName */
+/** @typedef {import('../types/index.js').CallPhase} CallPhase */
+/** @typedef {import('../types/index.js').ConnectionState} ConnectionState */
+/** @typedef {import('../types/index.js').Grant} Grant */
+/** @typedef {import('../types/index.js').OfferEnd} OfferEnd */
+/** @typedef {import('../types/index.js').SipCredentials} SipCredentials */
+/** @typedef {import('./channel.js').ServerMessage} ServerMessage */
+
+/**
+ * Agent states accepted by setState (SPEC "Agent state").
+ * @type {readonly AgentStateName[]}
+ */
 export const STATES = Object.freeze(['available', 'not_ready', 'wrap_up', 'offline']);
 /** How long `offer.accept()` waits for the ring to reach the media leg. */
 const RING_WAIT_MS = 5000;
 /** An offer not withdrawn by the server this long after its own timeout is dropped as missed. */
 const OFFER_GRACE_MS = 5000;
 
+/** @type {Readonly<Record<string, OfferEnd>>} */
 const withdrawnReason = Object.freeze({
   missed: 'missed', rejected: 'rejected', caller_left: 'caller_left', answered_elsewhere: 'answered_elsewhere',
 });
@@ -42,13 +55,15 @@ export class Agent extends Emitter {
     this.storage = options.storage || defaultStorage();
     this.http = new HttpClient({ baseUrl: `${secure ? 'https' : 'http'}://${this.host}`, fetch: fetchImpl });
     this.session = new TokenSession({ http: this.http, storage: this.storage, key: options.tokenKey || AGENT_TOKEN_KEY });
-    this.session.on('refreshFailed', (err, expired) => {
+    this.session.on('refreshFailed', (/** @type {AgentError} */ err, /** @type {boolean} */ expired) => {
       if (expired) this._sessionOver(err);
     });
     this._channelUrl = `${secure ? 'wss' : 'ws'}://${this.host}${CHANNEL_PATH}`;
+    /** @type {Channel | null} */
     this.channel = null;
+    /** @type {MediaLeg | null} */
     this.media = null;
-    /** @type {{state: string, reason: string | null, changedAt: string | null} | null} */
+    /** @type {{state: AgentStateName, reason: string | null, changedAt: string | null} | null} */
     this.state = null;
     /** @type {Offer | null} */
     this.offer = null;
@@ -56,15 +71,28 @@ export class Agent extends Emitter {
     this.call = null;
     /** @type {Call | null} the last call (setDisposition after it ended) */
     this.lastCall = null;
+    /** @type {string | null} */
     this.agentId = null;
+    /** @type {string | null} */
     this.sessionId = null;
+    /** @type {'idle' | ConnectionState} */
     this.connection = 'idle';
+    /** @type {{resolve: () => void, reject: (error: AgentError) => void}[]} */
     this._openWaiters = [];
+    /** @type {string | null} the audio state last emitted (`media`: one event per change) */
+    this._audioState = null;
+    /** a refused channel token got its one refresh (reset when the channel opens) */
+    this._authRetried = false;
   }
 
   // -- authentication ---------------------------------------------------------------------------
 
-  /** Log in with the agent's username and password; resolves once the channel is open. */
+  /**
+   * Log in with the agent's username and password; resolves once the channel is open.
+   * @param {string} username
+   * @param {string} password
+   * @returns {Promise<Grant>}
+   */
   async login(username, password) {
     const grant = await this._authFailure(() => this.http.login(username, password));
     this.session.adopt(grant);
@@ -75,6 +103,8 @@ export class Agent extends Emitter {
   /**
    * Trade a token for an agent session (admin → agent single sign-on). Without an argument,
    * the admin web UI's token is read from storage (`admin_auth_token`).
+   * @param {string} [adminToken]
+   * @returns {Promise<Grant>}
    */
   async exchange(adminToken) {
     const token = adminToken || this.storage.getItem(ADMIN_TOKEN_KEY);
@@ -85,14 +115,20 @@ export class Agent extends Emitter {
     return grant;
   }
 
-  /** Resume with the agent token in storage; false (and no connection) when there is none. */
+  /**
+   * Resume with the agent token in storage; false (and no connection) when there is none.
+   * @returns {Promise<boolean>}
+   */
   async restore() {
     if (!this.session.restore()) return false;
     await this.connect();
     return true;
   }
 
-  /** Refresh the token now (it is refreshed by itself before it expires). */
+  /**
+   * Refresh the token now (it is refreshed by itself before it expires).
+   * @returns {Promise<Grant>}
+   */
   refresh() {
     return this.session.refresh();
   }
@@ -104,6 +140,7 @@ export class Agent extends Emitter {
   /**
    * Go offline (best effort), close the channel and the media leg, forget the token.
    * Tokens are not revoked server side (SPEC: logout has no server effect).
+   * @returns {Promise<void>}
    */
   async logout() {
     if (this.channel && this.channel.isOpen) {
@@ -117,7 +154,10 @@ export class Agent extends Emitter {
 
   // -- the channel --------------------------------------------------------------------------------
 
-  /** Open the channel with the current token; resolves on `connection` open. */
+  /**
+   * Open the channel with the current token; resolves on `connection` open.
+   * @returns {Promise<void>}
+   */
   connect() {
     if (!this.session.token) return Promise.reject(new AgentError(ErrorCodes.NOT_LOGGED_IN, 'Not logged in.'));
     if (!this._WebSocket) return Promise.reject(new AgentError(ErrorCodes.NETWORK, 'No WebSocket implementation: pass {WebSocket}.'));
@@ -126,18 +166,23 @@ export class Agent extends Emitter {
         url: this._channelUrl, WebSocket: this._WebSocket, token: () => this.session.token,
         backoff: this.options.backoff, commandTimeoutMs: this.options.commandTimeoutMs,
       });
-      this.channel.on('state', (state, detail) => this._channelState(state, detail));
-      this.channel.on('message', (message) => this._dispatch(message));
+      this.channel.on('state', (/** @type {ConnectionState} */ state, /** @type {object} */ detail) => this._channelState(state, detail));
+      this.channel.on('message', (/** @type {ServerMessage} */ message) => this._dispatch(message));
       this.channel.on('takeover', () => this._takenOver());
-      this.channel.on('authFailed', (err) => this._channelAuthFailed(err));
-      this.channel.on('failed', (err) => this._openFailed(this._fail(err)));
+      this.channel.on('authFailed', (/** @type {AgentError} */ err) => this._channelAuthFailed(err));
+      this.channel.on('failed', (/** @type {AgentError} */ err) => this._openFailed(this._fail(err)));
     }
     if (this.channel.isOpen) return Promise.resolve();
+    /** @type {Promise<void>} */
     const opened = new Promise((resolve, reject) => this._openWaiters.push({ resolve, reject }));
     this.channel.open();
     return opened;
   }
 
+  /**
+   * @param {ConnectionState} state
+   * @param {object} [detail]
+   */
   _channelState(state, detail) {
     this.connection = state;
     if (state === 'open') {
@@ -147,11 +192,13 @@ export class Agent extends Emitter {
     this.emit('connection', { state, ...(detail || {}) });
   }
 
+  /** @param {AgentError} error */
   _openFailed(error) {
     const waiters = this._openWaiters.splice(0);
     for (const waiter of waiters) waiter.reject(error);
   }
 
+  /** @param {AgentError} error */
   async _channelAuthFailed(error) {
     // the token was refused: one refresh (it may have just expired) and one more try, then
     // the session is over
@@ -159,7 +206,7 @@ export class Agent extends Emitter {
       this._authRetried = true;
       try {
         await this.session.refresh();
-        this.channel.open();
+        /** @type {Channel} the channel that refused the token */ (this.channel).open();
         return;
       } catch {
         // fall through: the refresh was refused too
@@ -169,6 +216,7 @@ export class Agent extends Emitter {
     this._sessionOver(error);
   }
 
+  /** @param {AgentError} error */
   _sessionOver(error) {
     this._stop();
     this.session.clear();
@@ -201,11 +249,15 @@ export class Agent extends Emitter {
   /**
    * Set the agent's state (`available`, `not_ready`, `wrap_up`, `offline`) with an optional
    * reason. Over the channel when it is open, else through `PUT /api/agents/me/state`.
+   * @param {AgentStateName} state
+   * @param {string | null} [reason]
+   * @returns {Promise<Ack | {ok: true, state: string, reason: string | null}>}
    */
   async setState(state, reason) {
     if (!STATES.includes(state)) {
       throw new AgentError(ErrorCodes.COMMAND_FAILED, `Unknown state '${state}'; one of ${STATES.join(', ')}.`);
     }
+    /** @type {{state: AgentStateName, reason?: string}} */
     const fields = { state };
     if (reason !== undefined && reason !== null) fields.reason = reason;
     if (this.channel && this.channel.isOpen) return this.channel.command('setState', fields);
@@ -214,7 +266,11 @@ export class Agent extends Emitter {
     return { ok: true, state: agent.state, reason: agent.state_reason };
   }
 
-  /** The disposition of the current call, or of the last one during wrap-up. */
+  /**
+   * The disposition of the current call, or of the last one during wrap-up.
+   * @param {string} code
+   * @returns {Promise<Ack>}
+   */
   setDisposition(code) {
     const call = this.call || this.lastCall;
     if (!call) return Promise.reject(new AgentError(ErrorCodes.NO_CALL, 'No call to set a disposition on.'));
@@ -223,11 +279,13 @@ export class Agent extends Emitter {
 
   // -- server messages ----------------------------------------------------------------------------
 
+  /** @param {ServerMessage} message */
   _dispatch(message) {
     const handler = HANDLERS[message.type];
     if (handler) handler(this, message);
   }
 
+  /** @param {ServerMessage} message */
   _onConnection(message) {
     this._authRetried = false;
     const resumed = this.sessionId !== null;
@@ -239,11 +297,13 @@ export class Agent extends Emitter {
     this._startMedia(message.sip);
   }
 
+  /** @param {ServerMessage} message */
   _onState(message) {
     this.state = { state: message.state, reason: message.reason ?? null, changedAt: message.changedAt ?? null };
     this.emit('state', { ...this.state, previousState: message.previousState ?? null });
   }
 
+  /** @param {ServerMessage} message */
   _onOffer(message) {
     if (message.phase === 'withdrawn') {
       if (this.call && this.call.id === message.offerId && this.call.phase === 'connecting') {
@@ -259,7 +319,7 @@ export class Agent extends Emitter {
       return;
     }
     if (this.offer && this.offer.pending) this.offer._end('cancelled');
-    const offer = new Offer(message, {
+    const offer = new Offer(/** @type {any} an `offer` message */ (message), {
       accept: (o) => this._accept(o),
       reject: (o) => this._reject(o),
     });
@@ -271,11 +331,13 @@ export class Agent extends Emitter {
         offer._end('missed', 'NO_ANSWER');
       }
     }, lifetimeMs);
-    if (typeof timer.unref === 'function') timer.unref();
+    const handle = /** @type {any} */ (timer); // node's Timeout: do not hold the process open
+    if (typeof handle.unref === 'function') handle.unref();
     offer.on('ended', () => clearTimeout(timer));
     this.emit('offer', offer);
   }
 
+  /** @param {ServerMessage} message */
   _onCall(message) {
     const { phase, callId } = message;
     let call = this.call && this.call.id === callId ? this.call : null;
@@ -295,11 +357,15 @@ export class Agent extends Emitter {
     call._phase(phase, message.cause);
   }
 
+  /** @param {ServerMessage} message */
   _onMedia(message) {
     this._media({ state: message.state, callId: message.callId ?? (this.call && this.call.id), source: 'server' });
   }
 
-  /** One `media` event per change of the audio state, whoever reported it (server or leg). */
+  /**
+   * One `media` event per change of the audio state, whoever reported it (server or leg).
+   * @param {{state: string, callId?: string | null, source: 'server' | 'local', stream?: MediaStream | null}} event
+   */
   _media(event) {
     const call = this.call;
     if (call) {
@@ -314,20 +380,27 @@ export class Agent extends Emitter {
     this.emit('media', event);
   }
 
+  /** @param {ServerMessage} message */
   _onSupervisor(message) {
     const { type, at, ...rest } = message;
     this.emit('supervisor', { ...rest, at });
   }
 
+  /** @param {ServerMessage} message */
   _onError(message) {
     this._fail(new AgentError(message.code || ErrorCodes.SERVER_ERROR, message.message || 'Agent channel error.'));
   }
 
   // -- offers and calls ---------------------------------------------------------------------------
 
+  /**
+   * @param {string} callId
+   * @param {Offer | null} offer
+   * @returns {Call}
+   */
   _newCall(callId, offer) {
     const call = new Call(callId, { offer, control: (c, type, fields) => this._control(c, type, fields) });
-    call.on('phase', ({ phase, cause }) => {
+    call.on('phase', (/** @type {{phase: CallPhase, cause?: string}} */ { phase, cause }) => {
       if (phase === 'ended') {
         if (this.call === call) this.call = null;
         this.lastCall = call;
@@ -340,27 +413,35 @@ export class Agent extends Emitter {
     return call;
   }
 
+  /**
+   * @param {Offer} offer
+   * @returns {Promise<Call>}
+   */
   async _accept(offer) {
     const media = this.media;
     const ringing = media ? media.waitRinging(RING_WAIT_MS) : null;
-    const ack = await this.channel.command('accept', { offerId: offer.id });
+    await /** @type {Channel} offers come over it */ (this.channel).command('accept', { offerId: offer.id });
     if (this.offer === offer) this.offer = null;
     const call = this.call && this.call.id === offer.id ? this.call : this._newCall(offer.id, offer);
     call._phase('connecting');
-    if (ringing) {
+    if (ringing && media) {
       try {
         call._session = media.answer(await ringing);
       } catch (err) {
-        this._fail(err);
+        this._fail(/** @type {AgentError} */ (err));
       }
     }
     return call;
   }
 
+  /**
+   * @param {Offer} offer
+   * @returns {Promise<Ack>}
+   */
   async _reject(offer) {
     if (this.offer === offer) this.offer = null;
     if (this.media && this.media.ringing) this.media.decline();
-    return this.channel.command('reject', { offerId: offer.id });
+    return /** @type {Channel} offers come over it */ (this.channel).command('reject', { offerId: offer.id });
   }
 
   /**
@@ -369,11 +450,16 @@ export class Agent extends Emitter {
    * SDK's own: mute/unmute also silence the media leg's track. A hang-up also ends the media
    * leg at once (a BYE, the same as the server's kill of the agent's leg) so it works when the
    * channel is down; the server's `no_call` after that is not an error.
+   * @param {Call | null} call
+   * @param {string} type
+   * @param {Record<string, unknown>} [fields]
+   * @returns {Promise<any>} the ack, or `{ok: true, local: true}` when only the media leg acted
    */
   async _control(call, type, fields = {}) {
     const media = this.media;
     let local = false;
     if (media) {
+      /** @type {Record<string, () => boolean>} */
       const actions = { hangup: () => media.hangup(), mute: () => media.mute(), unmute: () => media.unmute() };
       local = actions[type] ? actions[type]() : false;
     }
@@ -398,7 +484,11 @@ export class Agent extends Emitter {
     return typeof globalThis.RTCPeerConnection === 'function' || option === true || typeof option === 'object';
   }
 
-  /** Credentials: the channel's `connection.sip` when the server sends it, else `options.sip`. */
+  /**
+   * Credentials: the channel's `connection.sip` when the server sends it, else `options.sip`.
+   * @param {SipCredentials | undefined} fromServer
+   * @returns {Required<SipCredentials> | null}
+   */
   _sipCredentials(fromServer) {
     const given = fromServer || this.options.sip;
     if (!given || !given.username || !given.password) return null;
@@ -409,6 +499,7 @@ export class Agent extends Emitter {
     return { username: given.username, password: given.password, domain, wsUrl };
   }
 
+  /** @param {SipCredentials | undefined} fromServer */
   _startMedia(fromServer) {
     if (this.media || !this._mediaEnabled()) return;
     const credentials = this._sipCredentials(fromServer);
@@ -417,10 +508,10 @@ export class Agent extends Emitter {
     const leg = new MediaLeg({ credentials, JsSIP: this.options.JsSIP, ...mediaOptions });
     leg.on('registered', () => this.emit('media', { state: 'registered', source: 'local' }));
     leg.on('unregistered', () => this.emit('media', { state: 'unregistered', source: 'local' }));
-    leg.on('registrationFailed', (err) => this._fail(err));
-    leg.on('error', (err) => this._fail(err));
-    leg.on('media', (event) => this._media({ ...event, callId: this.call && this.call.id, source: 'local' }));
-    leg.on('sessionEnded', ({ session, cause }) => {
+    leg.on('registrationFailed', (/** @type {AgentError} */ err) => this._fail(err));
+    leg.on('error', (/** @type {AgentError} */ err) => this._fail(err));
+    leg.on('media', (/** @type {{state: string, stream?: MediaStream | null}} */ event) => this._media({ ...event, callId: this.call && this.call.id, source: 'local' }));
+    leg.on('sessionEnded', (/** @type {{session: unknown, cause: string}} */ { session, cause }) => {
       // the answered leg is gone (hung up, or it never got media: microphone refused, ICE or
       // DTLS failed): the call is over for this agent even if the server's `ended` is late
       const call = this.call;
@@ -432,21 +523,33 @@ export class Agent extends Emitter {
     leg.start();
   }
 
+  /**
+   * @param {AgentError} error
+   * @returns {AgentError} the same error (to throw it)
+   */
   _fail(error) {
     this.emit('error', error);
     return error;
   }
 
+  /**
+   * @template T
+   * @param {() => Promise<T>} request
+   * @returns {Promise<T>}
+   */
   async _authFailure(request) {
     try {
       return await request();
     } catch (err) {
-      throw this._fail(err);
+      throw this._fail(/** @type {AgentError} */ (err));
     }
   }
 }
 
-/** Server message type → handler (docs/agents.md "Server → agent"). */
+/**
+ * Server message type → handler (docs/agents.md "Server → agent").
+ * @type {Readonly<Record<string, (agent: Agent, message: ServerMessage) => void>>}
+ */
 const HANDLERS = Object.freeze({
   connection: (agent, m) => agent._onConnection(m),
   state: (agent, m) => agent._onState(m),

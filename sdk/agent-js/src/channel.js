@@ -19,6 +19,10 @@ export const AUTH_FAILED_CLOSE_CODE = 4003;
 /** Token problems a refresh may cure; other refusals (license, not an agent) are final. */
 const TOKEN_CODES = new Set(['bad_token', 'invalid_token', 'token_expired', 'missing_token']);
 
+/** @typedef {import('../types/index.js').Ack} Ack */
+/** @typedef {{type: string, [field: string]: any}} ServerMessage a JSON message of the server */
+/** @typedef {ReturnType<typeof setTimeout>} Timer */
+
 export const BACKOFF = Object.freeze({ initialMs: 500, maxMs: 15000, factor: 2 });
 const OPEN_TIMEOUT_MS = 10000;
 const COMMAND_TIMEOUT_MS = 10000;
@@ -37,15 +41,20 @@ export class Channel extends Emitter {
     this._backoff = backoff;
     this._commandTimeoutMs = commandTimeoutMs;
     this._random = random;
+    /** @type {any} a WebSocket (the browser's, or `ws` in node) */
     this._ws = null;
     this._nextId = 1;
-    /** @type {Map<string, {resolve: Function, reject: Function, timer: any}>} */
+    /** @type {Map<string, {resolve: (ack: Ack) => void, reject: (error: AgentError) => void, timer: Timer, type: string}>} */
     this._pending = new Map();
     this._attempt = 0;
-    this._retryTimer = null;
-    this._openTimer = null;
+    /** @type {Timer | undefined} */
+    this._retryTimer = undefined;
+    /** @type {Timer | undefined} */
+    this._openTimer = undefined;
     this._wanted = false;
-    /** 'idle' | 'connecting' | 'open' | 'reconnecting' | 'closed' */
+    /** @type {{code: string, message: string} | null} the server's refusal of the auth message */
+    this._refusal = null;
+    /** @type {'idle' | import('../types/index.js').ConnectionState} */
     this.state = 'idle';
   }
 
@@ -60,7 +69,7 @@ export class Channel extends Emitter {
   close() {
     this._wanted = false;
     clearTimeout(this._retryTimer);
-    this._retryTimer = null;
+    this._retryTimer = undefined;
     this._teardown(1000, 'client closed');
     this._setState('closed', {});
   }
@@ -73,14 +82,14 @@ export class Channel extends Emitter {
    * Send a command and wait for its ack.
    * @param {string} type
    * @param {Record<string, unknown>} [fields]
-   * @returns {Promise<any>} the ack
+   * @returns {Promise<Ack>}
    */
   command(type, fields = {}) {
     if (!this.isOpen || !this._ws) {
       return Promise.reject(new AgentError(ErrorCodes.NOT_CONNECTED, `The agent channel is not connected (${type}).`));
     }
     const id = String(this._nextId++);
-    return new Promise((resolve, reject) => {
+    return new Promise((/** @type {(ack: Ack) => void} */ resolve, reject) => {
       const timer = setTimeout(() => {
         this._pending.delete(id);
         reject(new AgentError(ErrorCodes.TIMEOUT, `No answer to ${type} in ${this._commandTimeoutMs} ms.`));
@@ -110,7 +119,7 @@ export class Channel extends Emitter {
       }
       ws.send(JSON.stringify({ type: 'auth', token }));
     };
-    ws.onmessage = (event) => {
+    ws.onmessage = (/** @type {{data: unknown}} */ event) => {
       if (ws !== this._ws) return;
       let message;
       try {
@@ -120,7 +129,7 @@ export class Channel extends Emitter {
       }
       if (message && typeof message.type === 'string') this._receive(message);
     };
-    ws.onclose = (event) => {
+    ws.onclose = (/** @type {{code: number, reason?: string}} */ event) => {
       if (ws !== this._ws) return;
       this._dropSocket();
       if (event.code === TAKEOVER_CLOSE_CODE) {
@@ -144,6 +153,7 @@ export class Channel extends Emitter {
     }, OPEN_TIMEOUT_MS);
   }
 
+  /** @param {ServerMessage} message */
   _receive(message) {
     switch (message.type) {
       case 'ack':
@@ -176,13 +186,14 @@ export class Channel extends Emitter {
     }
   }
 
+  /** @param {ServerMessage} message an `ack` */
   _ack(message) {
     const pending = this._pending.get(String(message.id));
     if (!pending) return;
     this._pending.delete(String(message.id));
     clearTimeout(pending.timer);
     if (message.ok) {
-      pending.resolve(message);
+      pending.resolve(/** @type {Ack} */ (message));
       return;
     }
     const error = message.error || {};
@@ -192,17 +203,22 @@ export class Channel extends Emitter {
   _takenOver() {
     this._wanted = false;
     clearTimeout(this._retryTimer);
-    this._retryTimer = null;
+    this._retryTimer = undefined;
     this._setState('closed', { reason: 'takeover' });
     this.emit('takeover');
   }
 
+  /**
+   * @param {AgentError} error
+   * @param {boolean} authFailed the token was refused (a refresh may cure it)
+   */
   _fail(error, authFailed) {
     this._wanted = false;
     this._setState('closed', { reason: error.code });
     this.emit(authFailed ? 'authFailed' : 'failed', error);
   }
 
+  /** @param {any} [cause] an Error, or whatever the WebSocket constructor threw */
   _scheduleRetry(cause) {
     if (!this._wanted) return;
     const { initialMs, maxMs, factor } = this._backoff;
@@ -211,12 +227,16 @@ export class Channel extends Emitter {
     this._attempt += 1;
     this._setState('reconnecting', { attempt: this._attempt, delayMs: delay, cause: cause && cause.message });
     this._retryTimer = setTimeout(() => {
-      this._retryTimer = null;
+      this._retryTimer = undefined;
       if (this._wanted) this._connect();
     }, delay);
   }
 
-  /** Close the socket now; `retry`: as if the server had dropped it. */
+  /**
+   * Close the socket now; `retry`: as if the server had dropped it.
+   * @param {number} code
+   * @param {string} reason
+   */
   _teardown(code, reason, retry = false) {
     const ws = this._ws;
     this._dropSocket();
@@ -241,6 +261,10 @@ export class Channel extends Emitter {
     }
   }
 
+  /**
+   * @param {'idle' | import('../types/index.js').ConnectionState} state
+   * @param {object} detail
+   */
   _setState(state, detail) {
     const changed = state !== this.state;
     this.state = state;

@@ -16,8 +16,9 @@ export class Emitter {
    * @returns {this}
    */
   on(event, handler) {
-    if (!this._handlers.has(event)) this._handlers.set(event, new Set());
-    this._handlers.get(event).add(handler);
+    let handlers = this._handlers.get(event);
+    if (!handlers) this._handlers.set(event, (handlers = new Set()));
+    handlers.add(handler);
     return this;
   }
 
@@ -27,6 +28,7 @@ export class Emitter {
    * @returns {this}
    */
   once(event, handler) {
+    /** @param {...unknown} args */
     const wrapper = (...args) => {
       this.off(event, wrapper);
       handler(...args);

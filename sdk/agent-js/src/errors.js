@@ -24,7 +24,10 @@ export const ErrorCodes = Object.freeze({
   SERVER_ERROR: 'server_error',
 });
 
-/** API error codes (JSON body `code`) → SDK codes; anything else keeps the API's own code. */
+/**
+ * API error codes (JSON body `code`) → SDK codes; anything else keeps the API's own code.
+ * @type {Readonly<Record<string, string>>}
+ */
 const API_CODES = Object.freeze({
   invalid_credentials: ErrorCodes.BAD_CREDENTIALS,
   too_many_login_attempts: ErrorCodes.TOO_MANY_ATTEMPTS,
@@ -53,6 +56,8 @@ export class AgentError extends Error {
     this.code = code;
     this.status = extra.status;
     this.details = extra.details;
+    /** @type {number | undefined} set on a 429 (`Retry-After`) */
+    this.retryAfterSeconds;
     if (extra.cause !== undefined) this.cause = extra.cause;
   }
 }

@@ -5,6 +5,8 @@
  */
 import { AgentError, ErrorCodes, mapApiCode } from './errors.js';
 
+/** @typedef {import('../types/index.js').Grant} Grant */
+
 export class HttpClient {
   /**
    * @param {{baseUrl: string, fetch: typeof fetch}} options
@@ -21,6 +23,7 @@ export class HttpClient {
    * @returns {Promise<any>} the JSON body (null for 204)
    */
   async request(method, path, { token, body } = {}) {
+    /** @type {Record<string, string>} */
     const headers = { Accept: 'application/json' };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     if (token) headers.Authorization = `Bearer ${token}`;
@@ -30,7 +33,8 @@ export class HttpClient {
         method, headers, body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (cause) {
-      throw new AgentError(ErrorCodes.NETWORK, `${method} ${path}: ${cause && cause.message ? cause.message : cause}`, { cause });
+      const reason = /** @type {any} */ (cause);
+      throw new AgentError(ErrorCodes.NETWORK, `${method} ${path}: ${reason && reason.message ? reason.message : reason}`, { cause });
     }
     const text = await response.text();
     let data = null;
@@ -48,17 +52,20 @@ export class HttpClient {
     return data;
   }
 
-  /** @param {string} username @param {string} password */
+  /** @param {string} username @param {string} password @returns {Promise<Grant>} */
   login(username, password) {
     return this.request('POST', '/auth/login', { body: { username, password, session: 'agent' } });
   }
 
-  /** @param {string} token any valid token (admin or agent): the answer is an agent token */
+  /**
+   * @param {string} token any valid token (admin or agent): the answer is an agent token
+   * @returns {Promise<Grant>}
+   */
   exchange(token) {
     return this.request('POST', '/auth/exchange', { token, body: { session: 'agent' } });
   }
 
-  /** @param {string} token */
+  /** @param {string} token @returns {Promise<Grant>} */
   refresh(token) {
     return this.request('POST', '/auth/refresh', { token });
   }
@@ -67,8 +74,12 @@ export class HttpClient {
     return this.request('POST', '/auth/logout');
   }
 
-  /** @param {string} token @param {string} state @param {string | null | undefined} reason */
+  /**
+   * @param {string} token @param {string} state @param {string | null | undefined} reason
+   * @returns {Promise<{state: string, state_reason: string | null}>} the agent
+   */
   putState(token, state, reason) {
+    /** @type {{state: string, reason?: string}} */
     const body = { state };
     if (reason !== undefined && reason !== null) body.reason = reason;
     return this.request('PUT', '/api/agents/me/state', { token, body });

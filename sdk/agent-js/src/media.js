@@ -15,13 +15,16 @@ import JsSIPDefault from 'jssip';
 import { Emitter } from './emitter.js';
 import { AgentError, ErrorCodes } from './errors.js';
 
+/** @typedef {import('jssip/lib/RTCSession.js').RTCSession} RTCSession */
+
 export const DEFAULT_WSS_PORT = 7443;
 
 /**
  * Is this remote SDP DTLS-SRTP (the only media the agent leg accepts)? Every audio line must be
  * a secure profile (`UDP/TLS/RTP/SAVPF`, or `RTP/SAVPF` as FreeSWITCH writes it for WebRTC
  * legs) and the SDP must carry a DTLS fingerprint; plain `RTP/AVP` is refused.
- * @param {string} sdp
+ * @param {string | null | undefined} sdp
+ * @returns {boolean}
  */
 export function isDtlsSrtp(sdp) {
   const text = String(sdp || '');
@@ -45,12 +48,15 @@ export class MediaLeg extends Emitter {
     this._pcConfig = pcConfig;
     this._remoteAudio = remoteAudio;
     this._debug = debug;
+    /** @type {any} a JsSIP UA */
     this.ua = null;
-    /** the ringing INVITE not yet answered */
+    /** @type {RTCSession | null} the ringing INVITE not yet answered */
     this.ringing = null;
-    /** the answered session */
+    /** @type {RTCSession | null} the answered session */
     this.session = null;
     this.registered = false;
+    /** @type {MediaStream | undefined} the caller's audio */
+    this.remoteStream = undefined;
   }
 
   start() {
@@ -80,12 +86,12 @@ export class MediaLeg extends Emitter {
       this.registered = false;
       this.emit('unregistered');
     });
-    this.ua.on('registrationFailed', (event) => {
+    this.ua.on('registrationFailed', (/** @type {{cause: string}} */ event) => {
       this.registered = false;
       this.emit('registrationFailed', new AgentError(ErrorCodes.REGISTRATION_FAILED,
         `The media leg could not register: ${event.cause}`, { details: { cause: event.cause } }));
     });
-    this.ua.on('newRTCSession', (event) => {
+    this.ua.on('newRTCSession', (/** @type {{originator: string, session: RTCSession, request: any}} */ event) => {
       if (event.originator === 'remote') this._incoming(event.session, event.request);
     });
     this.ua.start();
@@ -99,6 +105,10 @@ export class MediaLeg extends Emitter {
     this.registered = false;
   }
 
+  /**
+   * @param {RTCSession} session
+   * @param {{body?: string} | null} request the INVITE
+   */
   _incoming(session, request) {
     if (!isDtlsSrtp(request && request.body)) {
       session.terminate({ status_code: 488, reason_phrase: 'DTLS-SRTP Only' });
@@ -123,7 +133,11 @@ export class MediaLeg extends Emitter {
     this.emit('incoming', session);
   }
 
-  /** Wait up to `timeoutMs` for the ring (the channel's offer can arrive before the INVITE). */
+  /**
+   * Wait up to `timeoutMs` for the ring (the channel's offer can arrive before the INVITE).
+   * @param {number} timeoutMs
+   * @returns {Promise<RTCSession>}
+   */
   waitRinging(timeoutMs) {
     if (this.ringing) return Promise.resolve(this.ringing);
     return new Promise((resolve, reject) => {
@@ -131,7 +145,7 @@ export class MediaLeg extends Emitter {
         this.off('incoming', onIncoming);
         reject(new AgentError(ErrorCodes.MEDIA_FAILED, `No call reached the media leg in ${timeoutMs} ms.`));
       }, timeoutMs);
-      const onIncoming = (session) => {
+      const onIncoming = (/** @type {RTCSession} */ session) => {
         clearTimeout(timer);
         this.off('incoming', onIncoming);
         resolve(session);
@@ -140,7 +154,11 @@ export class MediaLeg extends Emitter {
     });
   }
 
-  /** Answer the ringing INVITE (microphone, DTLS-SRTP). */
+  /**
+   * Answer the ringing INVITE (microphone, DTLS-SRTP).
+   * @param {RTCSession | null} [session]
+   * @returns {RTCSession}
+   */
   answer(session = this.ringing) {
     if (!session) throw new AgentError(ErrorCodes.MEDIA_FAILED, 'Nothing is ringing on the media leg.');
     this.ringing = null;
@@ -149,7 +167,10 @@ export class MediaLeg extends Emitter {
     return session;
   }
 
-  /** Decline the ringing INVITE: 603 Decline is CALL_REJECTED, the platform's agent.reject. */
+  /**
+   * Decline the ringing INVITE: 603 Decline is CALL_REJECTED, the platform's agent.reject.
+   * @param {RTCSession | null} [session]
+   */
   decline(session = this.ringing) {
     if (!session) return;
     this.ringing = null;
@@ -167,18 +188,21 @@ export class MediaLeg extends Emitter {
   unhold() { return this._withSession((s) => s.unhold()); }
   mute() { return this._withSession((s) => s.mute({ audio: true })); }
   unmute() { return this._withSession((s) => s.unmute({ audio: true })); }
-  sendDtmf(digits) { return this._withSession((s) => s.sendDTMF(digits, { transportType: 'RFC2833' })); }
+  /** @param {string} digits */
+  sendDtmf(digits) { return this._withSession((s) => s.sendDTMF(digits, { transportType: /** @type {any} JsSIP's enum value */ ('RFC2833') })); }
 
   get live() {
     return Boolean(this.session && this.session.isEstablished && this.session.isEstablished());
   }
 
+  /** @param {(session: RTCSession) => void} action */
   _withSession(action) {
-    if (!this.live) return false;
+    if (!this.session || !this.live) return false;
     action(this.session);
     return true;
   }
 
+  /** @param {RTCPeerConnection} pc */
   _watchPeer(pc) {
     pc.addEventListener('track', (event) => {
       const stream = event.streams && event.streams[0];
@@ -209,6 +233,11 @@ export class MediaLeg extends Emitter {
     return this._remoteAudio;
   }
 
+  /**
+   * @param {RTCSession} session
+   * @param {string} cause JsSIP's cause
+   * @param {string} originator
+   */
   _ended(session, cause, originator) {
     if (this.ringing === session) this.ringing = null;
     if (this.session === session) this.session = null;

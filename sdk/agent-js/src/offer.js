@@ -8,10 +8,13 @@
 import { Emitter } from './emitter.js';
 import { AgentError, ErrorCodes } from './errors.js';
 
+/** @typedef {import('../types/index.js').Ack} Ack */
+/** @typedef {import('../types/index.js').OfferEnd} OfferEnd */
+
 export class Offer extends Emitter {
   /**
    * @param {{offerId: string, queue?: string, from?: string, timeoutSeconds?: number}} message
-   * @param {{accept: (offer: Offer) => Promise<any>, reject: (offer: Offer) => Promise<any>}} actions
+   * @param {{accept: (offer: Offer) => Promise<import('./call.js').Call>, reject: (offer: Offer) => Promise<Ack>}} actions
    */
   constructor(message, actions) {
     super();
@@ -20,7 +23,7 @@ export class Offer extends Emitter {
     this.from = message.from ?? null;
     this.timeoutSeconds = message.timeoutSeconds ?? null;
     this.receivedAt = Date.now();
-    /** 'ringing' | 'accepting' | 'accepted' | 'rejected' | 'missed' | 'cancelled' */
+    /** @type {'ringing' | 'accepting' | OfferEnd} */
     this.state = 'ringing';
     this._actions = actions;
   }
@@ -50,7 +53,11 @@ export class Offer extends Emitter {
     return this._actions.reject(this);
   }
 
-  /** @internal the offer went away without an answer */
+  /**
+   * @internal the offer went away without an answer
+   * @param {OfferEnd} reason
+   * @param {string | null} [cause]
+   */
   _end(reason, cause) {
     if (this.state === reason || ['accepted', 'rejected', 'missed', 'cancelled'].includes(this.state)) return;
     this.state = reason;

@@ -9,12 +9,14 @@ import { Emitter } from './emitter.js';
 import { AgentError, ErrorCodes } from './errors.js';
 import { AGENT_TOKEN_KEY, decodeClaims } from './storage.js';
 
+/** @typedef {import('../types/index.js').Grant} Grant */
+
 const MAX_MARGIN_MS = 5 * 60 * 1000;
 const RETRY_MS = 5000;
 
 export class TokenSession extends Emitter {
   /**
-   * @param {{http: import('./http.js').HttpClient, storage: Storage, key?: string,
+   * @param {{http: import('./http.js').HttpClient, storage: import('../types/index.js').TokenStorage, key?: string,
    *          now?: () => number}} options
    */
   constructor({ http, storage, key = AGENT_TOKEN_KEY, now = () => Date.now() }) {
@@ -23,10 +25,14 @@ export class TokenSession extends Emitter {
     this._storage = storage;
     this._key = key;
     this._now = now;
-    this._timer = null;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    this._timer = undefined;
     /** @type {string | null} */
     this.token = null;
-    /** @type {any} the last grant's `user` and `account` (null after a restore) */
+    /**
+     * the last grant's `user` and `account` (null after a restore)
+     * @type {{user: Grant['user'] | null, account: Grant['account'] | null, session: Grant['session']} | null}
+     */
     this.grant = null;
   }
 
@@ -41,7 +47,10 @@ export class TokenSession extends Emitter {
     return Boolean(this.token) && at !== null && at > this._now();
   }
 
-  /** Take a grant from /auth/login, /auth/exchange or /auth/refresh. */
+  /**
+   * Take a grant from /auth/login, /auth/exchange or /auth/refresh.
+   * @param {Grant} grant
+   */
   adopt(grant) {
     this.token = grant.token;
     this.grant = { user: grant.user || null, account: grant.account || null, session: grant.session };
@@ -65,13 +74,16 @@ export class TokenSession extends Emitter {
 
   clear() {
     clearTimeout(this._timer);
-    this._timer = null;
+    this._timer = undefined;
     this.token = null;
     this.grant = null;
     this._storage.removeItem(this._key);
   }
 
-  /** Refresh now. Rejects with AgentError; BAD_TOKEN means the session is over. */
+  /**
+   * Refresh now. Rejects with AgentError; BAD_TOKEN means the session is over.
+   * @returns {Promise<Grant>}
+   */
   async refresh() {
     if (!this.token) throw new AgentError(ErrorCodes.NOT_LOGGED_IN, 'Not logged in.');
     const grant = await this._http.refresh(this.token);
@@ -80,25 +92,29 @@ export class TokenSession extends Emitter {
     return grant;
   }
 
+  /** @param {number} [delayMs] default: when a quarter of the lifetime is left */
   _schedule(delayMs) {
     clearTimeout(this._timer);
     const at = this.expiresAt;
     if (at === null) return;
-    const claims = decodeClaims(this.token) || {};
-    const lifetimeMs = claims.iat ? (claims.exp - claims.iat) * 1000 : MAX_MARGIN_MS * 4;
+    const claims = decodeClaims(/** @type {string} */ (this.token)) || {};
+    const lifetimeMs = claims.iat && claims.exp ? (claims.exp - claims.iat) * 1000 : MAX_MARGIN_MS * 4;
     const margin = Math.min(MAX_MARGIN_MS, lifetimeMs / 4);
     const wait = delayMs !== undefined ? delayMs : Math.max(0, at - margin - this._now());
     this._timer = setTimeout(() => this._refreshInTime(), wait);
-    if (this._timer && typeof this._timer.unref === 'function') this._timer.unref();
+    const handle = /** @type {any} */ (this._timer); // node's Timeout: do not hold the process open
+    if (handle && typeof handle.unref === 'function') handle.unref();
   }
 
   async _refreshInTime() {
     try {
       await this.refresh();
     } catch (err) {
-      const expired = !this.valid || (err && err.code === ErrorCodes.BAD_TOKEN);
+      const code = /** @type {any} */ (err)?.code;
+      const expired = !this.valid || code === ErrorCodes.BAD_TOKEN;
       this.emit('refreshFailed', err, expired);
-      if (!expired) this._schedule(Math.min(RETRY_MS, Math.max(0, this.expiresAt - this._now())));
+      // not expired: the token is valid, so expiresAt is a number
+      if (!expired) this._schedule(Math.min(RETRY_MS, Math.max(0, /** @type {number} */ (this.expiresAt) - this._now())));
     }
   }
 }

@@ -12,20 +12,26 @@ export const ADMIN_TOKEN_KEY = 'admin_auth_token';
 /** Key of the agent session's token, separate from the admin one. */
 export const AGENT_TOKEN_KEY = 'agent_auth_token';
 
+/** @typedef {import('../types/index.js').TokenStorage} TokenStorage */
+
 /**
  * In-memory storage: the default where no `localStorage` exists (node, workers).
- * @returns {{getItem(key: string): string | null, setItem(key: string, value: string): void, removeItem(key: string): void}}
+ * @returns {TokenStorage}
  */
 export function memoryStorage() {
+  /** @type {Map<string, string>} */
   const items = new Map();
   return {
-    getItem: (key) => (items.has(key) ? items.get(key) : null),
+    getItem: (key) => items.get(key) ?? null,
     setItem: (key, value) => { items.set(key, String(value)); },
     removeItem: (key) => { items.delete(key); },
   };
 }
 
-/** The browser's localStorage when it exists and works (it throws in some private modes). */
+/**
+ * The browser's localStorage when it exists and works (it throws in some private modes).
+ * @returns {TokenStorage}
+ */
 export function defaultStorage() {
   try {
     const storage = globalThis.localStorage;
@@ -54,7 +60,7 @@ export function decodeClaims(token) {
     const padded = base64 + '='.repeat((4 - (base64.length % 4)) % 4);
     const json = typeof atob === 'function'
       ? decodeURIComponent(Array.from(atob(padded), (c) => '%' + c.charCodeAt(0).toString(16).padStart(2, '0')).join(''))
-      : Buffer.from(padded, 'base64').toString('utf8');
+      : /** @type {any} */ (globalThis).Buffer.from(padded, 'base64').toString('utf8'); // no atob: node's Buffer
     return JSON.parse(json);
   } catch {
     return null;

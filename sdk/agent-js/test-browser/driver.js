@@ -79,7 +79,7 @@ export async function waitText(page, selector, text, timeout = STEP_MS) {
   } catch (err) {
     const seen = await page.textContent(selector).catch(() => '?');
     const log = await page.textContent('#log').catch(() => '');
-    throw new Error(`${selector} never showed '${text}' (shows '${seen}')\n${log}`);
+    throw new Error(`${selector} never showed '${text}' (shows '${seen}')\n${log}`, { cause: err });
   }
 }
 

@@ -5,7 +5,7 @@
  * and the test answers it when the agent accepts, as the SDK's media leg does in a browser.
  */
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { ErrorCodes } from '../src/index.js';
 import { Harness, eventually, next } from './support/harness.js';
 import { localFetch } from './support/transport.js';

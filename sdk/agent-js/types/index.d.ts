@@ -77,6 +77,7 @@ export declare const ErrorCodes: Readonly<{
 }>;
 
 export declare class AgentError extends Error {
+  constructor(code: string, message: string, extra?: { status?: number; details?: unknown; cause?: unknown });
   /** One of ErrorCodes, or a server code passed through (e.g. `no_offer`, `validation_failed`) */
   code: string;
   status?: number;
@@ -84,6 +85,7 @@ export declare class AgentError extends Error {
   retryAfterSeconds?: number;
 }
 
+// Not exported (src/index.js does not export it): the shape the SDK's classes share.
 declare class Emitter<Events extends Record<string, (...args: any[]) => void>> {
   on<E extends keyof Events>(event: E, handler: Events[E]): this;
   once<E extends keyof Events>(event: E, handler: Events[E]): this;
@@ -93,6 +95,8 @@ declare class Emitter<Events extends Record<string, (...args: any[]) => void>> {
 export interface Ack { type: 'ack'; id: string; ok: true; [field: string]: unknown }
 
 export declare class Offer extends Emitter<{ ended: (e: { reason: OfferEnd; cause?: string | null }) => void }> {
+  /** The agent makes offers from the channel's `offer` messages; a page receives them (`offer` event). */
+  private constructor();
   readonly id: string;
   readonly queue: string | null;
   readonly from: string | null;
@@ -105,6 +109,8 @@ export declare class Offer extends Emitter<{ ended: (e: { reason: OfferEnd; caus
 }
 
 export declare class Call extends Emitter<{ phase: (e: { phase: CallPhase; cause?: string }) => void }> {
+  /** The agent makes calls (`offer.accept()`, the `call` event); a page does not. */
+  private constructor();
   readonly id: string;
   readonly offer: Offer | null;
   readonly phase: 'new' | CallPhase;
@@ -146,6 +152,8 @@ export type AgentEvents = {
 };
 
 export declare class Agent extends Emitter<AgentEvents> {
+  /** The same as createAgent(options). */
+  constructor(options: AgentOptions);
   readonly host: string;
   readonly agentId: string | null;
   readonly sessionId: string | null;
@@ -173,3 +181,7 @@ export declare const AGENT_TOKEN_KEY: 'agent_auth_token';
 export declare function memoryStorage(): TokenStorage;
 export declare function isDtlsSrtp(sdp: string): boolean;
 export declare function createAgent(options: AgentOptions): Agent;
+
+// Only what is marked `export` above is exported (a declaration file exports every top-level
+// declaration otherwise, and src/index.js has no Emitter).
+export {};
