@@ -92,13 +92,9 @@ REDIS_RETRIES = 1
 
 Clock = Callable[[], float]  # seconds since the epoch
 
-# KEYS: address zset [, user zset, pair zset, known zset].
-# ARGV: now ms ('' = Redis TIME), attempt token, window ms, address limit
-#       [, user limit, pair free failures, pair base delay ms, pair max delay ms, pair window ms,
-#        known ms, address scope].
-# With one key only the address budget is checked and spent (a login refused for its input).
-# Returns 0 when the attempt is admitted (slot reserved), else ms until it would be.
-_BEGIN = """
+# Both scripts start here: ARGV[1] is the caller's clock in ms, or '' for Redis TIME (one clock
+# for every API process).
+_NOW = """
 local now
 if ARGV[1] == '' then
   local t = redis.call('TIME')
@@ -106,6 +102,15 @@ if ARGV[1] == '' then
 else
   now = tonumber(ARGV[1])
 end
+"""
+
+# KEYS: address zset [, user zset, pair zset, known zset].
+# ARGV: now ms ('' = Redis TIME), attempt token, window ms, address limit
+#       [, user limit, pair free failures, pair base delay ms, pair max delay ms, pair window ms,
+#        known ms, address scope].
+# With one key only the address budget is checked and spent (a login refused for its input).
+# Returns 0 when the attempt is admitted (slot reserved), else ms until it would be.
+_BEGIN = _NOW + """
 local window = tonumber(ARGV[3])
 local wait = 0
 local function budget(key, limit)
@@ -152,14 +157,7 @@ return 0
 
 # KEYS: pair zset, address zset, user zset, known zset. ARGV: now ms ('' = Redis TIME), token,
 # address scope, known ms. A verified password: the pair is forgiven, the address known.
-_SUCCEEDED = """
-local now
-if ARGV[1] == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-else
-  now = tonumber(ARGV[1])
-end
+_SUCCEEDED = _NOW + """
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[2])
 redis.call('ZREM', KEYS[3], ARGV[2])
