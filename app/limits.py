@@ -110,6 +110,9 @@ SERVICE_HEARTBEAT_SECONDS = 30
 HEALTH_CONTROLLER_PORT = 8085
 HEALTH_WORKERS_PORT = 8086
 READINESS_CHECK_TIMEOUT_SECONDS = 2.0   # per dependency probe: /readyz answers within ~this
+# `sbc controller --processes N`: the supervisor's /readyz asks each child's /readyz, which
+# itself takes up to READINESS_CHECK_TIMEOUT_SECONDS; a child silent past this is unreachable.
+CHILD_READINESS_TIMEOUT_SECONDS = READINESS_CHECK_TIMEOUT_SECONDS + 1.0
 
 # Interaction summary: a caller who abandons within this many seconds of queueing is a
 # short abandon (not counted against service level).

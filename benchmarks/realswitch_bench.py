@@ -326,8 +326,10 @@ def main() -> None:
     product = Product(switch, work)
     engine = create_engine(sqlalchemy_url(os.environ["SBC_DATABASE_URL"]), poolclass=pool.NullPool)
     try:
-        product.start()
-        tenant = create_tenant_with_trunk(product, engine)
+        product.start()  # returns once all N controller processes are ready (their /readyz)
+        print(f"controller: {args.controller_processes} process(es) ready in "
+              f"{product.controller_ready_seconds:.1f} s", flush=True)
+        tenant = create_tenant_with_trunk(product, engine)  # each process applies both writes
         number = tenant.number_for(PRODUCT_VERBS)
         held_number = tenant.number_for(HELD_VERBS)
         sipp = Sipp(switch, work / "sipp")

@@ -44,11 +44,49 @@ def controller(processes: int, process_index: Optional[int]) -> None:
 
 def _supervise(processes: int) -> None:
     """Run the siblings as children (app/cli/supervisor.py: restarted with backoff when one
-    dies; its calls are then recovered by its successor like any lost controller's)."""
+    dies; its calls are then recovered by its successor like any lost controller's), and
+    answer /readyz for them all on ``health.controller_port`` (app/ops/children.py)."""
     from app.cli.supervisor import Child, Supervisor, run_until_signalled
 
     supervisor = Supervisor([
         Child(f"controller-{i}", [sys.executable, "-m", "app.cli", "controller",
                                   "--processes", str(processes), "--process-index", str(i)])
         for i in range(processes)])
-    run_until_signalled(supervisor, "controller")
+    ops_server = _serve_children_readiness(supervisor, processes)
+    try:
+        run_until_signalled(supervisor, "controller")
+    finally:
+        if ops_server is not None:
+            ops_server.stop(timeout=1)
+
+
+def _serve_children_readiness(supervisor, processes: int):
+    """/healthz /readyz /metrics of the supervising process: /readyz is 200 only when all N
+    children are ready. The configuration is read once, as each child reads it at start; if
+    it cannot be read the children still run (they retry on their own), only this listener
+    is missing, and the log says so."""
+    import logging
+
+    from app.config import RuntimeConfig
+    from app.ops.children import ChildrenReadiness, ChildView, child_ops_port
+    from app.ops.http import OpsEndpoints, start_ops_server
+
+    try:
+        config = RuntimeConfig.load()
+        host, base = config.controller_listen[0], config.health_controller_port
+    except Exception as exc:  # database away at start: supervise anyway
+        logging.getLogger("sbc.controller").error(
+            "controller-supervisor: configuration unreadable (%s); no /readyz for the %d "
+            "processes", exc, processes)
+        return None
+    probe_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
+
+    def children() -> list[ChildView]:
+        return [ChildView(child.name, index,
+                          f"http://{probe_host}:{child_ops_port(base, index, processes)}",
+                          None if child.restart_at is not None or child.proc is None
+                          else child.proc.pid, child.restarts)
+                for index, child in enumerate(supervisor.children)]
+
+    return start_ops_server(OpsEndpoints(ChildrenReadiness("controller-supervisor", children)),
+                            host, base)

@@ -92,12 +92,14 @@ def freeswitch_check(nodes: Callable[[], Iterable[Any]], missing: Callable[[], d
 
 def routing_check(listener: Callable[[], Any]) -> Check:
     """Ready once the routing listener's queue is bound and it has caught up: before that, a
-    routing change committed now would reach no one here."""
+    routing change committed now would reach no one here. ``applied`` counts the routing
+    configurations this process applied (catch-ups included): once ready, each later
+    ``routing.config.changed`` adds exactly one, which is how a caller waits for its writes."""
     def check() -> dict[str, Any]:
         current = listener()
         if current is None or not current.ready.is_set():
             raise CheckFailed("routing change listener not bound to the broker (or not caught up) yet")
-        return {"catchUps": current.catch_ups}
+        return {"catchUps": current.catch_ups, "applied": current.reloader.applied}
     return check
 
 

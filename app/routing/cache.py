@@ -129,6 +129,9 @@ class RoutingReloader:
         self.esl_connections = esl_connections
         self.sleep = sleep
         self._lock = gevent.lock.RLock()
+        # routing configurations applied (one per routing.config.changed, one per catch-up):
+        # /readyz reports it, so a harness can tell each process applied its changes
+        self.applied = 0
 
     def handle_event(self, envelope: Any) -> tuple[bool, GatewayDiff]:
         """EventConsumer handler (binding system.events / routing.config.changed)."""
@@ -150,6 +153,7 @@ class RoutingReloader:
             log.info("routing: configuration applied (reload %d: %d ACL entries, %d outbound "
                      "gateways, ACL %s)", self.cache.reloads, len(table.acl_entries),
                      len(table.outbound_gateways), "reloaded" if acl_changed else "unchanged")
+            self.applied += 1
             return acl_changed, diff
 
     def on_freeswitch_connected(self, esl: EslApi) -> None:

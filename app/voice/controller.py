@@ -40,6 +40,7 @@ from app.events.consumer import RedisSeenIds
 from app.events.payloads import emit
 from app.events.publisher import start_publisher, stop_publisher
 from app.gc_tuning import freeze_startup_heap
+from app.ops.children import child_ops_port
 from app.ops.collectors import QueueCollector, SwitchCollector
 from app.ops.health import Readiness, dependency_checks, freeswitch_check, routing_check
 from app.ops.http import OpsEndpoints, start_ops_server
@@ -76,7 +77,7 @@ class Controller:
         """``processes`` > 1: this is sibling ``process_index`` of ``sbc controller
         --processes N`` — the port is shared (SO_REUSEPORT), the calls each sibling drives are
         shared through Redis (app/calls/siblings.py), the ops port is ``health.controller_port
-        + process_index``."""
+        + 1 + process_index`` (the supervisor answers on the port itself: app/ops/children.py)."""
         settings = get_settings()
         self.process_index = process_index
         self.processes = processes
@@ -184,9 +185,9 @@ class Controller:
         self.heartbeat.start()
         for collector in self.collectors:
             REGISTRY.register(collector)
-        ops_port = self.config.health_controller_port
-        self.ops_server = start_ops_server(OpsEndpoints(self.readiness), self.listen_host,
-                                           ops_port + self.process_index if ops_port else 0)
+        self.ops_server = start_ops_server(
+            OpsEndpoints(self.readiness), self.listen_host,
+            child_ops_port(self.config.health_controller_port, self.process_index, self.processes))
         log.info("controller up: outbound ESL on %s:%s, %d FreeSWITCH node(s) configured "
                  "(connected in the background: see /readyz)", *self.server.address, len(self.nodes))
         freeze_startup_heap()

@@ -151,7 +151,7 @@ def test_given_a_controller_with_its_switch_connected_when_readyz_then_freeswitc
     assert set(body["checks"]) == {*DEPENDENCIES, "freeswitch", "routing"}
     node = f"127.0.0.1:{ctl.nodes[0].port}"
     assert body["checks"]["freeswitch"]["details"] == {node: {"connected": True, "missingModules": []}}
-    assert body["checks"]["routing"]["details"] == {"catchUps": 1}
+    assert body["checks"]["routing"]["details"] == {"catchUps": 1, "applied": 1}
     assert _get(port, "/healthz")[1]["status"] == "alive"
 
 

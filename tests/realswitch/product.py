@@ -130,8 +130,10 @@ class Product:
         })
         self.env = env
         # ``sbc controller`` runs this many siblings (benchmarks: --controller-processes), all
-        # logging to the one controller log and each applying every routing change
+        # logging to the one controller log, each applying every routing change; the command
+        # is ready when all of them are (its /readyz: app/ops/children.py)
         self.controller_processes = int(env.get("SBC_CONTROLLER_PROCESSES") or 1)
+        self.controller_ready_seconds: float | None = None  # last start -> all N processes ready
         self.api = ProductProcess("api", ["api", "--host", "127.0.0.1", "--port",
                                           str(self.api_port), "--no-access-log"], env, logdir)
         self.controller = ProductProcess("controller", ["controller"], env, logdir)
@@ -150,12 +152,20 @@ class Product:
         self.start_controller(wait=True)
 
     def start_controller(self, *, wait: bool) -> None:
+        started = time.monotonic()
         if not self.controller.alive():
             self.controller.start()
         if wait and not wait_for_port(self.switch.ports.controller):
             raise RuntimeError(f"sbc controller never listened\n{self.controller.log_tail()}")
         if wait:
-            self.wait_for_log(self.controller, "inbound ESL connected to", START_TIMEOUT_SECONDS)
+            self.wait_controller_ready(self.start_timeout)
+            self.controller_ready_seconds = time.monotonic() - started
+
+    @property
+    def start_timeout(self) -> float:
+        """Each controller process compiles routing and links to the switch at start; N of
+        them share the machine's cores."""
+        return START_TIMEOUT_SECONDS + 10.0 * (self.controller_processes - 1)
 
     def wait_for_log(self, proc: ProductProcess, text: str, timeout: float) -> bool:
         try:
@@ -163,54 +173,114 @@ class Product:
         except NotYet:
             return False
 
-    ROUTING_APPLIED = "routing: configuration applied"
-    OPS_LISTENING = re.compile(r"controller: /healthz /readyz /metrics on http://([\d.]+):(\d+)")
+    OPS_LISTENING = re.compile(
+        r"(controller|controller-supervisor): /healthz /readyz /metrics on http://([\d.]+):(\d+)")
+    READYZ_POLL_SECONDS = 0.5  # each answer runs every process's dependency checks
 
-    def routing_applied_count(self) -> int:
-        return self.controller.log_text().count(self.ROUTING_APPLIED)
+    def controller_ops_url(self) -> str | None:
+        """Where ``sbc controller`` answers /readyz for all its processes: the supervisor's
+        listener under ``--processes N`` (N > 1), else the lone controller's. From its log:
+        the configuration may have moved on since it started."""
+        label = "controller-supervisor" if self.controller_processes > 1 else "controller"
+        bound = [(host, port) for name, host, port in self.OPS_LISTENING.findall(self.controller.log_text())
+                 if name == label]
+        return f"http://{bound[-1][0]}:{bound[-1][1]}" if bound else None
+
+    def controller_states(self) -> list[dict[str, Any]] | None:
+        """Every controller process's readiness, ``[{"index", "pid", "status", "checks"}]``
+        (app/ops/children.py), from the command's /readyz; None while it does not answer."""
+        url = self.controller_ops_url()
+        if url is None:
+            return None
+        try:
+            body = requests.get(f"{url}/readyz", timeout=10).json()
+        except (requests.RequestException, ValueError):
+            return None
+        if "children" in body:
+            return body["children"]
+        return [{"index": 0, "pid": body.get("pid"), "status": body.get("status"),
+                 "url": url, "checks": body.get("checks", {})}]
 
     def controller_ops_urls(self) -> list[str]:
-        """The health/metrics address each running controller process bound (its log says;
-        the configuration may have moved on since it started)."""
-        bound = self.OPS_LISTENING.findall(self.controller.log_text())
-        return [f"http://{host}:{port}" for host, port in bound[-self.controller_processes:]]
+        """The health/metrics address of each controller process (metrics are per process)."""
+        return [state["url"] for state in self.controller_states() or []]
 
-    def wait_routing_ready(self, timeout: float) -> None:
+    def wait_controller_ready(self, timeout: float) -> list[dict[str, Any]]:
+        """All N controller processes ready (the command's /readyz is 200 only then), not
+        only those that have started so far."""
+        last: list[Any] = []
+
+        def all_ready() -> list[dict[str, Any]] | None:
+            last[:] = [self.controller_states()]
+            states = last[0]
+            if states and len(states) == self.controller_processes and \
+                    all(s["status"] == "ready" for s in states):
+                return states
+            return None
+        try:
+            states = eventually(all_ready, timeout=timeout, interval=self.READYZ_POLL_SECONDS,
+                                what=f"all {self.controller_processes} controller process(es) ready")
+        except NotYet as exc:
+            raise AssertionError(f"{exc}\nlast /readyz: {_brief(last[0] if last else None)}\n"
+                                 f"{self.controller.log_tail()}") from None
+        return states
+
+    def routing_applied(self) -> dict[int, tuple[int, int]] | None:
+        """process index -> (pid, routing configurations applied) once every one of the N
+        controller processes has its routing listener bound and caught up; else None."""
+        states = self.controller_states()
+        if not states or len(states) != self.controller_processes:
+            return None
+        if any(s.get("checks", {}).get("routing", {}).get("status") != "ok" for s in states):
+            return None
+        return {s["index"]: (s["pid"], s["checks"]["routing"]["details"]["applied"]) for s in states}
+
+    def wait_routing_ready(self, timeout: float) -> dict[int, tuple[int, int]]:
         """Every controller process's routing listener is bound and caught up (/readyz's
-        ``routing`` check). From then on each routing write reaches each process as one event
-        and one apply, so counting applies is exact; before it, the catch-up at bind may fold
-        several writes into one apply."""
-        deadline = time.monotonic() + timeout
-        for url in self.controller_ops_urls():
-            while True:
-                try:
-                    checks = requests.get(f"{url}/readyz", timeout=5).json()["checks"]
-                    if checks["routing"]["status"] == "ok":
-                        break
-                except (requests.RequestException, ValueError, KeyError):
-                    checks = None
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"controller at {url}: routing never ready ({checks})\n"
-                                         f"{self.controller.log_tail()}")
-                time.sleep(0.1)
+        ``routing`` check), all N of them: from then on each routing write reaches each
+        process as one event and one apply. A process that starts after a write instead loads
+        the new state at start and applies nothing more, so it must be up before the writes."""
+        try:
+            return eventually(self.routing_applied, timeout=timeout, interval=self.READYZ_POLL_SECONDS,
+                              what=f"routing ready in all {self.controller_processes} controller process(es)")
+        except NotYet as exc:
+            raise AssertionError(f"{exc}\nlast /readyz: {_brief(self.controller_states())}\n"
+                                 f"{self.controller.log_tail()}") from None
 
     @contextmanager
     def routing_changes(self, writes: int, timeout: float = 30.0) -> Iterator[None]:
         """Around API writes of routing rows (carrier, gateway, LCR plan/route/carrier entry,
-        agent): each commits one routing.config.changed and the controller applies each once,
-        so after the block wait until ``writes`` more have been applied — then the last write
-        is in the controller's snapshot and on the switch."""
-        self.wait_routing_ready(timeout)
-        before = self.routing_applied_count()
+        agent): each commits one routing.config.changed, and every controller process applies
+        each once; after the block wait until each process's ``applied`` (its /readyz routing
+        check) grew by ``writes`` — then the last write is in every snapshot and on the switch.
+        Counted per process and pid, so a process restarted meanwhile (its count starts over,
+        and whether its start-up load came after the last write cannot be told) is an error
+        naming it rather than a miscount."""
+        before = self.wait_routing_ready(timeout)
         yield
-        applies = writes * self.controller_processes  # each sibling applies each change
+        now: dict[int, tuple[int, int]] = {}
+
+        def applied_everywhere() -> bool:
+            current = self.routing_applied()
+            if current is None:
+                return False
+            now.clear()
+            now.update(current)
+            for index, (pid, applied) in before.items():
+                if current[index][0] != pid:
+                    raise RuntimeError(f"controller process {index} restarted during the routing "
+                                       f"writes (pid {pid} -> {current[index][0]})\n"
+                                       f"{self.controller.log_tail()}")
+            return all(now[i][1] >= applied + writes for i, (_, applied) in before.items())
         try:
-            eventually(lambda: self.routing_applied_count() >= before + applies, timeout=timeout,
-                       interval=0.1)
+            eventually(applied_everywhere, timeout=timeout, interval=self.READYZ_POLL_SECONDS / 2,
+                       what=f"{writes} routing change(s) applied by each controller process")
         except NotYet:
+            counts = ", ".join(f"process {i}: {now[i][1] - applied if i in now else '?'}"
+                               for i, (_, applied) in sorted(before.items()))
             raise AssertionError(
-                f"controller applied {self.routing_applied_count() - before} of {applies} "
-                f"routing changes in {timeout}s\n{self.controller.log_tail()}") from None
+                f"controller processes applied {counts} of {writes} routing changes in "
+                f"{timeout}s\n{self.controller.log_tail()}") from None
 
     def stop(self) -> None:
         for proc in self.processes:
@@ -222,6 +292,16 @@ class Product:
 
     def client(self, subdomain: str, username: str, password: str) -> "ApiSession":
         return ApiSession(self, subdomain).login(username, password)
+
+
+def _brief(states: list[dict[str, Any]] | None) -> str:
+    """Each process's state and its failing checks, for a failure message."""
+    if not states:
+        return "no answer"
+    return "; ".join(f"{s.get('index')}: {s.get('status')} "
+                     + ",".join(name for name, c in (s.get("checks") or {}).items() if c.get("status") != "ok")
+                     + (f" {s['error']}" if s.get("error") else "")
+                     for s in states)
 
 
 class ApiError(AssertionError):
