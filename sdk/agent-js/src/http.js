@@ -63,8 +63,9 @@ export class HttpClient {
     return this.request('POST', '/auth/refresh', { token });
   }
 
-  logout() {
-    return this.request('POST', '/auth/logout');
+  /** @param {string | null | undefined} token the session to end (revoked server side) */
+  logout(token) {
+    return this.request('POST', '/auth/logout', token ? { token } : {});
   }
 
   /** @param {string} token @param {string} state @param {string | null | undefined} reason */
