@@ -39,7 +39,7 @@ from app.agent_channel.rate import Clock, TokenBucket
 from app.agent_channel.relay import start_relay
 from app.api.security import close_request_session, load_identity
 from app.api.tenancy import request_tenant
-from app.errors import BadRequest, SbcError, Unauthorized
+from app.errors import BadRequest, SbcError, ServiceUnavailable, Unauthorized
 from app.models import Agent
 
 log = logging.getLogger(__name__)
@@ -316,10 +316,15 @@ def _rate_limited(frame: Any) -> dict[str, Any]:
 def _still_authorised(conn: AgentConnection) -> None:
     """The REST identity checks again: a user deactivated (or deleted), an account disabled or
     a license withdrawn, or the session signed out (revoked) since the login gets the error and
-    close 4003."""
+    close 4003. When Redis cannot say whether the session was revoked, an open socket (checked
+    when it opened) is kept and checked again next time: closing 4003 would end every agent's
+    channel for good (the SDK does not reconnect after 4003) over a cache blip; a new socket,
+    and REST, are refused meanwhile (fail closed, docs/api.md "Sessions and revocation")."""
     try:
         _identity(uuid.UUID(conn.account_id), uuid.UUID(conn.user_id), conn.session_kind, conn.subdomain,
                   conn.token_claims)
+    except ServiceUnavailable as exc:
+        log.warning("agent channel %s: identity not re-checked (%s); kept open", conn.session_id, exc.code)
     except SbcError as exc:
         conn.send(protocol.error(exc.code, exc.message))
         conn.close(protocol.CLOSE_AUTH_FAILED, "no longer authorised")
