@@ -261,3 +261,16 @@ LOGIN_PAIR_WINDOW_SECONDS = 24 * 3600
 LOGIN_ADDRESS_FAILURE_LIMIT = 20
 LOGIN_USER_FAILURE_LIMIT = 30
 LOGIN_KNOWN_ADDRESS_SECONDS = 30 * 24 * 3600
+
+# Second factor (docs/api.md "Second factor (TOTP)"): RFC 6238 defaults every authenticator app
+# understands (30 s steps, 6 digits, SHA-1); one step either side accepted for clock drift and
+# typing time; 10 single-use recovery codes of 16 base32 characters (80 bits each).
+TOTP_STEP_SECONDS = 30
+TOTP_DIGITS = 6
+TOTP_DRIFT_STEPS = 1
+RECOVERY_CODE_COUNT = 10
+RECOVERY_CODE_LENGTH = 16
+# Restricted tokens between the password and the session: the code challenge after a verified
+# password, and the enrol-only token a user of a tenant that requires TOTP gets until enrolled.
+MFA_CHALLENGE_SECONDS = 5 * 60
+MFA_ENROLMENT_TOKEN_SECONDS = 15 * 60

@@ -38,6 +38,8 @@ class AgentConnection:
     connected_at: float = 0.0       # monotonic time of this socket's last ``call`` connected
     closed: bool = False
     close_code: Optional[int] = None
+    # the login token's verified claims: re-checked against revocation with every identity check
+    token_claims: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._outbox: gevent.queue.Queue = gevent.queue.Queue(limits.AGENT_CHANNEL_OUTBOX_SIZE)

@@ -39,7 +39,7 @@ from app.agent_channel.rate import Clock, TokenBucket
 from app.agent_channel.relay import start_relay
 from app.api.security import close_request_session, load_identity
 from app.api.tenancy import request_tenant
-from app.errors import BadRequest, SbcError, Unauthorized
+from app.errors import BadRequest, SbcError, ServiceUnavailable, Unauthorized
 from app.models import Agent
 
 log = logging.getLogger(__name__)
@@ -230,7 +230,8 @@ def _connection_for(ws: simple_websocket.Server, token: str) -> AgentConnection:
     session_kind = claims.get("session")
     if session_kind not in ("admin", "agent"):
         raise Unauthorized("The token is not valid.", code="invalid_token")
-    identity = _identity(_uuid_claim(claims, "acct"), _uuid_claim(claims, "sub"), session_kind, tenant)
+    identity = _identity(_uuid_claim(claims, "acct"), _uuid_claim(claims, "sub"), session_kind, tenant,
+                         claims)
     db = g.sbc_db
     agent_id = db.scalar(select(Agent.id).where(Agent.user_id == identity.user_id,
                                                 Agent.account_id == identity.account_id))
@@ -238,12 +239,15 @@ def _connection_for(ws: simple_websocket.Server, token: str) -> AgentConnection:
     if agent_id is None:
         raise SbcError("You are not an agent of this account.", code="not_an_agent")
     return AgentConnection(ws=ws, account_id=str(identity.account_id), agent_id=str(agent_id),
-                           user_id=str(identity.user_id), session_kind=session_kind, subdomain=tenant)
+                           user_id=str(identity.user_id), session_kind=session_kind, subdomain=tenant,
+                           token_claims=claims)
 
 
-def _identity(account_id: uuid.UUID, user_id: uuid.UUID, session_kind: str, tenant: str):
-    """The REST identity checks, fresh from the database, plus the license; sets ``g``."""
-    identity = load_identity(account_id, user_id, session_kind, tenant)
+def _identity(account_id: uuid.UUID, user_id: uuid.UUID, session_kind: str, tenant: str,
+              claims: dict[str, Any]):
+    """The REST identity checks (revocation included), fresh from the database, plus the
+    license; sets ``g``."""
+    identity = load_identity(account_id, user_id, session_kind, tenant, claims=claims)
     if LICENSE not in identity.licenses:
         raise SbcError(f"The account has no '{LICENSE}' license.", code="license_required")
     g.sbc_identity = identity
@@ -311,9 +315,16 @@ def _rate_limited(frame: Any) -> dict[str, Any]:
 
 def _still_authorised(conn: AgentConnection) -> None:
     """The REST identity checks again: a user deactivated (or deleted), an account disabled or
-    a license withdrawn since the login gets the error and close 4003."""
+    a license withdrawn, or the session signed out (revoked) since the login gets the error and
+    close 4003. When Redis cannot say whether the session was revoked, an open socket (checked
+    when it opened) is kept and checked again next time: closing 4003 would end every agent's
+    channel for good (the SDK does not reconnect after 4003) over a cache blip; a new socket,
+    and REST, are refused meanwhile (fail closed, docs/api.md "Sessions and revocation")."""
     try:
-        _identity(uuid.UUID(conn.account_id), uuid.UUID(conn.user_id), conn.session_kind, conn.subdomain)
+        _identity(uuid.UUID(conn.account_id), uuid.UUID(conn.user_id), conn.session_kind, conn.subdomain,
+                  conn.token_claims)
+    except ServiceUnavailable as exc:
+        log.warning("agent channel %s: identity not re-checked (%s); kept open", conn.session_id, exc.code)
     except SbcError as exc:
         conn.send(protocol.error(exc.code, exc.message))
         conn.close(protocol.CLOSE_AUTH_FAILED, "no longer authorised")

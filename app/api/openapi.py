@@ -11,7 +11,7 @@ from typing import Any
 
 from apispec import BasePlugin
 
-TOKEN_PATHS_OUTSIDE_API = ("/auth/refresh", "/auth/exchange")
+TOKEN_PATHS_OUTSIDE_API = ("/auth/refresh", "/auth/exchange", "/auth/mfa", "/auth/mfa/recovery-codes")
 OPENAPI_DOC_PATH = "/api/openapi.json"
 
 

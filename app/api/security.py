@@ -6,7 +6,11 @@ the app factory, so a new blueprint cannot forget it):
 1. a valid Bearer JWT (signature, expiry) — 401 ``missing_token`` / ``invalid_token`` /
    ``token_expired``;
 2. the token's ``tenant`` claim equals the Host's subdomain — 401 ``tenant_mismatch``;
-3. the user and the account are re-read in the request's RLS-scoped session — 401
+3. the token is not revoked (logout, sign out everywhere, password or role change:
+   ``app.accounts.revocation``, one Redis round trip) — 401 ``token_revoked``, or 503
+   ``session_store_unavailable`` when Redis cannot answer (fail closed; API keys are not sessions
+   and are not checked);
+4. the user and the account are re-read in the request's RLS-scoped session — 401
    ``invalid_token`` if either is gone or the user is deactivated. Licenses and permissions come from these rows, never from the token.
 
 Views then declare what they need with ``@require_license`` and ``@require_permission`` (403
@@ -27,12 +31,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, TypeVar
 
-from flask import g, request
+from flask import current_app, g, request
 from flask_jwt_extended import get_jwt, verify_jwt_in_request
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
+from app.accounts.revocation import SessionRevocations
 from app.accounts.users import load_user_and_account
 from app.api import api_key_auth
 from app.api.openapi import document_forbidden
@@ -45,6 +50,18 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # Role whose admin session holds every permission; other roles hold what ``users.permissions`` lists.
 SUPERUSER_ROLE = "admin"
+# app.extensions key of the app's SessionRevocations (one Redis client per app; tests put their own).
+REVOCATIONS_EXTENSION = "sbc_session_revocations"
+TOKEN_LIFETIME_KEY = "SBC_TOKEN_LIFETIME_SECONDS"  # app.api.auth.tokens.CONFIG_KEY
+
+
+def session_revocations() -> SessionRevocations:
+    """The app's deny-list of login tokens (created on first use, shared by its requests)."""
+    store = current_app.extensions.get(REVOCATIONS_EXTENSION)
+    if store is None:
+        store = current_app.extensions[REVOCATIONS_EXTENSION] = SessionRevocations(
+            int(current_app.config[TOKEN_LIFETIME_KEY]))
+    return store
 
 
 @dataclass(frozen=True)
@@ -124,7 +141,7 @@ def authenticate_request(*, allow_api_keys: bool = False) -> Identity:
     session_kind = claims.get("session")
     if session_kind not in ("admin", "agent"):
         raise Unauthorized("The token is not valid.", code="invalid_token")
-    identity = load_identity(account_id, user_id, session_kind, host_tenant)
+    identity = load_identity(account_id, user_id, session_kind, host_tenant, claims=claims)
     g.sbc_identity = identity
     return identity
 
@@ -159,9 +176,13 @@ def authenticate_api_key(key: str) -> Identity:
     )
 
 
-def load_identity(account_id: uuid.UUID, user_id: uuid.UUID, session_kind: str, subdomain: str) -> Identity:
+def load_identity(account_id: uuid.UUID, user_id: uuid.UUID, session_kind: str, subdomain: str, *,
+                  claims: dict[str, Any]) -> Identity:
+    """The caller of a login token: not revoked (``claims``: the verified token's), user and
+    account fresh from the database. REST and the agent channel both come through here."""
     from app.accounts.admin import ensure_enabled
 
+    session_revocations().check(claims)
     found = load_user_and_account(_request_session(account_id), account_id, user_id)
     if found is None:
         raise Unauthorized("The token's user or account no longer exists.", code="invalid_token")

@@ -5,7 +5,19 @@ import uuid
 from datetime import datetime
 from typing import Optional
 
-from sqlalchemy import ARRAY, CheckConstraint, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint, Uuid, text
+from sqlalchemy import (
+    ARRAY,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    Uuid,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, created_at, uuid_pk
@@ -45,6 +57,9 @@ class Account(Base):
     max_concurrent_calls: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("0"))
     # set by `sbc tenant disable`: no login, no API, numbers answer 404 (migration 0003)
     disabled_at: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True), nullable=True)
+    # every user must sign in with a TOTP second factor (set by a tenant admin through the
+    # definer function ``set_own_account_mfa_required``, migration 0010)
+    mfa_required: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("false"))
     created_at: Mapped[datetime] = created_at()
 
     __table_args__ = (

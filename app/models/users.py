@@ -6,6 +6,7 @@ from datetime import datetime
 
 from sqlalchemy import (
     ARRAY,
+    BigInteger,
     Boolean,
     CheckConstraint,
     DateTime,
@@ -36,6 +37,16 @@ class User(TenantOwned, Base):
     email: Mapped[str | None] = mapped_column(String(320))
     is_active: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("true"))
     created_at: Mapped[datetime] = created_at()
+    # TOTP second factor (app/accounts/totp.py, migration 0010): the secret Fernet-encrypted
+    # (app/crypto.py), active once ``totp_confirmed_at`` is set; ``totp_last_step`` is the last
+    # accepted time step (a code is never accepted twice); recovery codes as keyed hashes, a
+    # used one removed from the array. Never returned by the API.
+    totp_secret_encrypted: Mapped[str | None] = mapped_column(Text)
+    totp_confirmed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    totp_last_step: Mapped[int | None] = mapped_column(BigInteger)
+    totp_recovery_hashes: Mapped[list[str]] = mapped_column(
+        ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")
+    )
 
     __table_args__ = (
         UniqueConstraint("account_id", "username"),

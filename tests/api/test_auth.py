@@ -213,12 +213,21 @@ def test_given_an_expired_or_foreign_token_when_refreshing_then_401(api, seed):
     assert api.anonymous(acme.host).post("/auth/refresh").get_json()["code"] == "missing_token"
 
 
-def test_given_any_client_when_logging_out_then_204_and_the_token_is_not_revoked(api, seed):
+def test_given_a_session_when_logging_out_then_204_and_that_token_is_revoked_at_once(api, seed):
     acme = seed.tenant()
     client = api.login(acme)
+    other = api.login(acme)  # another session of the same user is not this one
     response = client.post("/auth/logout")
     assert response.status_code == 204 and response.data == b""
-    assert client.get(PROTECTED).status_code == 200  # stateless, as documented
+    refused = client.get(PROTECTED)
+    assert refused.status_code == 401 and refused.get_json()["code"] == "token_revoked"
+    assert other.get(PROTECTED).status_code == 200
+
+
+def test_given_no_token_or_an_invalid_one_when_logging_out_then_204_with_nothing_to_revoke(api, seed):
+    acme = seed.tenant()
+    assert api.anonymous(acme.host).post("/auth/logout").status_code == 204
+    assert api.anonymous(acme.host).with_token("not-a-jwt").post("/auth/logout").status_code == 204
 
 
 def test_given_an_admin_who_is_also_an_agent_when_exchanging_then_agent_then_back_to_admin(api, seed):

@@ -95,7 +95,11 @@ def test_given_the_openapi_document_when_reading_api_operations_then_401_and_403
     assert create["responses"]["401"] == {"$ref": "#/components/responses/UNAUTHORIZED"}
     assert create["responses"]["403"] == {"$ref": "#/components/responses/FORBIDDEN"}
     assert "api_keys.create" in create["description"] and "api-access" in create["description"]
-    assert "401" not in doc["paths"]["/auth/login"]["post"]["responses"]
+    # login takes no token: its 401 is its own answer (wrong password, second factor needed),
+    # not the bearer-token refusal every /api/ operation documents
+    login_401 = doc["paths"]["/auth/login"]["post"]["responses"]["401"]
+    assert login_401 != {"$ref": "#/components/responses/UNAUTHORIZED"}
+    assert "invalid_credentials" in login_401["description"] and "mfa_required" in login_401["description"]
     assert "401" in doc["paths"]["/auth/exchange"]["post"]["responses"]
     error_ref = {"$ref": "#/components/schemas/Error"}
     assert doc["components"]["responses"]["UNAUTHORIZED"]["content"]["application/json"]["schema"] == error_ref

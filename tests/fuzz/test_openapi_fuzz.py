@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import time
 
 import pytest
 import schemathesis
@@ -58,13 +59,21 @@ def fuzz_schema(api_app):
 
 @pytest.fixture(scope="module")
 def tenant_headers(api_app, owner_engine):
-    """Host + Bearer headers of two tenants' admins (every license), used in turn."""
+    """Host + Bearer headers of two tenants' admins (every license), used in turn. Every case
+    gets a session of its own: a case may end it (``POST /auth/logout`` revokes the token it
+    presents), and the next case must still be authenticated."""
     harness, seeder = ApiHarness(api_app), Seeder(owner_engine)
-    headers = []
-    for tenant in (seeder.tenant(), seeder.tenant()):
-        token = harness.login(tenant).token
-        headers.append({"Host": tenant.host, "Authorization": f"Bearer {token}"})
-    return itertools.cycle(headers)
+    tenants = [seeder.tenant(), seeder.tenant()]
+    for tenant in tenants:
+        harness.login(tenant)  # the real login path works for both
+    turns = itertools.cycle(tenants)
+
+    def fresh() -> dict[str, str]:
+        tenant = next(turns)
+        token = harness.mint(tenant, role="admin", iat_ms=int(time.time() * 1000))
+        return {"Host": tenant.host, "Authorization": f"Bearer {token}"}
+
+    return fresh
 
 
 @pytest.mark.parametrize("label", OPERATIONS)
@@ -84,7 +93,7 @@ def test_given_generated_requests_when_sent_then_no_server_error_and_schema_kept
     def run(case) -> None:
         nonlocal sent
         sent += 1
-        response = case.call(headers=next(tenant_headers))
+        response = case.call(headers=tenant_headers())
         case.validate_response(response, checks=CHECKS)
 
     caplog.set_level(logging.WARNING)

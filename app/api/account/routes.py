@@ -7,7 +7,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from app.api.account import service
-from app.api.account.schemas import AccountPatchSchema, AccountSchema
+from app.api.account.schemas import AccountMfaSchema, AccountPatchSchema, AccountSchema
 from app.api.common import require_admin
 from app.api.security import current_identity, tenant_db
 
@@ -29,3 +29,18 @@ class OwnAccount(MethodView):
         """Lower the account's concurrency limit (effective from the next call)."""
         with tenant_db() as db:
             return service.lower_limit(db, current_identity().account_id, data["max_concurrent_calls"])
+
+
+@blp.route("/mfa")
+class AccountMfa(MethodView):
+    @require_admin
+    @blp.arguments(AccountMfaSchema)
+    @blp.response(200, AccountSchema)
+    def put(self, data: dict[str, Any]):
+        """Require (or stop requiring) a TOTP second factor of every user of the account.
+
+        From the next login: a user without one is answered 403 mfa_enrolment_required with an
+        enrol-only token, and refresh/exchange of their current sessions is refused the same
+        way. API keys are not affected."""
+        with tenant_db() as db:
+            return service.set_mfa_required(db, current_identity().account_id, data["required"])

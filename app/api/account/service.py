@@ -39,3 +39,12 @@ def lower_limit(db: Session, account_id: uuid.UUID, new_limit: int) -> Account:
         raise
     db.expire(account)
     return get(db, account_id)
+
+
+def set_mfa_required(db: Session, account_id: uuid.UUID, required: bool) -> Account:
+    """Through the database's ``set_own_account_mfa_required`` (migration 0010): the API role
+    has no UPDATE on ``accounts``."""
+    account = get(db, account_id)
+    db.execute(text("SELECT set_own_account_mfa_required(:required)"), {"required": required})
+    db.expire(account)
+    return get(db, account_id)

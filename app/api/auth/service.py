@@ -10,6 +10,13 @@ is involved. It takes the same time whether or not the tenant or the user exists
 across addresses except from the user's known addresses; while one of them says wait the answer
 is 429 ``too_many_login_attempts`` without a lookup or a bcrypt check.
 
+Second factor (``app.api.auth.mfa``): a user with TOTP gets 401 ``mfa_required`` with a short-lived
+challenge token instead of the session; ``login_second_factor`` trades it plus a code for the
+session, throttled like the password (its own (tenant, user, address) pair in the same
+``LoginThrottle``: a right password must not forgive wrong codes). A user of a tenant that
+requires a second factor who has none gets 403 ``mfa_enrolment_required`` with an enrol-only
+token (``app.api.auth.challenge``).
+
 Sessions: ``admin`` is open to roles ``admin`` and ``supervisor``; ``agent`` is open to role
 ``agent`` and to any user who has an ``agents`` row (an admin who also takes calls). ``exchange``
 trades a valid token for the other session of the same user when that session is open to them.
@@ -28,7 +35,9 @@ from sqlalchemy.orm import Session
 from app.accounts.admin import ensure_enabled
 from app.accounts.login_throttle import LoginThrottle
 from app.accounts.passwords import hash_password, verify_password
+from app.accounts.revocation import SessionRevocations
 from app.accounts.users import load_user_and_account
+from app.api.auth import challenge, mfa
 from app.api.auth.tokens import SESSIONS, IssuedToken, issue_token
 from app.api.security import Identity, effective_permissions
 from app.db.engine import app_engine, tenant_session
@@ -113,6 +122,86 @@ def login(subdomain: str, username: str, password: str, session: str | None, *,
             details={"allowed_sessions": list(allowed)},
         )
     chosen = session or allowed[0]
+    if mfa.is_enrolled(user):
+        token, lifetime = challenge.issue(challenge.CHALLENGE, user_id=user.id, account_id=account.id,
+                                          tenant=account.subdomain, session=chosen)
+        raise Unauthorized(
+            "Password accepted; send a code from the authenticator app (or a recovery code) to "
+            "POST /auth/login/mfa.", code="mfa_required",
+            details={"challenge_token": token, "expires_in": lifetime,
+                     "methods": [mfa.METHOD_TOTP, mfa.METHOD_RECOVERY]})
+    _require_enrolment_if_needed(user, account, chosen)
+    return _grant(user, account, chosen, agent_id)
+
+
+def _require_enrolment_if_needed(user: User, account: Account, session: str | None, *,
+                                 with_token: bool = True) -> None:
+    """403 ``mfa_enrolment_required`` when the tenant requires a second factor the user lacks
+    (with an enrol-only token at login; refresh and exchange get none: enrol with the session)."""
+    if not account.mfa_required or mfa.is_enrolled(user):
+        return
+    details = None
+    if with_token:
+        token, lifetime = challenge.issue(challenge.ENROLMENT, user_id=user.id, account_id=account.id,
+                                          tenant=account.subdomain, session=session)
+        details = {"enrolment_token": token, "expires_in": lifetime}
+    raise Forbidden("This account requires a second factor: enrol an authenticator app "
+                    "(POST /auth/mfa/totp, then /auth/mfa/totp/confirm).",
+                    code="mfa_enrolment_required", details=details)
+
+
+def login_second_factor(subdomain: str, challenge_token: str, code: str, *, throttle: LoginThrottle,
+                        revocations: SessionRevocations, address: str | None, now: float) -> Grant:
+    """The second step of a login: the challenge (single use) plus a TOTP or recovery code.
+    Raises 401 ``invalid_mfa_challenge`` / ``mfa_challenge_expired`` / ``invalid_mfa_code`` /
+    ``mfa_code_reused``, 429 ``too_many_login_attempts``."""
+    pending = challenge.read(challenge_token, challenge.CHALLENGE, subdomain)
+    _challenge_unused(revocations, pending)
+    attempt = throttle.begin(subdomain, f"{pending.user_id}\0totp", address)
+    try:
+        with tenant_session(pending.account_id) as db:
+            found = load_user_and_account(db, pending.account_id, pending.user_id)
+            if found is None or not mfa.is_enrolled(found[0]):
+                raise Unauthorized("The sign-in challenge is not valid; log in again.",
+                                   code="invalid_mfa_challenge")
+            user, account = found
+            mfa.verify(db, user, code, now)
+            agent_id = _agent_id(db, user.id)
+    except Unauthorized:
+        raise  # the attempt's reserved slot stays: it is the failure record
+    except BaseException:
+        attempt.abandoned()
+        raise
+    attempt.succeeded()
+    if not revocations.consume_once(pending.claims):
+        raise Unauthorized("This sign-in challenge was already used; log in again.",
+                           code="invalid_mfa_challenge")
+    ensure_enabled(account)
+    allowed = allowed_sessions(user, agent_id)
+    chosen = pending.session or (allowed[0] if allowed else None)
+    if chosen is None or chosen not in allowed:
+        raise Forbidden(f"This user cannot open a '{chosen or 'admin'}' session.",
+                        code="session_not_allowed", details={"allowed_sessions": list(allowed)})
+    return _grant(user, account, chosen, agent_id)
+
+
+def _challenge_unused(revocations: SessionRevocations, pending: challenge.Restricted) -> None:
+    try:
+        revocations.check(pending.claims)
+    except Unauthorized:
+        raise Unauthorized("This sign-in challenge was already used; log in again.",
+                           code="invalid_mfa_challenge") from None
+
+
+def grant_after_enrolment(db: Session, user: User, account: Account, session: str | None) -> Grant:
+    """The session an enrol-only token leads to once the first code confirmed the factor."""
+    ensure_enabled(account)
+    agent_id = _agent_id(db, user.id)
+    allowed = allowed_sessions(user, agent_id)
+    chosen = session or (allowed[0] if allowed else None)
+    if chosen is None or chosen not in allowed:
+        raise Forbidden(f"This user cannot open a '{chosen or 'admin'}' session.",
+                        code="session_not_allowed", details={"allowed_sessions": list(allowed)})
     return _grant(user, account, chosen, agent_id)
 
 
@@ -160,4 +249,5 @@ def reissue(db: Session, identity: Identity, session: str | None = None, *, exch
                 f"This user can no longer open a {target} session.", code="session_not_allowed",
                 details={"allowed_sessions": list(allowed)},
             )
+    _require_enrolment_if_needed(user, account, target, with_token=False)
     return _grant(user, account, target, agent_id)

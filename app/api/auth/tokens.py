@@ -6,7 +6,9 @@ Claims beyond the registered ones (``sub`` = user id, ``exp``, ``iat``, ``jti``)
 - ``tenant``  the subdomain the token was issued on — a token is refused on any other host;
 - ``session`` ``admin`` or ``agent`` — which UI the token is for (see ``/auth/exchange``);
 - ``role``    the user's role at issue time (informational; permissions and licenses are
-  re-read from the database on every request, so revoking a permission takes effect at once).
+  re-read from the database on every request, so revoking a permission takes effect at once);
+- ``iat_ms``  issue time in epoch milliseconds, compared with the user's sign-out cut-off
+  (``app.accounts.revocation``; ``iat`` has whole seconds only).
 
 Lifetime: ``SBC_TOKEN_LIFETIME_SECONDS`` (environment of the API process), default
 ``app.limits.TOKEN_LIFETIME_SECONDS`` (8 h). It is a process setting rather than a
@@ -24,6 +26,7 @@ from flask import current_app
 from flask_jwt_extended import create_access_token
 
 from app import limits
+from app.accounts.revocation import ISSUED_MS_CLAIM
 from app.errors import ValidationFailed
 
 SESSIONS: tuple[str, ...] = ("admin", "agent")
@@ -68,6 +71,7 @@ def issue_token(
         identity=str(user_id),
         additional_claims={
             "acct": str(account_id), "tenant": tenant, "session": session, "role": role,
+            ISSUED_MS_CLAIM: int(now.timestamp() * 1000),
         },
         expires_delta=timedelta(seconds=seconds),
         fresh=False,

@@ -7,8 +7,10 @@ from typing import Any
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from app.api.auth import mfa
 from app.api.common import ListQuerySchema, page_schema, require_admin
-from app.api.security import current_identity, tenant_db
+from app.api.errors import ErrorSchema
+from app.api.security import current_identity, session_revocations, tenant_db
 from app.api.users import service
 from app.api.users.schemas import UserPatchSchema, UserSchema, UserWriteSchema
 
@@ -45,10 +47,24 @@ class UserById(MethodView):
     @require_admin
     @blp.arguments(UserPatchSchema(partial=True))
     @blp.response(200, UserSchema)
+    @blp.alt_response(503, schema=ErrorSchema, description="session_store_unavailable: nothing saved")
     def patch(self, data: dict[str, Any], user_id: uuid.UUID):
+        """A new password or role signs the user out everywhere (the caller too, if it is them)."""
         me = current_identity()
+        revocations = session_revocations()
+        ended: list[uuid.UUID] = []
+
+        def end_sessions(uid: uuid.UUID) -> None:
+            revocations.revoke_user(uid)  # before the commit: Redis down → 503, nothing saved
+            ended.append(uid)
+
         with tenant_db() as db:
-            return service.update(db, me.account_id, me.user_id, user_id, data)
+            row = service.update(db, me.account_id, me.user_id, user_id, data, before_commit=end_sessions)
+        for uid in ended:
+            # again after the commit: a login with the old password between the first cut-off
+            # and the commit must not survive either
+            revocations.revoke_user(uid)
+        return row
 
     @require_admin
     @blp.response(204)
@@ -56,4 +72,37 @@ class UserById(MethodView):
         me = current_identity()
         with tenant_db() as db:
             service.delete(db, me.account_id, me.user_id, user_id)
+        return None
+
+
+@blp.route("/<uuid:user_id>/sessions")
+class UserSessions(MethodView):
+    @require_admin
+    @blp.response(204)
+    @blp.alt_response(503, schema=ErrorSchema, description="session_store_unavailable: nobody signed out")
+    def delete(self, user_id: uuid.UUID):
+        """Sign the user out everywhere: every login token issued to them until now stops working.
+
+        API keys they created are not sessions and keep working (revoke those separately)."""
+        with tenant_db() as db:
+            service.get(db, current_identity().account_id, user_id)  # 404 user_not_found
+        session_revocations().revoke_user(user_id)
+        return None
+
+
+@blp.route("/<uuid:user_id>/mfa")
+class UserMfa(MethodView):
+    @require_admin
+    @blp.response(204)
+    @blp.alt_response(503, schema=ErrorSchema, description="session_store_unavailable: nothing reset")
+    def delete(self, user_id: uuid.UUID):
+        """Reset the user's second factor (a lost device): secret and recovery codes forgotten,
+        and the user signed out everywhere. Their next login enrols again if the account
+        requires it, or signs in with the password alone."""
+        revocations = session_revocations()
+        with tenant_db() as db:
+            row = service.get_for_update(db, current_identity().account_id, user_id)
+            mfa.reset(db, row)
+            revocations.revoke_user(row.id)
+        revocations.revoke_user(user_id)
         return None

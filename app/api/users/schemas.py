@@ -38,3 +38,7 @@ class UserSchema(ma.Schema):
     email = ma.fields.String(allow_none=True)
     is_active = ma.fields.Boolean()
     created_at = ma.fields.AwareDateTime()
+    mfa_enrolled = ma.fields.Function(
+        lambda user: user.totp_confirmed_at is not None, dump_only=True,
+        metadata={"type": "boolean", "description": "A TOTP second factor is active "
+                                                     "(DELETE /api/users/{id}/mfa resets it)"})

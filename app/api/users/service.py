@@ -3,7 +3,7 @@ themself out (delete, deactivate or demote their own user)."""
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, Callable
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -34,9 +34,19 @@ def get(db: Session, account_id: uuid.UUID, user_id: uuid.UUID) -> User:
     return get_owned(db, User, user_id, account_id, what="user")
 
 
+def ends_sessions(row: User, data: dict[str, Any]) -> bool:
+    """A new password or another role signs the user out everywhere (docs/api.md "Sessions and
+    revocation"): whoever held the old password, or a token minted for the old role, is out."""
+    return "password" in data or ("role" in data and data["role"] != row.role)
+
+
 def update(db: Session, account_id: uuid.UUID, acting_user: uuid.UUID, user_id: uuid.UUID,
-           data: dict[str, Any]) -> User:
+           data: dict[str, Any], *, before_commit: Callable[[uuid.UUID], None] | None = None) -> User:
+    """``before_commit(user_id)`` runs when the change ends the user's sessions
+    (``ends_sessions``), after the checks and before the commit: when it cannot (Redis down),
+    nothing is saved."""
     row = get_owned(db, User, user_id, account_id, what="user", for_update=True)
+    ending = ends_sessions(row, data)
     if row.id == acting_user and (data.get("is_active") is False or data.get("role", row.role) != row.role):
         raise Conflict("You cannot deactivate or demote yourself.", code="cannot_change_self")
     values = dict(data)
@@ -46,7 +56,13 @@ def update(db: Session, account_id: uuid.UUID, acting_user: uuid.UUID, user_id: 
     if "password" in data:
         row.password_hash = hash_password(data["password"])
     flush_or_raise(db, conflict=TAKEN, conflict_code="username_taken")
+    if ending and before_commit is not None:
+        before_commit(row.id)
     return row
+
+
+def get_for_update(db: Session, account_id: uuid.UUID, user_id: uuid.UUID) -> User:
+    return get_owned(db, User, user_id, account_id, what="user", for_update=True)
 
 
 def delete(db: Session, account_id: uuid.UUID, acting_user: uuid.UUID, user_id: uuid.UUID) -> None:

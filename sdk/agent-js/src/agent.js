@@ -138,16 +138,17 @@ export class Agent extends Emitter {
   }
 
   /**
-   * Go offline (best effort), close the channel and the media leg, forget the token.
-   * Tokens are not revoked server side (SPEC: logout has no server effect).
+   * Go offline (best effort), close the channel and the media leg, revoke the token server side
+   * (best effort: `POST /auth/logout` with it) and forget it.
    * @returns {Promise<void>}
    */
   async logout() {
     if (this.channel && this.channel.isOpen) {
       try { await this.setState('offline'); } catch { /* leaving anyway */ }
     }
+    const token = this.session.token;
     this._stop();
-    try { await this.http.logout(); } catch { /* stateless: nothing to undo */ }
+    try { await this.http.logout(token); } catch { /* forgotten locally anyway */ }
     this.session.clear();
     this.state = null;
   }

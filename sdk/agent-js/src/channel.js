@@ -17,7 +17,7 @@ export const TAKEOVER_CLOSE_CODE = 4001;
 /** The server refused the auth message (an `error` message precedes it). */
 export const AUTH_FAILED_CLOSE_CODE = 4003;
 /** Token problems a refresh may cure; other refusals (license, not an agent) are final. */
-const TOKEN_CODES = new Set(['bad_token', 'invalid_token', 'token_expired', 'missing_token']);
+const TOKEN_CODES = new Set(['bad_token', 'invalid_token', 'token_expired', 'missing_token', 'token_revoked']);
 
 /** @typedef {import('../types/index.js').Ack} Ack */
 /** @typedef {{type: string, [field: string]: any}} ServerMessage a JSON message of the server */

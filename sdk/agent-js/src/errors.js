@@ -40,6 +40,7 @@ const API_CODES = Object.freeze({
   token_expired: ErrorCodes.BAD_TOKEN,
   tenant_mismatch: ErrorCodes.BAD_TOKEN,
   missing_token: ErrorCodes.BAD_TOKEN,
+  token_revoked: ErrorCodes.BAD_TOKEN,   // signed out (logout elsewhere, password change, admin)
   bad_token: ErrorCodes.BAD_TOKEN,
 });
 

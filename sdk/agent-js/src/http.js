@@ -70,8 +70,9 @@ export class HttpClient {
     return this.request('POST', '/auth/refresh', { token });
   }
 
-  logout() {
-    return this.request('POST', '/auth/logout');
+  /** @param {string | null | undefined} token the session to end (revoked server side) */
+  logout(token) {
+    return this.request('POST', '/auth/logout', token ? { token } : {});
   }
 
   /**
