@@ -253,3 +253,14 @@ LOGIN_PAIR_WINDOW_SECONDS = 24 * 3600
 LOGIN_ADDRESS_FAILURE_LIMIT = 20
 LOGIN_USER_FAILURE_LIMIT = 30
 LOGIN_KNOWN_ADDRESS_SECONDS = 30 * 24 * 3600
+
+# Live call control from the REST API (docs/api.md "Controlling a live call";
+# app/calls/live_calls.py). Every call a controller drives has a registry key with this TTL,
+# refreshed every LIVE_CALL_REFRESH_SECONDS while the call lives (a dead controller's calls
+# drop out within the TTL). The API waits at most LIVE_CONTROL_REPLY_SECONDS for the
+# controller's answer to one action.
+LIVE_CALL_TTL_SECONDS = 60.0
+LIVE_CALL_REFRESH_SECONDS = 15.0
+LIVE_CONTROL_REPLY_SECONDS = 8.0
+LIVE_CONTROL_HANGUP_REASON_MAX = 64
+LIVE_CONTROL_WHISPER_TEXT_MAX = 1000
