@@ -274,3 +274,14 @@ RECOVERY_CODE_LENGTH = 16
 # password, and the enrol-only token a user of a tenant that requires TOTP gets until enrolled.
 MFA_CHALLENGE_SECONDS = 5 * 60
 MFA_ENROLMENT_TOKEN_SECONDS = 15 * 60
+
+# Live call control from the REST API (docs/api.md "Controlling a live call";
+# app/calls/live_calls.py). Every call a controller drives has a registry key with this TTL,
+# refreshed every LIVE_CALL_REFRESH_SECONDS while the call lives (a dead controller's calls
+# drop out within the TTL). The API waits at most LIVE_CONTROL_REPLY_SECONDS for the
+# controller's answer to one action.
+LIVE_CALL_TTL_SECONDS = 60.0
+LIVE_CALL_REFRESH_SECONDS = 15.0
+LIVE_CONTROL_REPLY_SECONDS = 8.0
+LIVE_CONTROL_HANGUP_REASON_MAX = 64
+LIVE_CONTROL_WHISPER_TEXT_MAX = 1000

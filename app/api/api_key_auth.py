@@ -39,6 +39,7 @@ _READ_METHODS = frozenset({"GET", "HEAD"})
 SCOPE_BY_BLUEPRINT: dict[str, str] = {
     "account": "account",
     "calls": "calls",
+    "call_control": "call_control",
     "call_records": "recordings",
     "call_record_media": "recordings",
     "recordings": "recordings",

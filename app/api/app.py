@@ -28,6 +28,7 @@ from app.api.body_limit import BodyLimit
 from app.api.call_flows.routes import blp as call_flows_blp
 from app.api.call_records.routes import blp as call_records_blp
 from app.api.callbacks.routes import blp as callbacks_blp
+from app.api.calls.control_routes import blp as call_control_blp
 from app.api.calls.routes import blp as calls_blp
 from app.api.campaigns.routes import blp as campaigns_blp
 from app.api.carriers.routes import blp as carriers_blp
@@ -65,6 +66,7 @@ BLUEPRINTS = [
     call_media_blp,
     recordings_blp,
     calls_blp,
+    call_control_blp,
     call_flows_blp,
     carriers_blp,
     gateways_blp,

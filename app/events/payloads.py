@@ -99,6 +99,16 @@ def call_control(call_id, *, supervision_id, supervisor_id, agent_id, mode: str,
             "reason": reason, "durationMs": duration_ms, "at": _t(at)}
 
 
+def call_control_applied(call_id, *, action: str, details: dict[str, Any] | None = None,
+                         by: dict[str, Any] | None = None, at: datetime | None = None) -> dict[str, Any]:
+    """call.control.applied: a live-control action from the REST API was done on the call
+    (``POST /api/calls/:callId/actions``); ``by``: who asked (userId, apiKeyId)."""
+    by = by if isinstance(by, dict) else {}
+    return {"callId": _s(call_id), "action": action, "details": details or {},
+            "by": {"userId": _s(by.get("userId")), "apiKeyId": _s(by.get("apiKeyId"))},
+            "at": _t(at)}
+
+
 def supervisor_coaching(call_id, *, supervision_id, supervisor_id, agent_id, coaching: bool,
                         at: datetime | None = None) -> dict[str, Any]:
     """agent.supervisor.coaching: the supervisor started (``coaching`` true) or stopped

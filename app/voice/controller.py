@@ -53,6 +53,7 @@ from app.routing.node_modules import missing_modules
 from app.settings import get_settings
 from app.voice.agent_holds import AGENT_HOLD_EVENTS, AgentHoldRelay
 from app.voice.call_control import CallControl, start_call_control_consumer
+from app.voice.live_control import LiveControl
 from app.voice.originator import Originator, start_originate_consumer
 from app.voice.orphans import OrphanSweeper
 from app.voice.overload import LoopLagProbe, SetupGate, refuse_unanswered
@@ -176,6 +177,9 @@ class Controller:
                                         RedisSeenIds(self.redis, name="controller.call.control")),
             start_supervise_consumer(self.supervisor,
                                      RedisSeenIds(self.redis, name="controller.supervise")),
+            # POST /api/calls/:callId/actions for the calls this process drives
+            LiveControl(self.redis, get_settings().redis_key_prefix, self.services.controller_id,
+                        self.services.live_sessions).start(),
             start_config_listener(self.config),
             self.routing_listener,
             start_snapshot_refresher(self.numbers),

@@ -53,6 +53,10 @@ class CallServices:
     first_reply_deadline: float = limits.WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS
     # call id → its socket: the limiter refreshes these slots, reconciliation closes stale ones
     live_calls: dict[str, "OutboundConnection"] = field(default_factory=dict)
+    # call id → its live-control handle (app/voice/live_control.py acts on these), and this
+    # process's id in the live-call registry (app/calls/live_calls.py)
+    live_sessions: dict[str, Any] = field(default_factory=dict)
+    controller_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     # calls past their hang-up whose record is being written (app/calls/recovery.py skips them)
     finishing: set[str] = field(default_factory=set)
     # call records: written at hang-up, or held while PostgreSQL is away (None: built here)

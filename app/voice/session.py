@@ -17,8 +17,9 @@ from typing import Any, Callable, Optional
 
 import gevent
 import gevent.event
+import redis
 
-from app.calls import sip_targets
+from app.calls import live_calls, sip_targets
 from app.calls.hangup import ObservedHangup
 from app.calls.limiter import REFUSAL_HANGUP_CAUSE
 from app.calls.originate import TRACE_ID_VARIABLE, OriginatedLeg
@@ -28,7 +29,8 @@ from app.calls.route_snapshot import RouteUnavailable
 from app.calls.status_hook import base_body, final_body, send_status
 from app.events import payloads
 from app.ops.metrics import CALLS_IN_PROGRESS, observe_call_setup
-from app.verbs import VerbListRejected, parse_verb_list
+from app.settings import get_settings
+from app.verbs import VerbList, VerbListRejected, parse_verb_list
 from app.voice.call_events import CallEvents
 from app.voice.call_handlers import (
     HANDLER_WEBSOCKET,
@@ -39,6 +41,7 @@ from app.voice.call_handlers import (
     run_hooked_verbs,
 )
 from app.voice.channel import HookTarget
+from app.voice.live_actions import LiveHandle
 from app.voice.services import CallServices
 from app.voice.session_context import SessionVerbContext
 from app.webhooks.errors import Reason, WebhookFailed
@@ -102,6 +105,8 @@ class CallSession:
         self._status_update: Optional[gevent.Greenlet] = None  # the last status hook delivery
         self._connected_us = 0
         self._answered_us = 0
+        self._live: Optional[LiveHandle] = None      # live control (app/voice/live_actions.py)
+        self._runner: Optional[gevent.Greenlet] = None  # runs the verbs while they can be replaced
 
     # -- lifecycle ---------------------------------------------------------------------------
     def run(self) -> None:
@@ -155,6 +160,7 @@ class CallSession:
             in_progress.dec()
             self.services.limiter.release(call.call_id)
             self.services.live_calls.pop(call.call_id, None)
+            self._live_end()
             # until its record is written, lost-call recovery must not record it too
             self.services.finishing.add(call.call_id)
             try:
@@ -185,11 +191,17 @@ class CallSession:
         record.has_flow = kind == "flow"
         record.has_webhook = kind in ("webhook", HANDLER_WEBSOCKET)
         ctx = self._verb_context(app, kind)
+        self._live_start(ctx)
         try:
-            result = self._run_with_redirects(ctx, app, kind)
-            self._note_result(result)
-            if not self.conn.hung_up:
-                self.conn.hangup("NORMAL_CLEARING")
+            try:
+                result = self._run_with_redirects(ctx, app, kind)
+                self._note_result(result)
+                if not self.conn.hung_up:
+                    self.conn.hangup("NORMAL_CLEARING")
+            except _Redirected:  # an API redirect that landed as the verbs ended: too late
+                log.info("call %s: redirect arrived after the verbs ended; ignored", call.call_id)
+                if not self.conn.hung_up:
+                    self.conn.hangup("NORMAL_CLEARING")
         except ChannelHungUp:
             log.info("call %s: caller hung up", call.call_id)
         except ConnectionLost as exc:
@@ -331,6 +343,7 @@ class CallSession:
         """A WebSocket app may replace the running verbs at any moment (``command: redirect``)."""
         watcher = (gevent.spawn(self._watch_ws_commands, gevent.getcurrent())
                    if self._ws is not None else None)
+        self._runner = gevent.getcurrent()
         try:
             try:
                 return run_application(ctx, app, kind, self._first_body(), self._fetch_first)
@@ -342,9 +355,50 @@ class CallSession:
                 except _Redirected as redirect:
                     verbs = redirect.verbs
         finally:
+            self._runner = None  # from now on a live redirect is refused (call_ending)
+            if self._live is not None:
+                self._live.ending = True
             if watcher is not None:
                 # block: a redirect arriving as the verbs finish must land here, not in _finish
                 watcher.kill(block=True)
+
+    # -- live control (POST /api/calls/:callId/actions) ----------------------------------------
+    def _live_start(self, ctx: SessionVerbContext) -> None:
+        """From now on the API can act on the call: its handle is in this process's table and
+        its ``live-call`` key names this process. A Redis fault never touches the call: it
+        just cannot be controlled from the API."""
+        call = self.call
+        self._live = live = LiveHandle(
+            call_id=call.call_id, account_id=str(self.route.account_id), conn=self.conn, ctx=ctx,
+            redirect=self._live_redirect, emit=self._emit)
+        self.conn.on("CHANNEL_BRIDGE", live.on_bridge)
+        self.conn.on("CHANNEL_UNBRIDGE", live.on_unbridge)
+        self.services.live_sessions[call.call_id] = live
+        try:
+            live_calls.register(self.services.redis, get_settings().redis_key_prefix, call.call_id,
+                                self.route.account_id, self.services.controller_id)
+        except redis.RedisError as exc:
+            log.warning("call %s: not in the live-call registry (%s): no live control", call.call_id, exc)
+
+    def _live_end(self) -> None:
+        if self._live is None:
+            return
+        self._live.ending = True
+        self.services.live_sessions.pop(self.call.call_id, None)
+        try:
+            live_calls.unregister(self.services.redis, get_settings().redis_key_prefix, self.call.call_id)
+        except redis.RedisError:  # the key expires with its TTL
+            log.warning("call %s: live-call key not removed", self.call.call_id)
+
+    def _live_redirect(self, verbs: VerbList) -> bool:
+        """Replace the rest of the running list with ``verbs`` (like the WebSocket command):
+        stop the media now, then the verbs' greenlet continues with the new list."""
+        runner = self._runner
+        if runner is None or self.conn.hung_up:
+            return False
+        self.conn.api(f"uuid_break {self.call.call_id} all")
+        runner.kill(_Redirected(verbs), block=False)
+        return True
 
     def _watch_ws_commands(self, runner: gevent.Greenlet) -> None:
         for item in self._ws.commands:

@@ -129,6 +129,7 @@ class SimOutboundCall:
         self.loaded_modules: set[str] = set(contract_modules()) - set(scenario.missing_modules)
         self.refused_prompts: list[str] = []   # prompts the switch would not play ("Invalid Args")
         self.audio_fork: Optional[str] = None  # the URL uuid_audio_fork streams to
+        self.audio_bug: Optional[tuple[str, str, str]] = None  # uuid_audio start (dir, kind, level)
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> "SimOutboundCall":
@@ -321,6 +322,10 @@ class SimOutboundCall:
             self._sendmsg(cmd)
         elif name == "api":
             self._api_reply(self._api(line[4:].strip()))
+        elif name == "bgapi":  # the reply at once, the command's result in a BACKGROUND_JOB event
+            job = cmd.headers.get("Job-UUID") or str(_uuid.uuid4())
+            self._reply(f"+OK Job-UUID: {job}")
+            self._api(line[6:].strip())
         elif name == "exit":
             self._reply("+OK bye")
             self._disconnect_notice(final=True)
@@ -386,7 +391,30 @@ class SimOutboundCall:
         if verb == "uuid_break":
             self._break.set()
             return "+OK\n"
+        if verb == "uuid_audio":
+            return self._uuid_audio(command, args)
         return f"-ERR {verb} Command not found!\n"
+
+    def _uuid_audio(self, command: str, args: list[str]) -> str:
+        """mod_commands ``uuid_audio <uuid> [start [read|write] [mute|level <level>]|stop]``
+        (session_audio_function, 1.10): ``+OK`` for a start or a stop (a stop with no bug is
+        ``+OK`` too), the usage line for anything else, ``-ERR No Such Channel!`` for another
+        uuid. ``audio_bug``: (direction, kind, level) of the bug attached, None after stop."""
+        usage = "-USAGE: <uuid> [start [read|write] [mute|level <level>]|stop]\n"
+        if len(args) < 2:
+            return usage
+        if args[0] != self.uuid or self._hung.is_set():
+            return "-ERR No Such Channel!\n"
+        if args[1].lower() == "stop":
+            self.audio_bug = None
+            self.controls.append(command)
+            return "+OK\n"
+        if args[1].lower() != "start" or len(args) < 5 or args[2].lower() not in ("read", "write") \
+                or args[3].lower() not in ("mute", "level"):
+            return usage
+        self.audio_bug = (args[2].lower(), args[3].lower(), args[4])
+        self.controls.append(command)
+        return "+OK\n"
 
     def _audio_fork(self, args: list[str]) -> str:
         """mod_audio_fork: ``start <ws(s) url> <mix> <rate> [metadata]`` / ``stop``. ``+OK`` only

@@ -6,6 +6,8 @@ from marshmallow import validate
 
 from app import limits
 from app.api.callbacks.schemas import PhoneNumberField
+from app.calls import live_calls
+from app.verbs.fields import HookUrl
 
 
 class CallCreateSchema(ma.Schema):
@@ -97,3 +99,59 @@ class SupervisionSchema(ma.Schema):
     supervisor_id = ma.fields.UUID(metadata={"description": "The supervising user"})
     agent_id = ma.fields.UUID(allow_none=True, metadata={"description": "The call's agent"})
     endpoint = ma.fields.String(metadata={"description": "What is dialled for the supervisor"})
+
+
+# -- POST /api/calls/:callId/actions (live call control) ---------------------------------------
+class LiveActionSchema(ma.Schema):
+    """One action on a call in progress (docs/api.md "Controlling a live call")."""
+
+    class Meta:
+        unknown = ma.RAISE
+
+    action = ma.fields.String(required=True, validate=validate.OneOf(live_calls.ACTIONS), metadata={
+        "description": "hangup | dtmf | mute | unmute | hold | unhold | redirect"})
+    reason = ma.fields.String(
+        validate=[validate.Length(min=1, max=limits.LIVE_CONTROL_HANGUP_REASON_MAX),
+                  validate.Regexp(r"[A-Za-z0-9_.:-]+\Z", error="letters, digits and _ . : - only")],
+        metadata={"description": "hangup: kept as the call record's hangup_reason (default `api`)"})
+    digits = ma.fields.String(
+        validate=[validate.Length(min=1, max=limits.AGENT_CHANNEL_DTMF_MAX_DIGITS),
+                  validate.Regexp(r"[0-9A-Da-d*#]+\Z", error="0-9 A-D * # only")],
+        metadata={"description": "dtmf: the digits sent to the caller (RFC 2833)"})
+    verbs = ma.fields.List(ma.fields.Dict(), metadata={
+        "description": "redirect: the verbs the call runs instead of the rest of its current list "
+                       "(validated like an application's app_json)"})
+    hookUrl = HookUrl(metadata={
+        "description": "redirect: fetch the new verbs from this URL (posted like a `redirect` "
+                       "verb's request) instead of giving them"})
+
+    @ma.validates_schema
+    def _fields_of_action(self, data: dict, **_: object) -> None:
+        action = data.get("action")
+        allowed = _LIVE_FIELDS.get(action, frozenset())
+        extra = sorted(k for k in ("reason", "digits", "verbs", "hookUrl") if k in data and k not in allowed)
+        if extra:
+            raise ma.ValidationError({k: [f"Not a field of '{action}'."] for k in extra})
+        if action == "dtmf" and "digits" not in data:
+            raise ma.ValidationError({"digits": ["Missing data for required field."]})
+        if action == "redirect" and ("verbs" in data) == ("hookUrl" in data):
+            raise ma.ValidationError({"verbs": ["Give exactly one of verbs and hookUrl."]})
+
+
+_LIVE_FIELDS: dict[str, frozenset[str]] = {
+    "hangup": frozenset({"reason"}), "dtmf": frozenset({"digits"}),
+    "redirect": frozenset({"verbs", "hookUrl"}),
+}
+
+
+class LiveCallStateSchema(ma.Schema):
+    answered = ma.fields.Boolean()
+    muted = ma.fields.Boolean()
+    held = ma.fields.Boolean(metadata={"description": "the bridged party held by `hold`"})
+    bridged = ma.fields.Boolean(metadata={"description": "bridged to another party (dial, queue agent)"})
+
+
+class LiveActionResultSchema(ma.Schema):
+    call_id = ma.fields.UUID()
+    action = ma.fields.String()
+    state = ma.fields.Nested(LiveCallStateSchema, metadata={"description": "the call after the action"})

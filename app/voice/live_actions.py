@@ -1,0 +1,202 @@
+"""What each live-control action does to one call (``POST /api/calls/:callId/actions``).
+
+One function per action in ``ACTIONS``, run by the controller process that drives the call
+(app/voice/live_control.py delivers the request), on the call's own outbound socket, one
+action of a call at a time. Each either returns (done: the API answers 200 with the call's
+state) or raises :class:`Refused` (a 409 with its code). Parameters are checked again here:
+the request crossed a process boundary.
+
+FreeSWITCH 1.10 mapping (mod_commands; checked on the real switch, tests/realswitch/test_live_control.py):
+
+| action   | command                                        | notes |
+|----------|------------------------------------------------|-------|
+| hangup   | ``sendmsg`` call-command hangup NORMAL_CLEARING | the reason goes to the record's ``hangup_reason`` |
+| dtmf     | ``uuid_send_dtmf <callId> <digits>``            | RFC 2833 towards the caller (an IVR or PBX there) |
+| mute     | ``uuid_audio <callId> start read mute -1``      | a media bug replaces what the switch reads from the caller with silence (divisor -1: zeros, not comfort noise): whoever is bridged or recorded hears nothing from the caller |
+| unmute   | ``uuid_audio <callId> stop``                    | removes that bug |
+| hold     | ``bgapi uuid_hold <other leg>``                 | the bridged party is held (re-INVITE sendonly) and the caller hears the hold music, as an agent's hold does |
+| unhold   | ``bgapi uuid_hold off <other leg>``             | |
+| redirect | ``uuid_break <callId> all``, then the new verbs | the session drops the rest of its list (app/voice/session.py) |
+"""
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import gevent.lock
+
+from app import limits
+from app.verbs import VerbList, VerbListRejected, parse_verb_list
+from esl.errors import EslError
+
+log = logging.getLogger(__name__)
+
+_DTMF = re.compile(r"[0-9A-Da-d*#]+\Z")
+_REASON = re.compile(r"[A-Za-z0-9_.:-]+\Z")
+DEFAULT_HANGUP_REASON = "api"
+
+
+class Refused(Exception):
+    """The call cannot take the action now (409 ``code`` at the API)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class LiveHandle:
+    """A live call as the actions see it: its socket, its verb context's few fields, and the
+    session's redirect. Built by the session once its verbs can run."""
+    call_id: str
+    account_id: str
+    conn: Any                                   # esl.outbound.OutboundConnection
+    ctx: Any                                    # app.voice.session_context.SessionVerbContext
+    redirect: Callable[[VerbList], bool]        # False when the verbs are already over
+    emit: Callable[[str, dict[str, Any]], None]
+    muted: bool = False
+    held: bool = False
+    ending: bool = False                        # its verbs are over / it is hanging up
+    other_leg: Optional[str] = None             # the bridged party's channel, while bridged
+    lock: gevent.lock.Semaphore = field(default_factory=gevent.lock.Semaphore, repr=False)
+
+    def on_bridge(self, event: Any) -> None:
+        self.other_leg = event.get("Other-Leg-Unique-ID") or event.get("Bridge-B-Unique-ID") or None
+
+    def on_unbridge(self, _event: Any) -> None:
+        self.other_leg = None
+        self.held = False
+
+    def state(self) -> dict[str, Any]:
+        return {"answered": bool(self.ctx.answered), "muted": self.muted, "held": self.held,
+                "bridged": self.other_leg is not None}
+
+
+def _alive(call: LiveHandle) -> None:
+    if call.ending or call.conn.hung_up:
+        raise Refused("call_ending", "The call is ending; it can no longer be changed.")
+
+
+def _answered(call: LiveHandle, action: str) -> None:
+    if not call.ctx.answered:
+        raise Refused("call_not_answered", f"'{action}' needs an answered call; this one is not answered yet.")
+
+
+def _api(call: LiveHandle, command: str) -> str:
+    try:
+        reply = call.conn.api(command)
+    except EslError as exc:
+        raise Refused("call_ending", f"The switch no longer has the call ({exc}).") from None
+    if reply.startswith("-ERR") or reply.startswith("-USAGE"):
+        log.info("call %s: live %s refused by the switch: %s", call.call_id, command.split()[0], reply.strip())
+        raise Refused("call_ending", "The switch no longer has the call.")
+    return reply
+
+
+def hangup(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
+    reason = params.get("reason") or DEFAULT_HANGUP_REASON
+    if not isinstance(reason, str) or len(reason) > limits.LIVE_CONTROL_HANGUP_REASON_MAX \
+            or not _REASON.match(reason):
+        raise ValueError("reason")
+    _alive(call)
+    call.ending = True
+    call.ctx.hangup_reason = reason
+    try:
+        call.conn.hangup("NORMAL_CLEARING")
+    except EslError:
+        pass  # the socket is gone: the call is over all the same
+    return {"reason": reason}
+
+
+def dtmf(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
+    digits = params.get("digits")
+    if not isinstance(digits, str) or not _DTMF.match(digits) \
+            or len(digits) > limits.AGENT_CHANNEL_DTMF_MAX_DIGITS:
+        raise ValueError("digits")
+    _alive(call)
+    _answered(call, "dtmf")
+    _api(call, f"uuid_send_dtmf {call.call_id} {digits}")
+    return {"digits": digits}
+
+
+def mute(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
+    _alive(call)
+    _answered(call, "mute")
+    if not call.muted:  # a second bug would stack; muting a muted call changes nothing
+        _api(call, f"uuid_audio {call.call_id} start read mute -1")
+        call.muted = True
+    return {}
+
+
+def unmute(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
+    _alive(call)
+    if call.muted:
+        _api(call, f"uuid_audio {call.call_id} stop")
+        call.muted = False
+    return {}
+
+
+def _bridged(call: LiveHandle, action: str) -> str:
+    if call.other_leg is None:
+        raise Refused("call_not_bridged", f"'{action}' needs a call bridged to another party "
+                      "(dial, queue agent); this one is not.")
+    return call.other_leg
+
+
+def _hold(call: LiveHandle, held: bool) -> dict[str, Any]:
+    _alive(call)
+    leg = _bridged(call, "hold" if held else "unhold")
+    if call.held != held:
+        # bgapi: uuid_hold waits for the other phone to answer its re-INVITE (seconds, or ~32 s
+        # for a phone that never does) and an api would hold the call's socket that long
+        try:
+            reply = call.conn.send_command(f"bgapi uuid_hold {'' if held else 'off '}{leg}").reply_text
+        except EslError as exc:
+            raise Refused("call_ending", f"The switch no longer has the call ({exc}).") from None
+        if not reply.startswith("+OK"):
+            raise Refused("call_ending", "The switch refused the hold.")
+        call.held = held
+    return {"leg": leg}
+
+
+def hold(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
+    return _hold(call, True)
+
+
+def unhold(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
+    return _hold(call, False)
+
+
+def redirect(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
+    verbs = redirect_verbs(params)
+    _alive(call)
+    if not call.redirect(verbs):
+        raise Refused("call_ending", "The call's verbs are over; it can no longer be redirected.")
+    return {"verbs": len(verbs)}
+
+
+def redirect_verbs(params: dict[str, Any]) -> VerbList:
+    """``verbs`` (a verb list) or ``hookUrl`` (fetched by a ``redirect`` verb, like the verb
+    does: the same URL rules, the same request body): exactly one of them."""
+    verbs, hook = params.get("verbs"), params.get("hookUrl")
+    if (verbs is None) == (hook is None):
+        raise ValueError("exactly one of verbs, hookUrl")
+    raw = verbs if verbs is not None else [{"verb": "redirect", "url": hook}]
+    try:
+        return parse_verb_list(raw)
+    except VerbListRejected:
+        raise ValueError("verbs") from None
+
+
+ACTIONS: dict[str, Callable[[LiveHandle, dict[str, Any]], dict[str, Any]]] = {
+    "hangup": hangup,
+    "dtmf": dtmf,
+    "mute": mute,
+    "unmute": unmute,
+    "hold": hold,
+    "unhold": unhold,
+    "redirect": redirect,
+}
