@@ -122,7 +122,7 @@ def test_given_controller_stops_refreshing_when_ttl_passes_then_slots_expire(red
     a, b = ids(2)
     assert dead.acquire(a, account, 1).admitted
     assert not alive.acquire(b, account, 1).admitted
-    gevent.sleep(0.6)
+    gevent.sleep(0.6)  # scenario: the dead controller's 0.4 s TTL passes unrefreshed
     assert alive.acquire(b, account, 1).admitted
     assert alive.counts(account) == (1, 0)
     # the dead controller's call key expired too: nothing left behind but the live call
@@ -136,11 +136,11 @@ def test_given_controller_refreshes_when_ttl_passes_then_slots_are_kept(redis_cl
     assert lim.acquire(a, account, 1).admitted
     refresher = start_refresher(lim, lambda: [a], interval_seconds=0.1)
     try:
-        gevent.sleep(1.0)
+        gevent.sleep(1.0)  # scenario: twice the 0.5 s TTL passes while the refresher runs
         assert not lim.acquire(b, account, 1).admitted
     finally:
         refresher.kill()
-    gevent.sleep(0.7)
+    gevent.sleep(0.7)  # scenario: the 0.5 s TTL passes after the refresher stopped
     assert lim.acquire(b, account, 1).admitted
 
 
@@ -150,7 +150,7 @@ def test_given_slot_expired_when_refreshed_then_reported_lost_and_removed_everyw
     a, b = ids(2)
     assert lim.acquire(a, account, 0, sp, 0).admitted
     assert lim.acquire(b, account, 0, sp, 0).admitted
-    gevent.sleep(0.5)
+    gevent.sleep(0.5)  # scenario: the 0.3 s TTL passes before the refresh
     assert sorted(lim.refresh([a, b])) == sorted([a, b])
     assert lim.counts(account, sp) == (0, 0)
 

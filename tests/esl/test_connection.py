@@ -8,6 +8,7 @@ from gevent import socket
 from esl.connection import EslConnection
 from esl.errors import CommandTimeout, ConnectionLost, NotConnected
 from esl.protocol import encode_event_plain
+from tests.plugins.eventually import eventually
 
 
 def _pair(**kw):
@@ -20,6 +21,14 @@ def _pair(**kw):
 def _read_command(peer) -> bytes:
     buf = b""
     while b"\n\n" not in buf:
+        buf += peer.recv(4096)
+    return buf
+
+
+def _read_commands(peer, count: int) -> bytes:
+    """Read until the peer has received ``count`` commands (each ends with a blank line)."""
+    buf = b""
+    while buf.count(b"\n\n") < count:
         buf += peer.recv(4096)
     return buf
 
@@ -44,7 +53,8 @@ def test_given_command_timed_out_when_its_reply_arrives_late_then_next_command_g
 def test_given_peer_closes_when_commands_pending_then_all_fail_with_connection_lost():
     conn, peer = _pair()
     waiters = [gevent.spawn(conn.send_command, f"api c{i}", timeout=30) for i in range(3)]
-    gevent.sleep(0.05)
+    with gevent.Timeout(5):
+        _read_commands(peer, 3)  # all three are sent and pending
     peer.close()
     gevent.joinall(waiters, timeout=5)
     assert all(isinstance(w.exception, ConnectionLost) for w in waiters)
@@ -54,7 +64,7 @@ def test_given_peer_closes_when_commands_pending_then_all_fail_with_connection_l
 
 def test_given_handler_queue_full_when_events_keep_coming_then_reader_still_answers_commands():
     conn, peer = _pair(queue_size=1)
-    conn.on("HEARTBEAT", lambda ev: gevent.sleep(5))
+    conn.on("HEARTBEAT", lambda ev: gevent.sleep(5))  # scenario: a handler stuck for 5 s
     try:
         peer.sendall(b"".join(encode_event_plain([("Event-Name", "HEARTBEAT")]) for _ in range(20)))
         waiter = gevent.spawn(conn.send_command, "api status", timeout=5)
@@ -71,7 +81,7 @@ def test_given_wait_for_predicate_when_matching_event_arrives_then_it_is_returne
     conn, peer = _pair()
     try:
         waiter = gevent.spawn(conn.wait_for, lambda ev: ev.get("Job-UUID") == "j2", 5)
-        gevent.sleep(0.01)
+        eventually(lambda: len(conn._waiters) == 1, timeout=5, what="wait_for registered")
         peer.sendall(encode_event_plain([("Event-Name", "BACKGROUND_JOB"), ("Job-UUID", "j1")], "+OK a\n")
                      + encode_event_plain([("Event-Name", "BACKGROUND_JOB"), ("Job-UUID", "j2")], "+OK b\n"))
         assert waiter.get(timeout=5).body == "+OK b\n"
@@ -82,7 +92,7 @@ def test_given_wait_for_predicate_when_matching_event_arrives_then_it_is_returne
 def test_given_wait_for_when_connection_closes_then_it_raises_instead_of_hanging():
     conn, peer = _pair()
     waiter = gevent.spawn(conn.wait_for, "CHANNEL_ANSWER", 30)
-    gevent.sleep(0.01)
+    eventually(lambda: len(conn._waiters) == 1, timeout=5, what="wait_for registered")
     peer.close()
     waiter.join(timeout=5)
     assert isinstance(waiter.exception, ConnectionLost)

@@ -7,6 +7,7 @@ import pytest
 from esl.errors import AuthenticationFailed, ConnectionLost
 from esl.inbound import InboundConnection, parse_channels_json
 from esl.protocol import build_event_command
+from tests.plugins.eventually import eventually
 
 
 def _connect(sim, **kw) -> InboundConnection:
@@ -71,10 +72,7 @@ def test_given_custom_subscription_when_gateway_changes_then_handler_gets_it_by_
         inbound_sim.gateways["gw1"] = True
         inbound_sim.set_gateway("gw1", False)
         inbound_sim.set_gateway("gw1", True)
-        for _ in range(100):
-            if len(seen) == 2:
-                break
-            gevent.sleep(0.01)
+        eventually(lambda: len(seen) == 2, timeout=5, what="both gateway_state events")
         assert seen == [("gw1", "DOWN"), ("gw1", "UP")]
     finally:
         conn.close()
@@ -90,11 +88,9 @@ def test_given_filter_when_events_for_other_channels_then_only_matching_ones_arr
         assert conn.filter("Unique-ID", a.uuid) == f"+OK filter added. [Unique-ID]=[{a.uuid}]"
         inbound_sim.hold(b.uuid)
         inbound_sim.hold(a.uuid)
-        for _ in range(100):
-            if held:
-                break
-            gevent.sleep(0.01)
-        gevent.sleep(0.05)  # give a wrongly unfiltered second event the chance to arrive
+        # b was held first: on the one ordered socket its event, if wrongly let through, comes
+        # before a's, so waiting for a's is enough to see it
+        eventually(lambda: a.uuid in held, timeout=5, what="the filtered channel's CHANNEL_HOLD")
         assert held == [a.uuid]
     finally:
         conn.close()
@@ -106,10 +102,7 @@ def test_given_connection_dropped_when_switch_returns_then_reconnects_resubscrib
     try:
         ch = inbound_sim.add_channel()
         inbound_sim.drop_connections()
-        for _ in range(200):
-            if reconciled:
-                break
-            gevent.sleep(0.01)
+        eventually(lambda: reconciled, timeout=5, what="reconcile after the reconnect")
         assert conn.reconnects == 1
         assert [row["uuid"] for row in reconciled[0]] == [ch.uuid]
         assert inbound_sim.commands.count("event plain CHANNEL_HANGUP_COMPLETE BACKGROUND_JOB") == 2
@@ -117,10 +110,7 @@ def test_given_connection_dropped_when_switch_returns_then_reconnects_resubscrib
         done = []
         conn.on("CHANNEL_HANGUP_COMPLETE", lambda ev: done.append(ev.unique_id))
         inbound_sim.hangup_channel(ch.uuid)
-        for _ in range(100):
-            if done:
-                break
-            gevent.sleep(0.01)
+        eventually(lambda: done, timeout=5, what="CHANNEL_HANGUP_COMPLETE on the new socket")
         assert done == [ch.uuid]
     finally:
         conn.close()
@@ -154,14 +144,11 @@ def test_given_switch_refuses_for_a_while_when_it_comes_back_then_reconnect_back
     try:
         inbound_sim.refuse_connections = True
         inbound_sim.drop_connections()
-        gevent.sleep(0.5)
+        gevent.sleep(0.5)  # scenario: the switch refuses for 0.5 s, several 0.05-0.2 s backoffs
         assert not conn.connected
         assert conn.reconnects == 0
         inbound_sim.refuse_connections = False
-        for _ in range(200):
-            if reconciled:
-                break
-            gevent.sleep(0.01)
+        eventually(lambda: reconciled, timeout=5, what="reconcile once the switch accepts again")
         assert conn.connected and conn.reconnects == 1
         assert reconciled == [[]]  # '{"row_count": 0}\n' parsed as no rows
         assert conn.api("reloadacl") == "+OK acl reloaded\n"

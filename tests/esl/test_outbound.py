@@ -9,6 +9,7 @@ import gevent.event
 
 from esl.errors import ChannelHungUp, CommandTimeout, ConnectionLost
 from esl.outbound import OutboundConnection
+from tests.plugins.eventually import eventually
 from tests.simulator import Call
 
 TONE = "tone_stream://%(1000,0,440)"
@@ -51,11 +52,8 @@ def test_given_simulated_call_when_answer_playback_hangup_then_each_execute_retu
         res["playback"] = conn.execute("playback", TONE)
         conn.hangup("NORMAL_CLEARING")
         res["complete"] = conn.wait_hangup_complete(timeout=5)
-        for _ in range(50):  # the linger notice follows CHANNEL_HANGUP_COMPLETE
-            if conn.lingering:
-                break
-            gevent.sleep(0.01)
-        res["lingering"] = conn.lingering
+        # the linger notice follows CHANNEL_HANGUP_COMPLETE
+        res["lingering"] = eventually(lambda: conn.lingering, timeout=5, what="the linger notice")
         conn.exit()
 
     res, call = run(outbound_server, simulate_call, Call(caller="15551230000", callee="15557650000").media(TONE, 0.05), app)
@@ -192,7 +190,7 @@ def test_given_gather_when_caller_presses_digits_then_variable_holds_digits_with
         conn.execute("answer")
         res["gather"] = conn.execute(
             "play_and_get_digits", r"1 4 1 5000 # tone_stream://%(200,0,800) silence_stream://250 pagd_digits \d+")
-        gevent.sleep(0.05)
+        eventually(lambda: len(dtmf) == 4, timeout=5, what="the four DTMF events reached the handler")
         conn.hangup()
         conn.exit()
 
@@ -225,7 +223,7 @@ def test_given_stalled_switch_when_command_has_timeout_then_command_timeout_is_r
         outbound_server, simulate_call):
     def app(conn, res):
         _prologue(conn)
-        gevent.sleep(0.2)  # the stall fault fires at 0.1 s
+        gevent.sleep(0.2)  # scenario: past the stall fault the simulator fires at 0.1 s
         try:
             conn.api("uuid_getvar x y", timeout=0.2)
         except CommandTimeout as exc:
@@ -240,7 +238,7 @@ def test_given_stalled_switch_when_command_has_timeout_then_command_timeout_is_r
 def test_given_pending_commands_when_connection_drops_then_they_fail_at_once(outbound_server, simulate_call):
     def app(conn, res):
         _prologue(conn)
-        gevent.sleep(0.15)  # stalled from 0.1 s, dropped at 0.5 s
+        gevent.sleep(0.15)  # scenario: inside the stall (from 0.1 s), before the drop at 0.5 s
         started = time.monotonic()
         waiters = [gevent.spawn(conn.api, "uuid_getvar a b", timeout=30),
                    gevent.spawn(conn.execute, "playback", TONE)]
@@ -265,22 +263,22 @@ def test_given_handler_raises_when_events_arrive_then_reader_keeps_working(outbo
         conn.on("CHANNEL_EXECUTE_COMPLETE", lambda ev: seen.append(ev.get("Application")))
         conn.execute("answer")
         res["pb"] = conn.execute("playback", TONE)
-        gevent.sleep(0.05)
-        res["errors"] = conn.handler_errors
+        res["errors"] = eventually(lambda: conn.handler_errors >= 2 and conn.handler_errors, timeout=5,
+                                   what="both CHANNEL_EXECUTE events reached the raising handler")
         conn.hangup()
         conn.exit()
 
     res, _ = run(outbound_server, simulate_call, Call(), app)
     assert "error" not in res, res.get("error")
     assert res["pb"].get("Application-Response") == "FILE PLAYED"
-    assert res["errors"] >= 2
+    assert res["errors"] == 2  # answer and playback
     assert seen[:2] == ["answer", "playback"]
 
 
 def test_given_slow_handler_when_queue_overflows_then_reader_continues_and_drops_are_counted(
         outbound_server, simulate_call):
     def slow(ev):
-        gevent.sleep(2)
+        gevent.sleep(2)  # scenario: a handler far slower than the events arrive
 
     def app(conn, res):
         _prologue(conn)
@@ -334,7 +332,7 @@ def test_given_record_session_when_subscribed_then_record_start_and_stop_arrive(
         conn.execute("playback", TONE)
         conn.hangup()
         conn.wait_hangup_complete(timeout=5)
-        gevent.sleep(0.05)
+        eventually(lambda: ("stop", "success-silence") in names, timeout=5, what="RECORD_STOP reached the handler")
         conn.exit()
 
     res, _ = run(outbound_server, simulate_call, Call(), app)
@@ -422,7 +420,8 @@ def test_given_conference_subscription_when_caller_joins_and_leaves_then_member_
         with contextlib.suppress(ChannelHungUp):  # the caller's hangup is what ends the conference
             conn.execute("conference", "room7@default")
         conn.wait_hangup_complete(timeout=5)
-        gevent.sleep(0.05)
+        eventually(lambda: any(a == "del-member" for a, _ in actions), timeout=5,
+                   what="conference del-member reached the handler")
         conn.exit()
 
     res, call = run(outbound_server, simulate_call, Call().hangup_after(0.3), app)

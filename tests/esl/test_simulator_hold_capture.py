@@ -11,6 +11,7 @@ import gevent.event
 from esl.outbound import OutboundConnection
 from esl.protocol import Event, iter_frames
 from tests.esl.capture_replay import CAPTURES
+from tests.plugins.eventually import eventually
 from tests.simulator import Call
 
 CAPTURE = "realswitch_hold_and_listen_failure"
@@ -32,13 +33,20 @@ def _run(outbound_server, simulate_call, subscribe: bool) -> list[Event]:
         try:
             conn.connect()
             conn.myevents()
+            failed: list[Event] = []
             if subscribe:
                 conn.subscribe("mod_audio_fork::connect_failed")
+                conn.on("mod_audio_fork::connect_failed", failed.append)
             conn.linger()
             conn.execute("answer")
             conn.execute("park")
             conn.api(f"uuid_audio_fork {conn.uuid} start ws://127.0.0.1:9/x mixed 8k {{}}")
-            gevent.sleep(0.2)
+            if subscribe:
+                eventually(lambda: failed, timeout=5, what="mod_audio_fork::connect_failed")
+            else:
+                # scenario: the fork's outcome comes ~10 ms after +OK; 0.2 s gives an
+                # unsubscribed connect_failed the time to (wrongly) arrive
+                gevent.sleep(0.2)
             conn.hangup("NORMAL_CLEARING")
             conn.wait_hangup_complete(timeout=5)
             conn.exit()

@@ -84,7 +84,7 @@ def test_given_global_origination_uuid_when_first_leg_fails_then_second_leg_is_a
     body = node.api(f"originate {{origination_uuid={CALL_ID}}}sofia/gateway/gw_a/1|sofia/gateway/gw_b/1 &park()")
     assert body.strip() == "-ERR DESTINATION_OUT_OF_ORDER"
     assert node.api(f"uuid_exists {CALL_ID}") == "true"  # the failed leg is not destroyed yet
-    gevent.sleep(inbound_sim.failed_leg_release_seconds + 0.02)
+    gevent.sleep(inbound_sim.failed_leg_release_seconds + 0.02)  # scenario: the modelled release delay passes
     assert node.api(f"uuid_exists {CALL_ID}") == "false"
 
 

@@ -7,8 +7,6 @@ the non-variable header names of each event. This is what keeps the simulator fr
 """
 from __future__ import annotations
 
-import time
-
 import gevent
 import gevent.event
 import pytest
@@ -17,6 +15,7 @@ from esl.errors import ConnectionLost
 from esl.outbound import OutboundConnection
 from esl.protocol import Event, iter_frames, parse_header_lines
 from tests.esl.capture_replay import CAPTURES, outbound_captures, sent_commands
+from tests.plugins.eventually import eventually
 from tests.simulator import Call
 
 KEY_HEADERS = ("Application", "Application-Response", "Hangup-Cause", "DTMF-Digit", "Action",
@@ -56,9 +55,9 @@ def _signature(ev: Event) -> tuple:
 
 def _replay(conn: OutboundConnection, name: str, log: list) -> None:
     for cmd in sent_commands(name):
-        deadline = time.monotonic() + 5
-        while conn.events_received < cmd.events_before and time.monotonic() < deadline:
-            gevent.sleep(0.005)
+        # the capture sent this command after that many events: so does the replay
+        eventually(lambda: conn.events_received >= cmd.events_before, timeout=5, interval=0.005,
+                   what=f"{cmd.events_before} events before {cmd.text[:30]!r}")
         head, _, body = cmd.text.decode().partition("\n\n")
         line, _, header_text = head.partition("\n")
         headers = parse_header_lines(header_text, decode=False)

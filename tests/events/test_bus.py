@@ -19,6 +19,7 @@ from app.events.exchanges import CALL_EVENTS, SYSTEM_EVENTS, UnknownRoutingKey, 
 from app.events.publisher import OutboxPublisher
 from app.models import EventOutbox
 from app.settings import get_settings
+from tests.plugins.eventually import eventually
 from tests.plugins.services import amqp_vhost_name, close_vhost_connections
 
 pytestmark = pytest.mark.usefixtures("amqp_vhost")
@@ -36,11 +37,10 @@ class Collector:
         return [e.id for e in self.received]
 
     def wait_for(self, ids, timeout=15.0) -> bool:
+        """True once every id arrived; raises NotYet naming the missing count otherwise."""
         wanted = {str(i) for i in ids}
-        with gevent.Timeout(timeout, False):
-            while not wanted <= set(self.ids()):
-                gevent.sleep(0.05)
-        return wanted <= set(self.ids())
+        return eventually(lambda: wanted <= set(self.ids()), timeout=timeout,
+                          what=f"consumer received all {len(wanted)} events")
 
     def stop(self):
         self.consumer.stop()
@@ -112,12 +112,11 @@ def test_given_running_publisher_when_event_published_then_consumer_gets_envelop
         assert env.type == "call.answered" and env.payload == {"callId": "c1"}
         assert env.account == str(account) and env.trace_id == str(trace)
         # earlier tests may have left call.answered rows for the relay: find ours by id
-        props, body = None, None
-        with gevent.Timeout(5):
-            while props is None or props.message_id != str(event_id):
-                method, props, body = ch.basic_get(q, auto_ack=True)
-                if method is None:
-                    gevent.sleep(0.02)
+        def ours():
+            method, props, body = ch.basic_get(q, auto_ack=True)
+            return (props, body) if method is not None and props.message_id == str(event_id) else None
+
+        props, body = eventually(ours, timeout=5, interval=0.02, what="our call.answered on the raw queue")
         assert props.message_id == str(event_id)
         assert props.delivery_mode == 2
         assert props.content_type == "application/json"
@@ -164,8 +163,8 @@ def test_given_broker_unreachable_when_publishing_then_caller_not_blocked_and_ev
     try:
         with gevent.Timeout(2):  # publishing is a DB insert: it never waits for the broker
             ids = [outbox.publish(CALL_EVENTS, "call.started", {"n": n}) for n in range(5)]
-        gevent.sleep(0.5)
-        assert down.failures >= 1 and down.published == 0
+        eventually(lambda: down.failures >= 2, timeout=5, what="publisher retried the dead broker twice")
+        assert down.published == 0
         assert all(outbox_row(i).published_at is None for i in ids)
         down.stop()
         # the broker "comes back": same rows, same ids, relayed by a publisher that can reach it
@@ -211,9 +210,8 @@ def test_given_rows_republished_with_same_ids_then_consumer_dedup_hands_each_onc
         with platform_session() as s:
             s.execute(update(EventOutbox).where(EventOutbox.id.in_(ids)).values(published_at=None))
         publisher.wake()
-        with gevent.Timeout(10):
-            while collector.consumer.duplicates < 5:
-                gevent.sleep(0.05)
+        eventually(lambda: collector.consumer.duplicates == 5, timeout=10,
+                   what="consumer dropped the 5 republished copies")
         assert sorted(collector.ids()) == sorted(str(i) for i in ids)
         assert publisher.flush(10)
         assert all(outbox_row(i).attempts == 2 for i in ids)
@@ -302,14 +300,10 @@ def test_given_network_partition_without_reset_then_publisher_times_out_reconnec
         proxy.blackhole()
         during = [outbox.publish(CALL_EVENTS, "call.answered", {"phase": "during", "n": n})
                   for n in range(5)]
-        with gevent.Timeout(10):
-            while pub.failures == 0:
-                gevent.sleep(0.05)
+        eventually(lambda: pub.failures >= 1, timeout=10, what="confirm wait timed out in the partition")
         assert any(outbox_row(i).published_at is None for i in during)
         # still partitioned: the relay keeps trying (bounded waits), it is not stuck
-        with gevent.Timeout(10):
-            while pub.failures < 3:
-                gevent.sleep(0.05)
+        eventually(lambda: pub.failures >= 3, timeout=10, what="relay kept retrying while partitioned")
         proxy.heal()
         assert collector.wait_for(during, timeout=20)
         assert pub.connects >= 2
@@ -339,9 +333,7 @@ def test_given_foreign_message_and_failing_handler_then_consumer_keeps_going():
         good = make_envelope("call.control.stop", {"ok": True})
         for env in (bad, good):
             ch.basic_publish(CALL_EVENTS, env.type, env.to_json())
-        with gevent.Timeout(10):
-            while good.id not in seen:
-                gevent.sleep(0.05)
+        eventually(lambda: good.id in seen, timeout=10, what="the good envelope after the bad ones")
         assert seen == [good.id] and consumer.delivered == 1
     finally:
         conn.close()

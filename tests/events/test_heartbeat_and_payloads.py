@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import uuid
 
-import gevent
 import pytest
 
 from app.calls.heartbeat import ServiceHeartbeat
@@ -11,6 +10,7 @@ from app.events import payloads
 from app.events.consumer import EventConsumer
 from app.events.exchanges import CALL_EVENTS, SYSTEM_EVENTS
 from app.events.publisher import OutboxPublisher
+from tests.plugins.eventually import eventually
 
 
 @pytest.mark.usefixtures("amqp_vhost")
@@ -22,15 +22,14 @@ def test_given_service_started_and_stopped_then_up_heartbeats_down_arrive_in_ord
         assert consumer.ready.wait(10)
         beat = ServiceHeartbeat("controller", interval_seconds=0.2,
                                 details=lambda: {"liveCalls": 3}).start()
-        gevent.sleep(0.5)
+        eventually(lambda: len(beat.sent) >= 3, timeout=5, what="up and two heartbeats sent")
         beat.stop()
         mine = lambda: [e for e in got if e.payload["instanceId"] == beat.instance_id]  # noqa: E731
-        with gevent.Timeout(10):
-            while not mine() or mine()[-1].type != "system.service.down":
-                gevent.sleep(0.05)
+        eventually(lambda: mine() and mine()[-1].type == "system.service.down", timeout=10,
+                   what="system.service.down received last")
         types = [e.type for e in mine()]
         assert types[0] == "system.service.up" and types[-1] == "system.service.down"
-        assert types.count("system.service.heartbeat") >= 1
+        assert types.count("system.service.heartbeat") >= 2
         assert mine()[1].payload["details"] == {"liveCalls": 3}
         assert [uuid.UUID(e.id) for e in mine()] == beat.sent
     finally:
@@ -49,9 +48,8 @@ def test_given_emit_then_exchange_is_chosen_from_the_routing_key():
         a = payloads.emit("call.answered", payloads.call_answered("c-1"), account_id=uuid.uuid4())
         b = payloads.emit("system.gateway.down", payloads.gateway_state(
             uuid.uuid4(), carrier_id=uuid.uuid4(), address="192.0.2.10:5060", state="DOWN"))
-        with gevent.Timeout(10):
-            while {str(a), str(b)} - {e.id for e in got}:
-                gevent.sleep(0.05)
+        eventually(lambda: {str(a), str(b)} <= {e.id for e in got}, timeout=10,
+                   what="both events on their exchanges")
         by_id = {e.id: e for e in got}
         assert by_id[str(a)].payload["callId"] == "c-1"
         assert by_id[str(b)].payload["state"] == "DOWN" and by_id[str(b)].account is None

@@ -1,7 +1,6 @@
 """RuntimeConfig from the real cluster_config table, reloaded over the real bus."""
 from __future__ import annotations
 
-import gevent
 import pytest
 from sqlalchemy import delete
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -11,6 +10,7 @@ from app.db.engine import platform_session
 from app.errors import ValidationFailed
 from app.events.publisher import OutboxPublisher
 from app.models import ClusterConfig
+from tests.plugins.eventually import eventually
 
 
 @pytest.fixture()
@@ -117,9 +117,8 @@ def test_given_listener_running_when_config_changed_event_published_then_config_
         assert listener.ready.wait(10)
         assert config.limiter_slot_ttl_seconds == 90
         set_value("limiter.slot_ttl_seconds", 120)  # stores and announces in one transaction
-        with gevent.Timeout(10):
-            while config.limiter_slot_ttl_seconds != 120:
-                gevent.sleep(0.05)
+        eventually(lambda: config.limiter_slot_ttl_seconds == 120, timeout=10,
+                   what="config reloaded to the announced value")
         assert seen and seen[-1] == 120
     finally:
         listener.stop()

@@ -16,6 +16,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from app.db.engine import platform_session
 from app.models import ClusterConfig
+from tests.plugins.eventually import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,11 +36,10 @@ def listening(port: int) -> bool:
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float, what: str, step: float = 0.05) -> float:
-    """Seconds it took ``predicate`` to hold (fails the test after ``timeout``)."""
+    """Seconds it took ``predicate`` to hold (fails the test after ``timeout``): the shared
+    eventually(), timed, for the tests that report how long recovery took."""
     started = time.monotonic()
-    while not predicate():
-        assert time.monotonic() - started < timeout, f"{what}: not within {timeout}s"
-        time.sleep(step)
+    eventually(predicate, timeout=timeout, what=what, interval=step)
     return time.monotonic() - started
 
 

@@ -73,7 +73,7 @@ def test_given_postgresql_away_when_calls_arrive_then_known_numbers_are_served_a
     assert all(call_record(owner_conn, call.uuid) is None for call in during), "the database is away"
 
     # longer than a session waits for its events (10 s): the records themselves must be held
-    time.sleep(max(0.0, OUTAGE_SECONDS - (time.monotonic() - cut_at)))
+    time.sleep(max(0.0, OUTAGE_SECONDS - (time.monotonic() - cut_at)))  # scenario: the outage's length
     assert {call.uuid for call in during} <= services.records.held_call_ids
     healed = time.monotonic()
     database_relay.heal()

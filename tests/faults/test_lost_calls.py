@@ -77,7 +77,7 @@ def next_controller(inbound_sim, amqp_vhost, tmp_path, monkeypatch):
 def _kill_when_answered_and_resumed(proc, call, owner_conn) -> datetime:
     wait_for(lambda: {"call.answered", "call.resumed"} <= set(_events(owner_conn, call.uuid)),
              20, "call answered, held and resumed")
-    time.sleep(0.5)  # some talk time after the last event
+    time.sleep(0.5)  # scenario: some talk time after the last event
     proc.send_signal(signal.SIGKILL)
     proc.wait(10)
     return datetime.now(timezone.utc)
@@ -122,7 +122,7 @@ def test_given_a_lost_calls_channel_still_on_the_switch_when_recovered_then_it_i
     _kill_when_answered_and_resumed(proc, call, owner_conn)
     # FreeSWITCH kept the channel (e.g. it had not noticed the socket drop yet)
     inbound_sim.add_channel(uuid=call.uuid, callee=number)
-    time.sleep(1.0)
+    time.sleep(1.0)  # scenario: the orphan stays up on the switch a while (its talk, asserted below)
 
     next_controller()
     wait_for(lambda: call_record(owner_conn, call.uuid), 20, "lost call recorded")
@@ -178,7 +178,8 @@ def test_given_a_call_lost_by_another_controller_when_the_switch_link_comes_back
         next_controller, inbound_sim, make_account, owner_conn):
     ctl = next_controller()
     wait_for(lambda: ctl.nodes[0].connected, 10, "switch connected")
-    time.sleep(0.5)  # the first recovery ran and found nothing
+    wait_for(lambda: "api show channels as json" in inbound_sim.commands and not ctl._recovering.locked(),
+             10, "the first recovery ran (and found nothing)")
     call_id = _started(make_account(), "4930222")
     assert call_record(owner_conn, call_id) is None
     inbound_sim.drop_connections()

@@ -60,7 +60,7 @@ def test_given_redis_down_when_calls_come_and_go_then_one_error_line_and_release
     assert len(_limiter_errors(caplog)) == 1, "one ERROR line for the whole outage"
     assert truth.counts(account)[0] == 3, "nothing reached Redis while it was cut off"
 
-    time.sleep(1.0)
+    time.sleep(1.0)  # scenario: the outage lasts 1 s (last_duration asserted below)
     healed = time.monotonic()
     proxy.heal()
     wait_for(lambda: not limiter.outage.down, 15, "outage over")

@@ -44,6 +44,7 @@ from cryptography.x509.oid import NameOID
 
 from app.webhooks.resolver import StaticResolver
 from app.webhooks.url_guard import set_default_resolver
+from tests.plugins.eventually import eventually
 
 
 @pytest.fixture
@@ -176,7 +177,7 @@ class HookServer:
                                       time.monotonic()))
         reply = self.script.pop(0) if len(self.script) > 1 else self.script[0]
         if reply.delay:
-            gevent.sleep(reply.delay)
+            gevent.sleep(reply.delay)  # scenario: a slow customer server
         start_response(f"{reply.status} {_REASONS.get(reply.status, 'X')}",
                        list(reply.headers.items()))
         if callable(reply.body):
@@ -362,7 +363,6 @@ class WsServer:
         self.sni: list[str] = []
         self.ack_data: list | None = [{"verb": "say", "text": "hello"}]
         self.on_message: Callable[[WsPeer, dict], None] = self._default_on_message
-        self.new_message = gevent.event.Event()
         self._server = _QuietTLSStreamServer(("127.0.0.1", 0), self._handle,
                                                   **(ssl_args or {}))
         self.scheme = "wss" if ssl_args else "ws"
@@ -381,12 +381,11 @@ class WsServer:
         return f"{self.scheme}://{host}:{self._server.server_port}{path}"
 
     def wait_for(self, predicate: Callable[[list[dict]], bool], timeout: float = 5.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not predicate(self.messages):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"condition not met; messages: {self.messages}")
-            self.new_message.clear()
-            self.new_message.wait(0.05)
+        def holds() -> bool:
+            assert predicate(self.messages), f"messages: {self.messages}"
+            return True
+
+        eventually(holds, timeout=timeout, interval=0.02, what="WebSocket messages condition")
 
     def _default_on_message(self, peer: WsPeer, message: dict) -> None:
         if message.get("type") in ("session:new", "verb:hook"):
@@ -433,7 +432,6 @@ class WsServer:
                         continue
                     message = json.loads(data.decode())
                     self.messages.append(message)
-                    self.new_message.set()
                     self.on_message(peer, message)
         finally:
             peer.closed = True

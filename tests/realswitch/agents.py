@@ -76,4 +76,4 @@ def login_token(product, tenant, agent: SipAgent) -> str:
 
 def make_available(tenant, agent: SipAgent) -> None:
     tenant.admin.put(f"/api/agents/{agent.id}/state", {"state": "available"})
-    time.sleep(0.05)  # distinct idle-since times: the first made available is the longest idle
+    time.sleep(0.05)  # scenario: distinct idle-since times: the first made available is the longest idle

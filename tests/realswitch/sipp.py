@@ -10,7 +10,6 @@ import re
 import shutil
 import socket
 import subprocess
-import time
 import uuid
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterator
 
+from tests.plugins.eventually import eventually
 from tests.realswitch.freeswitch import RealSwitch, free_port
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
@@ -141,8 +141,21 @@ class Sipp:
             *codec_keys(codec), "-d", str(answer_delay_ms), *extra]
         proc = SippProcess(cmd, self.workdir, tag).start()
         proc.port = port
-        time.sleep(0.3)  # sipp binds before reading the scenario's first recv
+        # listening before it is handed out: sipp binds its UDP port at start
+        eventually(lambda: _udp_bound(port) or proc.proc.poll() is not None, timeout=10,
+                   what=f"sipp carrier bound to udp/{port}")
         return proc
+
+
+def _udp_bound(port: int) -> bool:
+    """Some socket is bound to UDP ``port`` (the kernel's tables: sipp cannot be probed)."""
+    wanted = f"{port:04X}"
+    for table in ("/proc/net/udp", "/proc/net/udp6"):
+        with suppress(OSError), open(table) as rows:
+            next(rows)  # the header
+            if any(row.split()[1].rpartition(":")[2] == wanted for row in rows):
+                return True
+    return False
 
 
 @contextmanager

@@ -8,12 +8,14 @@ the caller's ``bridge`` fail with that cause (→ ``agent.reject``, not a miss, 
 that ending the agent's answered leg ends the caller's call (``hangup_after_bridge``)."""
 from __future__ import annotations
 
+import json
 import time
 import uuid
 
 import pytest
 
 from tests.agent_channel.client import ChannelClient
+from tests.plugins.eventually import eventually
 from tests.realswitch import agents as sip_agents
 from tests.realswitch.provision import poll
 
@@ -26,6 +28,12 @@ def channel_queue(tenant, real_switch):
     for agent in agents:
         assert poll(lambda a=agent: sip_agents.in_directory(real_switch, a), 15), "directory not applied"
     return queue, agents
+
+
+def _callstate(real_switch, leg: str) -> str | None:
+    """The switch's call state of channel ``leg`` (ACTIVE, HELD, ...), None once it is gone."""
+    rows = json.loads(real_switch.api("show channels as json") or "{}").get("rows") or []
+    return next((row.get("callstate") for row in rows if row.get("uuid") == leg), None)
 
 
 def _channel(product, tenant, agent: sip_agents.SipAgent) -> ChannelClient:
@@ -80,9 +88,13 @@ def test_an_agent_who_holds_then_hangs_up_on_the_channel_holds_the_leg_ends_the_
         assert connected["callId"] == offer["offerId"]
         assert client.command("hold")["ok"] is True
         assert client.expect("media")["state"] == "held"
-        time.sleep(2.0)  # the request reaches the switch through the outbox and a controller
+        leg = eventually(lambda: sip_agents.presence().agent_leg(str(tenant.account_id), agent.id), timeout=10,
+                         what="the agent's leg in presence")[1]
+        # the request reaches the switch through the outbox and a controller
+        eventually(lambda: _callstate(real_switch, leg) == "HELD", timeout=10, what="the agent's leg HELD on the switch")
         assert client.command("unhold")["ok"] is True
-        time.sleep(2.0)
+        eventually(lambda: _callstate(real_switch, leg) == "ACTIVE", timeout=10,
+                   what="the agent's leg ACTIVE again on the switch")
         assert client.command("dtmf", digits="1")["ok"] is True
         assert client.command("hangup")["ok"] is True
         result = caller.wait()
@@ -118,9 +130,11 @@ def test_given_an_unhold_100ms_after_the_hold_then_the_caller_is_not_left_on_hol
         offer = client.expect("offer", timeout=20)
         client.expect("call", lambda m: m["phase"] == "connected", timeout=20)
         assert client.command("hold")["ok"] is True
-        time.sleep(0.1)
+        time.sleep(0.1)  # scenario: the unhold 100 ms after the hold
         assert client.command("unhold")["ok"] is True
-        time.sleep(2.0)  # both reach the switch, in order
+        # kept: both reach the switch, in order. The leg is ACTIVE before and after, so nothing
+        # the switch shows tells "both applied" from "neither yet"
+        time.sleep(2.0)
         assert client.command("dtmf", digits="1")["ok"] is True
         assert client.command("hangup")["ok"] is True
         result = caller.wait()

@@ -96,7 +96,7 @@ def test_a_browser_agent_takes_a_queued_sipp_caller_and_audio_flows_both_ways_ov
         agent_leg = _other_leg(real_switch, caller_leg)
         caller_at_connect = _media_stats(real_switch, caller_leg)
         agent_at_connect = _media_stats(real_switch, agent_leg)
-        time.sleep(3)  # three seconds of talk
+        time.sleep(3)  # scenario: three seconds of talk
         stats = browser.command("stats", "stats")
         caller_rtp = _delta(_media_stats(real_switch, caller_leg), caller_at_connect)
         agent_rtp = _delta(_media_stats(real_switch, agent_leg), agent_at_connect)
@@ -128,10 +128,10 @@ def test_a_browser_agent_holds_and_resumes_a_call_and_audio_flows_again(browser_
     try:
         browser.command("take", "connected")
         browser.command("hold", "media")    # uuid_hold: the switch re-INVITEs the WebRTC leg
-        time.sleep(2)  # the caller hears the hold music meanwhile
+        time.sleep(2)  # scenario: the caller hears the hold music meanwhile
         browser.command("unhold", "media")
         resumed = browser.command("stats", "stats")
-        time.sleep(1)
+        time.sleep(1)  # scenario: one second of audio after the resume, counted below
         after_resume = browser.command("stats", "stats")
         ended = browser.command("hangup", "ended")
     finally:

@@ -4,8 +4,7 @@ answering one -> completed — and the record carries the same hangup_reason. Al
 ``e164_leading_plus``: the switch dials ``+<number>`` and the call completes."""
 from __future__ import annotations
 
-import time
-
+from tests.plugins.eventually import NotYet, eventually
 from tests.realswitch import outbound
 
 
@@ -14,15 +13,18 @@ def _state(tenant, call_id: str) -> dict:
 
 
 def _final(tenant, call_id: str, seen: list[str]) -> dict | None:
-    deadline = time.monotonic() + outbound.CALL_WAIT_SECONDS
-    while time.monotonic() < deadline:
+    """The call's final state (None if none came in time), every state passed on the way
+    appended to ``seen``."""
+    def final() -> dict | None:
         state = _state(tenant, call_id)
         if not seen or seen[-1] != state["state"]:
             seen.append(state["state"])
-        if state["state"] in ("completed", "failed"):
-            return state
-        time.sleep(0.05)
-    return None
+        return state if state["state"] in ("completed", "failed") else None
+
+    try:
+        return eventually(final, timeout=outbound.CALL_WAIT_SECONDS, what=f"call {call_id} final")
+    except NotYet:
+        return None
 
 
 def test_a_call_to_a_busy_callee_is_failed_busy_with_the_same_reason_on_the_record(

@@ -40,7 +40,8 @@ def test_a_pending_callback_is_dialled_when_its_agent_becomes_available_and_brid
         callback = tenant.admin.post(f"/api/queues/{queue['id']}/callbacks",
                                      {"phone_number": f"+{prefix}5550110", "priority": 5})
         assert callback["status"] == "pending"
-        time.sleep(1.0)  # the agent's registration reaches Redis (sofia::register)
+        presence = sip_agents.presence()  # register() returned once the registration was tracked
+        assert presence.is_registered(agent.domain, agent.sip_username)
         tenant.admin.put(f"/api/agents/{agent.id}/state", {"state": "available"})
 
         path = f"/api/queues/{queue['id']}/callbacks/{callback['id']}"
@@ -56,7 +57,7 @@ def test_a_pending_callback_is_dialled_when_its_agent_becomes_available_and_brid
         assert poll(lambda: tenant.admin.get(path)["status"] == "completed", 10), tenant.admin.get(path)
         assert tenant.admin.get(path)["attempts"] == 1
         assert tenant.admin.get(f"/api/agents/{agent.id}")["state"] == "available"
-        time.sleep(1.0)  # talk
+        time.sleep(1.0)  # scenario: talk
         real_switch.api(f"uuid_kill {call_id}")  # the customer's side ends the call
 
         record = poll(lambda: outbound.record(owner_engine, call_id), 20)

@@ -188,9 +188,9 @@ def test_a_hold_on_the_agents_leg_is_counted_on_the_callers_interaction_summary(
         leg = poll(lambda: presence.agent_leg(str(tenant.account_id), agent.id), 10)
         assert leg, "the agent's leg was never bridged"
         assert poll(lambda: real_switch.api(f"uuid_exists {leg[1]}", check=False).strip() == "true", 5)
-        time.sleep(1.0)
+        time.sleep(1.0)  # scenario: talk first (a hold right after the bridge loses its unhold)
         assert "+OK" in real_switch.api(f"uuid_hold {leg[1]}", check=False)
-        time.sleep(1.5)
+        time.sleep(1.5)  # scenario: the hold lasts 1.5 s (hold_ms asserted below)
         assert "+OK" in real_switch.api(f"uuid_hold off {leg[1]}", check=False)
         result = caller.wait(30)
         assert result.ok, result.errors or result.stdout[-1500:]

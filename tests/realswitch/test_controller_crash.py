@@ -23,7 +23,7 @@ def test_a_controller_killed_mid_call_is_replaced_and_its_calls_are_recorded(
     callers = sipp.start_calls(number, calls=CALLS, rate=10)
     started = poll(lambda: (ids := _ids(tenant, "call.started", number)) and len(ids) >= CALLS and ids, 20)
     poll(lambda: started <= _ids(tenant, "call.answered"), 20)
-    time.sleep(1.0)  # talk time the record must not lose
+    time.sleep(1.0)  # scenario: talk time the record must not lose
 
     killed = time.monotonic()
     product.controller.stop(sig=signal.SIGKILL)

@@ -48,7 +48,7 @@ def test_two_controller_processes_share_the_port_and_a_killed_siblings_restart_t
                       (b := _sessions(redis_client, port, 1)) and len(a | b) >= CALLS and (a, b), 20)
         assert spread, "both siblings took calls"
         first, second = spread
-        time.sleep(12)  # held past the orphan grace: both sweepers have looked at every call
+        time.sleep(12)  # scenario: held past the orphan grace: both sweepers have looked at every call
         assert real_switch.channel_count() == CALLS, "no sibling swept the other's calls"
 
         victim = _child_pid(siblings.pid, 1)

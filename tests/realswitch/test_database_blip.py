@@ -39,7 +39,7 @@ def test_calls_keep_being_admitted_through_a_database_blip_and_are_recorded_afte
     callers = sipp.start_calls(number, calls=CALLS, rate=CALLS / (OUTAGE_SECONDS - 3))
     refused = sipp.call(unseen)
     served = callers.wait(60)
-    time.sleep(max(0.0, OUTAGE_SECONDS - (time.monotonic() - cut)))
+    time.sleep(max(0.0, OUTAGE_SECONDS - (time.monotonic() - cut)))  # scenario: the outage's length
     healed = time.monotonic()
     relayed_controller.heal()
 

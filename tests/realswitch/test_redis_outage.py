@@ -43,7 +43,7 @@ def test_calls_are_served_through_a_redis_outage_logged_once_and_their_slots_rel
     cut = time.monotonic()
     served = sipp.call(number, calls=CALLS, rate=CALLS / (OUTAGE_SECONDS - 4), timeout=60)
     assert holder.wait(30).ok
-    time.sleep(max(0.0, OUTAGE_SECONDS - (time.monotonic() - cut)))
+    time.sleep(max(0.0, OUTAGE_SECONDS - (time.monotonic() - cut)))  # scenario: the outage's length
     assert limiter.counts(tenant.account_id)[0] == 1, "the release could not reach Redis"
     healed = time.monotonic()
     proxy.heal()

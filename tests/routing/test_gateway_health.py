@@ -15,6 +15,7 @@ from app.models import EventOutbox
 from app.routing.gateway_health import GATEWAY_STATE, GatewayHealth
 from app.routing.lcr import compile_table, gateway_name
 from esl.protocol import Event, FrameParser
+from tests.plugins.eventually import eventually
 from tests.routing.world import build_rows, key_id, load_world
 
 # the repository's copy of ../shared/esl-captures/gateway_state (tests/fixtures/esl_captures)
@@ -174,8 +175,6 @@ def test_given_stale_down_after_freeswitch_restart_when_reconciled_then_up_is_re
 
 
 def test_given_inbound_esl_when_simulated_gateway_goes_down_and_up_then_state_follows(health, inbound_sim):
-    import gevent
-
     from app.routing.gateway_health import HEALTH_EVENTS
     from esl.inbound import InboundConnection
 
@@ -186,13 +185,9 @@ def test_given_inbound_esl_when_simulated_gateway_goes_down_and_up_then_state_fo
     esl.connect()
     try:
         inbound_sim.set_gateway(gateway_name(gid), False)
-        with gevent.Timeout(5):
-            while tracker.state(gid) != "down":
-                gevent.sleep(0.02)
+        eventually(lambda: tracker.state(gid) == "down", timeout=5, interval=0.02, what="gateway tracked down")
         inbound_sim.set_gateway(gateway_name(gid), True)
-        with gevent.Timeout(5):
-            while tracker.state(gid) != "up":
-                gevent.sleep(0.02)
+        eventually(lambda: tracker.state(gid) == "up", timeout=5, interval=0.02, what="gateway tracked up again")
     finally:
         esl.close()
     assert [rk for _, rk, _ in collector.calls] == ["system.gateway.down", "system.gateway.up"]

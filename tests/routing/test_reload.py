@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 import xml.etree.ElementTree as ET
 
-import gevent
 import pytest
 from sqlalchemy import update
 from sqlalchemy.orm import Session
@@ -18,6 +17,7 @@ from app.routing.cache import RoutingCache, RoutingReloader, start_routing_liste
 from app.routing.fsconfig import ACL_FILE, GATEWAYS_FILE
 from app.routing.lcr import gateway_name
 from esl.inbound import InboundConnection
+from tests.plugins.eventually import eventually
 
 
 def _add_carrier(owner_engine, ip: str, netmask: int = 32) -> tuple[uuid.UUID, uuid.UUID]:
@@ -120,10 +120,8 @@ def test_given_listener_when_routing_changed_is_published_then_controller_snapsh
         assert listener.ready.wait(10)
         carrier_id, gateway_id = _add_carrier(owner_engine, ip)
         publish("system.events", "routing.config.changed", {"reason": "test"})
-        with gevent.Timeout(10):
-            while cache.identify_carrier(ip) is None:
-                gevent.sleep(0.05)
-        assert cache.identify_carrier(ip) == (carrier_id, gateway_id)
+        eventually(lambda: cache.identify_carrier(ip) == (carrier_id, gateway_id), timeout=10,
+                   what="controller snapshot knows the new carrier")
     finally:
         listener.stop()
         publisher.stop()
@@ -143,9 +141,8 @@ def test_given_broker_connection_lost_when_it_comes_back_then_controller_resyncs
         first, caught_up = listener.consumer.connects, listener.catch_ups
         carrier_id, gateway_id = _add_carrier(owner_engine, ip)  # changed, but nobody announced it
         assert close_vhost_connections(amqp_vhost_name()) >= 1
-        with gevent.Timeout(15):
-            while cache.identify_carrier(ip) is None:
-                gevent.sleep(0.05)
+        eventually(lambda: cache.identify_carrier(ip) is not None, timeout=15,
+                   what="the unannounced carrier after the reconnect's catch-up")
         assert listener.consumer.connects > first and listener.catch_ups > caught_up
         assert cache.identify_carrier(ip) == (carrier_id, gateway_id)
     finally:

@@ -12,9 +12,10 @@ import shutil
 import socket
 import subprocess
 import threading
-import time
 from pathlib import Path
 from typing import Any
+
+from tests.plugins.eventually import NotYet, eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 SDK = ROOT / "sdk" / "agent-js"
@@ -30,6 +31,14 @@ def missing_reason() -> str | None:
     if not (SDK / "node_modules" / "playwright-core").is_dir():
         return "sdk/agent-js has no node_modules (bash scripts/install runs npm ci)"
     return None
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.3).close()
+        return True
+    except OSError:
+        return False
 
 
 def _free_port() -> int:
@@ -48,15 +57,12 @@ class ExampleServer:
             self.proc = subprocess.Popen(
                 ["node", "examples/serve.js", "--api", f"http://127.0.0.1:{api_port}", "--port", str(self.port)],
                 cwd=SDK, stdout=out, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.3).close()
-                return
-            except OSError:
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"example server never listened:\n{self.log.read_text(errors='replace')}")
+        try:
+            eventually(lambda: _listening(self.port), timeout=30, interval=0.1,
+                       what=f"example server listening on {self.port}")
+        except NotYet:
+            self.stop()
+            raise RuntimeError(f"example server never listened:\n{self.log.read_text(errors='replace')}") from None
 
     def url(self, subdomain: str) -> str:
         return f"http://{subdomain}.localhost:{self.port}/"

@@ -57,6 +57,8 @@ import gevent.event  # noqa: E402
 import requests  # noqa: E402
 from gevent.pywsgi import WSGIServer  # noqa: E402
 
+from tests.plugins.eventually import NotYet, eventually  # noqa: E402
+
 PASSWORD = "sdk-agent-password-1"
 ADMIN_PASSWORD = "sdk-admin-password-1"
 LICENSES = ["api-access", "queue-mgmt", "programmable-voice"]
@@ -70,15 +72,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.3).close()
+        return True
+    except OSError:
+        return False
+
+
 def wait_port(port: int, timeout: float = START_TIMEOUT) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.3).close()
-            return True
-        except OSError:
-            time.sleep(0.1)
-    return False
+    """True once something listens on ``port``; False after ``timeout`` (the caller reports
+    which process never came up, with its log)."""
+    try:
+        return eventually(lambda: listening(port), timeout=timeout, interval=0.1,
+                          what=f"127.0.0.1:{port} listening")
+    except NotYet:
+        return False
 
 
 class Process:
@@ -180,7 +189,7 @@ class Stack:
 
     def restart_api(self) -> dict[str, Any]:
         self.api.stop()
-        time.sleep(0.2)
+        time.sleep(0.2)  # scenario: the API stays down a moment (the SDK's reconnect is under test)
         self.api.start()
         if not wait_port(self.api_port):
             raise RuntimeError(f"sbc api never listened again\n{self.api.tail()}")
@@ -247,13 +256,14 @@ class Stack:
         return {"callId": call.uuid}
 
     def _ringing_phone(self, call_id: str, timeout: float = 10.0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for phone in self.phones.get(call_id, []):
-                if phone.ringing.is_set() and not phone.decided.is_set():
-                    return phone
-            gevent.sleep(0.02)
-        raise LookupError(f"no phone rings for call {call_id}")
+        def ringing():
+            return next((phone for phone in self.phones.get(call_id, [])
+                         if phone.ringing.is_set() and not phone.decided.is_set()), None)
+
+        try:
+            return eventually(ringing, timeout=timeout, interval=0.02, what=f"a phone rings for call {call_id}")
+        except NotYet:
+            raise LookupError(f"no phone rings for call {call_id}") from None
 
     def phone(self, body: dict[str, Any]) -> dict[str, Any]:
         call_id, action = body["callId"], body["action"]

@@ -24,7 +24,7 @@ FIRST_BODY = {
 def client(**kw) -> WebhookClient:
     kw.setdefault("allow_loopback", True)
     kw.setdefault("resolver", StaticResolver({"hooks.test": "127.0.0.1"}))
-    kw.setdefault("sleep", lambda s: time.sleep(s))
+    kw.setdefault("sleep", lambda s: time.sleep(s))  # scenario: the client's own retry pauses, really taken
     return WebhookClient(**kw)
 
 
@@ -121,7 +121,7 @@ def test_given_slow_server_when_fetching_then_each_attempt_times_out_with_spec_s
 
     def sleep(seconds: float) -> None:
         pauses.append(seconds)
-        time.sleep(seconds)
+        time.sleep(seconds)  # scenario: the client's retry pauses, recorded and really taken
 
     started = time.monotonic()
     with pytest.raises(WebhookFailed) as caught:
@@ -288,7 +288,7 @@ def test_given_server_dripping_the_body_when_fetching_then_whole_attempt_budget_
 
     def drip():
         for _ in range(40):          # 4 s in total, never idle long enough for a read timeout
-            gevent.sleep(0.1)
+            gevent.sleep(0.1)  # scenario: one byte every 0.1 s
             yield b" "
         yield b"[]"
 

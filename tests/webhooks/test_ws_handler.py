@@ -219,7 +219,7 @@ def test_given_server_that_never_completes_the_upgrade_when_starting_then_timeou
     import gevent.server
 
     def silent(sock, address):
-        gevent.sleep(5)   # accepts TCP, never answers the HTTP upgrade
+        gevent.sleep(5)   # scenario: accepts TCP, never answers the HTTP upgrade
 
     server = gevent.server.StreamServer(("127.0.0.1", 0), silent)
     server.start()
