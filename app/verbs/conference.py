@@ -19,7 +19,7 @@ from app import limits
 from app.verbs.base import Verb, VerbOutcome, VerbSchema
 from app.verbs.context import VerbContext
 from app.verbs.fields import StrictBoolean, StrictInteger, Text
-from app.verbs.recording import recording_path, report_when_stopped
+from app.verbs.recording import prepare_recording, recording_path, report_when_stopped
 
 CONFERENCE_PROFILE = "default"
 RECORDING_FORMAT = "wav"
@@ -61,7 +61,7 @@ class Conference(Verb):
         if p["record"]:
             path = recording_path(ctx, RECORDING_FORMAT)
             report_when_stopped(ctx, path, fmt=RECORDING_FORMAT, stereo=True)
-            ctx.set_var("RECORD_STEREO", "true")
+            prepare_recording(ctx, stereo=True)
             ctx.execute("record_session", path)
         arg = f"{self.room(ctx)}@{CONFERENCE_PROFILE}+flags{{{'|'.join(self.flags())}}}"
         ctx.execute("conference", arg)

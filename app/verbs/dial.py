@@ -48,7 +48,7 @@ from app.verbs.base import PartSchema, Verb, VerbOutcome, VerbSchema
 from app.verbs.context import VerbContext
 from app.verbs.fields import StrictBoolean, StrictInteger, Text
 from app.verbs.queue import QUEUE_NAME_PATTERN, Queue
-from app.verbs.recording import recording_path, report_when_stopped
+from app.verbs.recording import prepare_recording, recording_path, report_when_stopped
 
 if TYPE_CHECKING:  # pragma: no cover
     from esl.protocol import Event
@@ -243,7 +243,7 @@ class Dial(Verb):
         if self.params["record"]:
             path = recording_path(ctx, RECORDING_FORMAT)
             report_when_stopped(ctx, path, fmt=RECORDING_FORMAT, stereo=True)
-            ctx.set_var("RECORD_STEREO", "true")
+            prepare_recording(ctx, stereo=True)
             ctx.set_var("bridge_pre_execute_aleg_app", "record_session")
             ctx.set_var("bridge_pre_execute_aleg_data", path)
         # Which carrier answered is read when the legs are bridged (CHANNEL_BRIDGE carries the

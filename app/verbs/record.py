@@ -16,7 +16,7 @@ from app.verbs.base import Verb, VerbOutcome, VerbSchema
 from app.verbs.context import VerbContext
 from app.verbs.fields import HookUrl, StrictBoolean, Text
 from app.verbs.hold import hold
-from app.verbs.recording import recording_path, report_when_stopped
+from app.verbs.recording import prepare_recording, recording_path, report_when_stopped
 
 
 class RecordSchema(VerbSchema):
@@ -35,7 +35,7 @@ class Record(Verb):
         path = recording_path(ctx, p["format"])
         report_when_stopped(ctx, path, fmt=p["format"], stereo=p["stereo"],
                             status_hook=p.get("statusHook"))
-        ctx.set_var("RECORD_STEREO", "true" if p["stereo"] else "false")
+        prepare_recording(ctx, stereo=p["stereo"])
         ctx.execute("record_session", path)
         hold(ctx)
         return VerbOutcome.end("recorded", path=path)

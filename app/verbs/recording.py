@@ -19,6 +19,23 @@ if TYPE_CHECKING:  # pragma: no cover
 
 COMPLETED_KEY = "media.recording.completed"
 
+# record_session holds back its first frames (FreeSWITCH's RECORD_PRE_BUFFER_FRAMES, default 25)
+# in the media bug before writing any. When the channel's packet size changes (a caller sending
+# 30 or 40 ms without a=ptime: "Asynchronous PTIME not supported"), the next write of another
+# size engages the session's write buffer, which flushes every media bug
+# (switch_core_media.c "Engaging Write Buffer" → switch_core_media_bug_flush_all): the held-back
+# 0.3-0.4 s at the start of the call were lost (issue 27, docs/media.md "Recording length").
+# "0" turns the pre-buffer off (switch_ivr_async.c sets it only for a value > 0), so each frame
+# is written as it is read and a flush costs at most the frame in flight.
+PRE_BUFFER_VAR, NO_PRE_BUFFER = "RECORD_PRE_BUFFER_FRAMES", "0"
+
+
+def prepare_recording(ctx: VerbContext, *, stereo: bool) -> None:
+    """The channel variables record_session reads when it starts: channels (RECORD_STEREO: the
+    caller left, the other side right) and no pre-buffer (above)."""
+    ctx.set_var("RECORD_STEREO", "true" if stereo else "false")
+    ctx.set_var(PRE_BUFFER_VAR, NO_PRE_BUFFER)
+
 
 def recording_path(ctx: VerbContext, fmt: str) -> str:
     """``<recordings_dir>/<account>_<call>_<n>.<fmt>`` (``app.media.storage``: the API serves a
