@@ -31,8 +31,12 @@ def controller(processes: int, process_index: Optional[int]) -> None:
         return
     import gevent
 
+    from app.db.engine import share_pools
     from app.voice.controller import Controller
 
+    # the N siblings share the database's connections: each child's pools are 1/N of one
+    # process's (app/db/engine.py shared_pool_limits; docs/operations.md)
+    share_pools(processes)
     ctl = Controller(process_index=process_index or 0, processes=processes)
     ctl.start()
     stopping = gevent.event.Event()

@@ -47,6 +47,35 @@ def _alive_on_checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None
 # fork, authentication and cold caches on the server, a connect on the controller).
 POOL_SIZE = 20
 POOL_OVERFLOW = 10
+# `sbc controller --processes N` (share_pools): each child's pools get 1/N of the above, at
+# least this much, so the N children together open what one process would (for N ≤ 10).
+SHARED_POOL_MIN_SIZE = 2
+SHARED_POOL_MIN_OVERFLOW = 1
+
+_pool_limits: tuple[int, int] = (POOL_SIZE, POOL_OVERFLOW)
+
+
+def shared_pool_limits(processes: int) -> tuple[int, int]:
+    """(kept, extra) connections of each pool in one of ``processes`` processes that share the
+    database's connections: POOL_SIZE // N kept (≥ 2) and POOL_OVERFLOW // N more under load
+    (≥ 1). Why: every process has its own pools, and 8 controller processes with the whole
+    20 + 10 each ran PostgreSQL's default 100 connections out (issue 27); a child drives about
+    1/N of the calls, so it needs about 1/N of the connections."""
+    processes = max(1, processes)
+    return (max(SHARED_POOL_MIN_SIZE, POOL_SIZE // processes),
+            max(SHARED_POOL_MIN_OVERFLOW, POOL_OVERFLOW // processes))
+
+
+def share_pools(processes: int) -> None:
+    """Size this process's pools as one of ``processes`` (shared_pool_limits). Call it before
+    the first connection: pools already open keep their size."""
+    global _pool_limits
+    _pool_limits = shared_pool_limits(processes)
+
+
+def pool_limits() -> tuple[int, int]:
+    """(kept, extra) connections per pool of this process."""
+    return _pool_limits
 
 # Pool kinds of one role (see _engine)
 DEFAULT_POOL, AUTOCOMMIT_POOL, RELAY_POOL = "default", "autocommit", "relay"
@@ -66,7 +95,8 @@ def _engine(url: str, kind: str = DEFAULT_POOL) -> Engine:
     if engine is None:
         # hide_parameters: a failed statement's message (logged with the 500) must not carry
         # row values such as password hashes or encrypted secrets.
-        engine = create_engine(sqlalchemy_url(url), pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW,
+        size, overflow = _pool_limits
+        engine = create_engine(sqlalchemy_url(url), pool_size=size, max_overflow=overflow,
                                future=True, hide_parameters=True, **_POOL_OPTIONS[kind])
         event.listen(engine, "checkout", _alive_on_checkout)
         _engines[(url, kind)] = engine
