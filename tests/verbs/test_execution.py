@@ -124,7 +124,8 @@ def test_given_dial_phone_with_owned_caller_id_and_record_when_answered_then_lcr
     path = dict(setvars)["bridge_pre_execute_aleg_data"]
     assert path.startswith(f"{RECORDINGS_DIR}/{run.account_id}_{run.call.uuid}_") and path.endswith(".wav")
     assert setvars == [("continue_on_fail", "true"), ("hangup_after_bridge", "true"),
-                       ("RECORD_STEREO", "true"), ("bridge_pre_execute_aleg_app", "record_session"),
+                       ("RECORD_STEREO", "true"), ("RECORD_PRE_BUFFER_FRAMES", "0"),
+                       ("bridge_pre_execute_aleg_app", "record_session"),
                        ("bridge_pre_execute_aleg_data", path)]
     assert run.outcome.reason == "dial_completed" and run.outcome.data["dialStatus"] == "SUCCESS"
     assert run.ctx.features == {"has_recording"}
@@ -200,7 +201,8 @@ def test_given_conference_with_flags_and_record_when_caller_leaves_then_room_pre
     (record, path), conference = _after_answer(run)
     assert record == "record_session" and path.startswith(f"{RECORDINGS_DIR}/{run.account_id}_{run.call.uuid}_")
     assert conference == ("conference", f"{run.account_id}-standup@default+flags{{mute|wait-mod|endconf}}")
-    assert run.setvars() == [("conference_max_members", "5"), ("RECORD_STEREO", "true")]
+    assert run.setvars() == [("conference_max_members", "5"), ("RECORD_STEREO", "true"),
+                             ("RECORD_PRE_BUFFER_FRAMES", "0")]  # no pre-buffer a flush could lose
     (key, body), = run.events(owner_conn)
     assert key == "media.recording.completed" and body["payload"]["path"] == path
 
@@ -213,7 +215,9 @@ def test_given_record_when_caller_hangs_up_then_held_with_silence_and_recording_
     assert isinstance(run.error, ChannelHungUp)  # held until the caller hung up, not 40 ms
     apps = _after_answer(run)
     assert apps[1:] == [("playback", "silence_stream://-1")]
-    assert run.setvars() == [("RECORD_STEREO", "false"), ("timer_name", "soft")]  # timer-paced hold
+    # no pre-buffer a change of packet size could flush; a timer-paced hold (docs/media.md)
+    assert run.setvars() == [("RECORD_STEREO", "false"), ("RECORD_PRE_BUFFER_FRAMES", "0"),
+                             ("timer_name", "soft")]
     (key, body), = run.events(owner_conn)
     assert key == "media.recording.completed"
     payload = body["payload"]
