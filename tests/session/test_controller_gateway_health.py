@@ -6,8 +6,9 @@ from __future__ import annotations
 from sqlalchemy import text
 
 from app.routing.lcr import gateway_name
+from tests.plugins.eventually import eventually
 from tests.session.routing_seed import two_carrier_plan
-from tests.session.test_controller import _wait_until, running_controller  # noqa: F401 (fixture)
+from tests.session.test_controller import running_controller  # noqa: F401 (fixture)
 
 
 def _gateway_events(owner_conn, gateway_id) -> list[tuple[str, dict]]:
@@ -25,9 +26,9 @@ def test_given_sofia_reports_a_gateway_down_then_up_when_the_controller_handles_
     name = gateway_name(gateway)
     inbound_sim.set_gateway(name, True)    # sofia starts every gateway up, silently
     inbound_sim.set_gateway(name, False)   # OPTIONS ping failed: sofia::gateway_state DOWN
-    _wait_until(lambda: len(_gateway_events(owner_conn, gateway)) == 1)
+    eventually(lambda: len(_gateway_events(owner_conn, gateway)) == 1, what="the gateway's down event")
     inbound_sim.set_gateway(name, True)
-    _wait_until(lambda: len(_gateway_events(owner_conn, gateway)) == 2)
+    eventually(lambda: len(_gateway_events(owner_conn, gateway)) == 2, what="the gateway's up event")
 
     (down_key, down), (up_key, up) = _gateway_events(owner_conn, gateway)
     assert (down_key, up_key) == ("system.gateway.down", "system.gateway.up")
