@@ -51,6 +51,7 @@ SILENCE_DBFS = -60.0     # a frame quieter than this is silence (G.711 idle nois
 FRAME_SECONDS = 0.02
 START_SECONDS = 15       # baresip answers ctrl_tcp within ~0.2 s; a loaded machine is slower
 RTP_PORTS_PER_PHONE = 20
+REGISTER_SECONDS = 300   # docs/agents.md's regint
 
 
 def baresip_available() -> str | None:
@@ -146,9 +147,10 @@ def _dbfs(total_square: float, count: int) -> float:
     return 20 * math.log10(math.sqrt(total_square / count) / 32768)
 
 
-def measure_wav(path: Path, channel: int | None = None) -> AudioFigures:
+def measure_wav(path: Path, channel: int | None = None, start: float = 0.0) -> AudioFigures:
     """Length, RMS and non-silent time of a 16-bit WAV (one ``channel`` of a stereo file, or
-    all channels mixed as one stream of samples when None)."""
+    all channels mixed as one stream of samples when None), from ``start`` seconds on (e.g.
+    what a caller heard once an agent answered)."""
     with wave.open(str(path), "rb") as wav:
         if wav.getsampwidth() != 2:
             raise ValueError(f"{path}: {wav.getsampwidth() * 8}-bit samples, expected 16")
@@ -157,6 +159,7 @@ def measure_wav(path: Path, channel: int | None = None) -> AudioFigures:
     if channel is not None:
         samples = samples[channel::channels]
         channels = 1
+    samples = samples[int(start * rate) * channels:]
     frame = int(rate * FRAME_SECONDS) * channels
     active = 0
     last = 0.0
@@ -198,10 +201,11 @@ class BaresipAccount:
         return cls(sip_username, sip_domain, sip_password, f"sip:127.0.0.1:{agent_port}", True)
 
     def line(self) -> str:
+        """The line docs/agents.md shows (baresip takes the AOR's user as the digest user)."""
         params = [f"answermode={self.answer}", f"audio_codecs={self.codecs}",
-                  f"regint={3600 if self.register else 0}"]
+                  f"regint={REGISTER_SECONDS if self.register else 0}"]
         if self.password:
-            params += [f"auth_user={self.user}", f"auth_pass={self.password}"]
+            params.append(f"auth_pass={self.password}")
         if self.outbound:
             params.append(f'outbound="{self.outbound}"')
         return f"<sip:{self.user}@{self.domain}>;" + ";".join(params)
@@ -359,8 +363,15 @@ class Baresip:
                 time.sleep(gap_seconds)
             self.command("sndcode", digit)
 
-    def wait_registered(self, timeout: float = 20.0) -> dict:
-        return self.wait_event("REGISTER_OK", timeout)
+    def registered(self) -> bool:
+        """baresip's ``reginfo`` shows the account ``OK`` (its REGISTER got a 200). Asked, not
+        taken from REGISTER_OK: that event often fires before the control connection exists."""
+        data = self.command("reginfo")["data"]
+        return any(self.account.user in line and "OK" in line for line in data.splitlines())
+
+    def wait_registered(self, timeout: float = 20.0) -> None:
+        eventually(self.registered, timeout=timeout,
+                   what=f"baresip {self.name} registered ({self.account.user}@{self.account.domain})")
 
     def wait_established(self, timeout: float = 20.0) -> dict:
         return self.wait_event("CALL_ESTABLISHED", timeout)
