@@ -447,6 +447,18 @@ class SoftphoneFarm:
         self.phones.append(phone)
         return phone.start()
 
+    def linphonec(self, name: str, *, user: str = "15550002",
+                  source: Path | None = None) -> "Linphonec":
+        """Start a linphonec caller ``user``@127.0.0.1 whose microphone plays ``source``.
+        Skips (fails under CI=true) without Debian's linphone-cli."""
+        missing = linphonec_available()
+        if missing:
+            skip_or_fail_in_ci(missing)
+        folder = self.workdir / f"{name}-{uuid.uuid4().hex[:6]}"
+        phone = Linphonec(folder, name, user, source or speech_wav(self.workdir, 60))
+        self.phones.append(phone)
+        return phone.start()
+
     def logs(self, lines: int = 80) -> list[tuple[str, str]]:
         return [(f"{phone.name} log (last {lines} lines)",
                  "\n".join(phone.log_text().splitlines()[-lines:])) for phone in self.phones]
@@ -454,3 +466,116 @@ class SoftphoneFarm:
     def stop_all(self) -> None:
         for phone in self.phones:
             phone.stop()
+
+
+# -- linphonec ----------------------------------------------------------------------------------
+
+def linphonec_available() -> str | None:
+    if shutil.which("linphonec") is None:
+        return "linphonec is not installed (scripts/install-system installs Debian's linphone-cli)"
+    return None
+
+
+class Linphonec:
+    """One headless linphonec (Debian's ``linphone-cli``, liblinphone 5.1) in ``folder``: commands
+    on its stdin, call states from its stdout. ``HOME`` is the folder, so its database
+    (``.local/share/linphone``, which must exist or the core never starts listening) and
+    history stay there. Audio is file based (``soundcard use files``): ``play`` makes a WAV the
+    microphone, ``record`` writes what was received (8 kHz mono 16-bit) when the call ends.
+
+    Config (``-c <folder>/linphonerc``): SIP on 127.0.0.1 UDP only, IPv6 off
+    (``ipv6_migration_done=1`` keeps liblinphone from turning it back on), an RTP range of its
+    own. liblinphone advertises the host's default-route IPv4 address for media (no setting
+    makes it 127.0.0.1); that address is this host, so RTP still arrives.
+    """
+
+    def __init__(self, folder: Path, name: str, user: str, source: Path) -> None:
+        self.folder = folder
+        self.name = name
+        self.user = user
+        self.source = source
+        self.sip_port = free_port()
+        self.rtp_ports = _free_rtp_ports()
+        self.proc: subprocess.Popen | None = None
+        self.received = folder / "received.wav"
+
+    @property
+    def out_file(self) -> Path:
+        return self.folder / "linphonec.out"
+
+    @property
+    def log_file(self) -> Path:
+        return self.folder / "linphonec.log"
+
+    def write_config(self) -> Path:
+        (self.folder / ".local" / "share" / "linphone").mkdir(parents=True, exist_ok=True)
+        rc = self.folder / "linphonerc"
+        rc.write_text("\n".join([
+            "[sip]", f"sip_port={self.sip_port}", "sip_tcp_port=0", "sip_tls_port=0",
+            "use_ipv6=0", "ipv6_migration_done=1", "bind_address=127.0.0.1",
+            f"contact=sip:{self.user}@127.0.0.1",
+            "[rtp]", f"audio_rtp_port={self.rtp_ports[0]}-{self.rtp_ports[1]}",
+            "[sound]", "echocancellation=0", ""]))
+        return rc
+
+    def start(self) -> "Linphonec":
+        rc = self.write_config()
+        out = self.out_file.open("wb")
+        # stdbuf: linphonec's stdout is a file here, which stdio would flush only at exit
+        self.proc = subprocess.Popen(
+            ["stdbuf", "-oL", "linphonec", "-c", str(rc), "-d", "4", "-l", str(self.log_file)],
+            stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT, cwd=str(self.folder),
+            env={"HOME": str(self.folder), "PATH": "/usr/bin:/bin"})
+        out.close()
+        eventually(lambda: "linphonec>" in self.output(), timeout=START_SECONDS,
+                   what=f"linphonec {self.name} prompt")
+        self.command("soundcard use files")
+        self.command(f"play {self.source}")
+        self.command(f"record {self.received}")
+        return self
+
+    def command(self, line: str) -> None:
+        assert self.proc is not None and self.proc.stdin is not None, "linphonec not started"
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def output(self) -> str:
+        return self.out_file.read_text(errors="replace") if self.out_file.exists() else ""
+
+    def dial(self, uri: str) -> None:
+        self.command(f"call {uri}")
+
+    def hangup(self) -> None:
+        self.command("terminate")
+
+    def wait_connected(self, timeout: float = 20.0) -> None:
+        eventually(lambda: " connected." in self.output(), timeout=timeout,
+                   what=f"linphonec {self.name} call connected:\n{self.output()[-800:]}")
+
+    def wait_ended(self, timeout: float = 30.0) -> None:
+        """The call ended (``Call N ... ended``): the received WAV is complete once it has."""
+        eventually(lambda: " ended" in self.output() or " error." in self.output(),
+                   timeout=timeout, what=f"linphonec {self.name} call ended:\n{self.output()[-800:]}")
+
+    def received_wav(self) -> Path:
+        assert self.received.exists(), f"linphonec {self.name} recorded nothing"
+        return self.received
+
+    def log_text(self) -> str:
+        log = self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
+        return self.output() + "\n" + log
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            try:
+                self.command("quit")
+                self.proc.stdin.close()
+            except (OSError, ValueError):
+                pass
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()

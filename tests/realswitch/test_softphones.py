@@ -105,3 +105,21 @@ def test_baresip_caller_rfc2833_digits_reach_gather(tenant, real_switch, softpho
     caller.wait_closed()  # the action hook's hangup
     request = eventually(lambda: hook_server.requests, timeout=10, what="the gather's actionHook")[0]
     assert json.loads(request.body)["digits"] == "42"
+
+
+def test_linphonec_trunk_caller_hears_the_whole_spoken_sentence(tenant, real_switch, softphones):
+    number = tenant.number_for([{"verb": "say", "text": SENTENCE}, {"verb": "hangup"}])
+    caller = softphones.linphonec("linphone-caller")
+    caller.dial(f"sip:{number}@127.0.0.1:{real_switch.ports.sip}")
+    caller.wait_connected()
+    caller.wait_ended(timeout=40)  # the application hangs up after the sentence
+    record = tenant.wait_record(number)[0]
+    heard = eventually(lambda: measure_wav(caller.received_wav()), timeout=5,
+                       what="linphonec's recording closed")
+    print(f"linphonec caller heard {heard} of a {record['talk_ms']} ms call")
+    assert record["status"] == "completed"
+    assert heard.rms_dbfs > SPEECH_DBFS, heard
+    assert abs(heard.seconds - record["talk_ms"] / 1000) <= LENGTH_TOLERANCE_SECONDS, (
+        heard, record["talk_ms"])
+    assert heard.active_seconds >= 0.7 * heard.seconds, heard
+    assert heard.last_active_second >= heard.seconds - 1.0, heard
