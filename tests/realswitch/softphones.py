@@ -545,6 +545,18 @@ class Linphonec:
     def dial(self, uri: str) -> None:
         self.command(f"call {uri}")
 
+    def register(self, identity: str, proxy: str, password: str) -> None:
+        """docs/agents.md's ``register <identity> <proxy> <password>``."""
+        self.command(f"register {identity} {proxy} {password}")
+
+    def wait_registered(self, timeout: float = 20.0) -> None:
+        """liblinphone logged the account ``LinphoneRegistrationOk`` (linphonec itself prints
+        nothing about it without ``-S``)."""
+        def registered() -> bool:
+            log = self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
+            return "to [LinphoneRegistrationOk]" in log
+        eventually(registered, timeout=timeout, what=f"linphonec {self.name} registered")
+
     def hangup(self) -> None:
         self.command("terminate")
 

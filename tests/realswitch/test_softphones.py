@@ -123,3 +123,14 @@ def test_linphonec_trunk_caller_hears_the_whole_spoken_sentence(tenant, real_swi
         heard, record["talk_ms"])
     assert heard.active_seconds >= 0.7 * heard.seconds, heard
     assert heard.last_active_second >= heard.seconds - 1.0, heard
+
+
+def test_linphonec_registers_as_an_agent_with_the_register_command_docs_show(
+        tenant, real_switch, softphones):
+    _queue_, agent = _queue(tenant, real_switch)
+    phone = softphones.linphonec("linphone-agent", user=agent.sip_username)
+    phone.register(f"sip:{agent.sip_username}@{agent.domain}",
+                   f"sip:127.0.0.1:{real_switch.ports.agent_sip}", agent.sip_password)
+    phone.wait_registered()
+    eventually(lambda: sip_agents.presence().is_registered(agent.domain, agent.sip_username),
+               timeout=10, what="the product tracks the linphonec registration")
