@@ -24,6 +24,7 @@ from tests.realswitch.outbound import CarrierFarm
 from tests.realswitch.product import Product
 from tests.realswitch.provision import Tenant, create_tenant_with_trunk
 from tests.realswitch.sipp import Sipp
+from tests.realswitch.softphones import SoftphoneFarm
 
 ESL_PASSWORD = "realswitch-esl-secret"
 
@@ -61,6 +62,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     for process in product.processes:
         report.sections.append((f"{process.name} log (last 80 lines)", process.log_tail(80)))
     report.sections.append(("FreeSWITCH log (last 80 lines)", product.switch.log_tail(80)))
+    phones = item.funcargs.get("softphones")
+    if phones is not None:
+        report.sections.extend(phones.logs(80))
 
 
 @pytest.fixture(scope="package")
@@ -118,6 +122,15 @@ def routing_tenant(product: Product, owner_engine) -> Tenant:
 def carriers(sipp: Sipp, realswitch_workdir: Path) -> Iterator[CarrierFarm]:
     """sipp carriers on loopback ports, stopped when the test ends."""
     farm = CarrierFarm(sipp, realswitch_workdir / "carriers")
+    yield farm
+    farm.stop_all()
+
+
+@pytest.fixture
+def softphones(realswitch_workdir: Path) -> Iterator[SoftphoneFarm]:
+    """Real softphones (softphones.py: baresip, linphonec) in their own folders, stopped when the
+    test ends; a failed test's report carries their logs."""
+    farm = SoftphoneFarm(realswitch_workdir / "softphones")
     yield farm
     farm.stop_all()
 
