@@ -56,6 +56,18 @@ def test_given_shipped_config_then_trunk_profile_matches_the_spec(conf_copy):
     assert params["rtp-secure-media"] == "forbidden"  # plain RTP/AVP on trunks
 
 
+def test_given_shipped_config_then_every_leg_sends_its_own_rtp_clock_and_agents_send_no_comfort_noise(conf_copy):
+    """A browser agent's RTP timestamps copied into a trunk caller's stream made baresip drop
+    the agent's audio; a browser's comfort-noise silences reached the caller as no packets
+    (issue 27 item 2, docs/agents.md; end to end in tests/realswitch/test_browser_agent_trunk_audio.py)."""
+    doc = validate(*conf_copy, CODE).document
+    profiles = {p.get("name"): {x.get("name"): x.get("value") for x in p.find("settings").iter("param")}
+                for p in doc.findall(".//configuration[@name='sofia.conf']/profiles/profile")}
+    assert profiles["external"]["rtp-rewrite-timestamps"] == "true"
+    assert profiles["internal"]["rtp-rewrite-timestamps"] == "true"
+    assert profiles["internal"]["suppress-cng"] == "true"
+
+
 def test_given_shipped_config_then_bridged_legs_offer_every_trunk_codec_so_calls_transcode(conf_copy):
     """Without it a bridged leg offers only the caller's codec (PCMA caller → PCMU carrier:
     INCOMPATIBLE_DESTINATION on the real switch); proven end to end in tests/realswitch."""

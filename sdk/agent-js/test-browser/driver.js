@@ -11,7 +11,9 @@
  *   stdin commands (one JSON per line) and their answers:
  *     {"cmd":"take"}    → waits for the offer, clicks Accept, waits for `connected`:
  *                         {"event":"connected","offerId","offerToConnectedMs"}
- *     {"cmd":"stats"}   → {"event":"stats","inbound":{packetsReceived,bytesReceived,audioLevel},
+ *     {"cmd":"stats"}   → {"event":"stats","inbound":{packetsReceived,bytesReceived,audioLevel,
+ *                          totalAudioEnergy,totalSamplesDuration (the RMS level of what the browser
+ *                          played over an interval is sqrt(Δenergy / Δduration))},
  *                          "outbound":{packetsSent,bytesSent},"dtls":"connected","srtp":"..."}
  *     {"cmd":"hold"} / {"cmd":"unhold"} → clicks Hold / Resume, waits for the `media` state
  *                         `held` / `connected`: {"event":"media","state"}
@@ -105,7 +107,10 @@ export function stats(page) {
     const report = await pc.getStats();
     const out = { inbound: null, outbound: null, dtls: null, srtp: null, codec: null };
     report.forEach((s) => {
-      if (s.type === 'inbound-rtp' && s.kind === 'audio') out.inbound = { packetsReceived: s.packetsReceived, bytesReceived: s.bytesReceived, audioLevel: s.audioLevel ?? null, codecId: s.codecId };
+      if (s.type === 'inbound-rtp' && s.kind === 'audio') {
+        out.inbound = { packetsReceived: s.packetsReceived, bytesReceived: s.bytesReceived, audioLevel: s.audioLevel ?? null,
+          totalAudioEnergy: s.totalAudioEnergy ?? null, totalSamplesDuration: s.totalSamplesDuration ?? null, codecId: s.codecId };
+      }
       if (s.type === 'outbound-rtp' && s.kind === 'audio') out.outbound = { packetsSent: s.packetsSent, bytesSent: s.bytesSent };
       if (s.type === 'transport') { out.dtls = s.dtlsState; out.srtp = s.srtpCipher || null; }
     });
