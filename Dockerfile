@@ -4,8 +4,8 @@
 FROM python:3.11.7-slim-bookworm
 
 RUN useradd --system --uid 10001 --home /var/lib/sbc sbc \
- && mkdir -p /var/lib/sbc/fs-generated /var/spool/fs/rec \
- && chown -R sbc:sbc /var/lib/sbc /var/spool/fs/rec
+ && mkdir -p /var/lib/sbc/fs-generated /var/spool/fs/rec /var/spool/fs/moh \
+ && chown -R sbc:sbc /var/lib/sbc /var/spool/fs/rec /var/spool/fs/moh
 
 WORKDIR /opt/sbc-app
 # The package is installed in place (editable) so app/db/migrate.py finds migrations/ and

@@ -16,6 +16,7 @@ Keys (value is JSON; a missing key uses the default):
 | webhook.vendor | str (WebSocket subprotocol audio.<vendor>.org) | "saas-sbc" |
 | webhook.first_reply_deadline_seconds | int (all attempts of a call's first hook request) | 8 (limits.WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS) |
 | recording.dir | str | "/var/spool/fs/rec" |
+| moh.dir | str (hold music files, shared with FreeSWITCH: app/media/moh.py) | "/var/spool/fs/moh" |
 | limiter.slot_ttl_seconds | int | 90 (limits.LIMITER_SLOT_TTL_SECONDS) |
 | limiter.refresh_seconds | int | 30 (limits.LIMITER_REFRESH_SECONDS) |
 | heartbeat.interval_seconds | int | 30 (limits.SERVICE_HEARTBEAT_SECONDS) |
@@ -104,6 +105,7 @@ DEFAULTS: dict[str, tuple[Any, Callable[[Any], bool]]] = {
     "webhook.first_reply_deadline_seconds": (limits.WEBHOOK_FIRST_REPLY_DEADLINE_SECONDS,
                                              lambda v: _is_int(v) and 0 < v <= 60),
     "recording.dir": ("/var/spool/fs/rec", lambda v: isinstance(v, str) and v.startswith("/")),
+    "moh.dir": ("/var/spool/fs/moh", lambda v: isinstance(v, str) and v.startswith("/")),
     "limiter.slot_ttl_seconds": (limits.LIMITER_SLOT_TTL_SECONDS, lambda v: _is_int(v) and v > 0),
     "limiter.refresh_seconds": (limits.LIMITER_REFRESH_SECONDS, lambda v: _is_int(v) and v > 0),
     "heartbeat.interval_seconds": (limits.SERVICE_HEARTBEAT_SECONDS, lambda v: _is_int(v) and v > 0),
@@ -207,6 +209,10 @@ class RuntimeConfig:
     @property
     def recording_dir(self) -> str:
         return self.get("recording.dir")
+
+    @property
+    def moh_dir(self) -> str:
+        return self.get("moh.dir")
 
     @property
     def limiter_slot_ttl_seconds(self) -> int:

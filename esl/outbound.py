@@ -213,6 +213,24 @@ class OutboundConnection(EslConnection):
         finally:
             self._executes.pop(app_uuid, None)
 
+    def poll_execute(self, app_uuid: str, timeout: float) -> Optional[Event]:
+        """Wait up to ``timeout`` seconds for the completion of an app started with
+        :meth:`execute_async`: its CHANNEL_EXECUTE_COMPLETE, or None while it still runs (it
+        can be polled again, unlike :meth:`wait_execute` after a timeout). A long-running app
+        (hold music) is watched this way while the caller of it does other work in between."""
+        wait = self._executes.get(app_uuid)
+        if wait is None:
+            raise EslError(f"no execute pending with Application-UUID {app_uuid}")
+        try:
+            event = wait.result.get(timeout=timeout)
+        except gevent.Timeout:
+            return None
+        except BaseException:
+            self._executes.pop(app_uuid, None)
+            raise
+        self._executes.pop(app_uuid, None)
+        return event
+
     def set_var(self, name: str, value: str, timeout: Optional[float] = None) -> None:
         """Set a channel variable at once (``uuid_setvar``: no app queue round trip)."""
         if "\n" in value or " " in name:

@@ -1,9 +1,10 @@
 """queue → the caller waits on music on hold with position announcements.
 
-Each round: ``speak flite|<voice>|You are caller number N`` (when announcePosition), then
-``set playback_timeout_sec=<whole seconds>`` + ``playback local_stream://<moh>`` so the hold
-music returns after the interval, and a ``sleep`` for what is left to the millisecond. The
-maximum wait is one deadline from the moment the caller joins: announcements count (they
+The hold music is one ``playback`` of the queue's music (``ctx.hold_music(moh)``: the shipped
+default, the account's uploaded file, or ``local_stream://<moh>``) that runs for the whole wait
+(app/verbs/hold_music.py: no silence between rounds); the verb does its rounds while it plays
+and stops it only for a position announcement (``speak flite|<voice>|You are caller number N``,
+the music sent again the moment it completes), an offer or the end of the wait. The maximum wait is one deadline from the moment the caller joins: announcements count (they
 take ~1.6 s each with flite; not counting them made a 12 s wait last 16.8 s on the real
 switch), no announcement starts within ANNOUNCEMENT_ALLOWANCE_SECONDS of the deadline, and
 each hold is cut to what remains. When the deadline is reached: POST ``timeoutHook`` and run
@@ -37,6 +38,7 @@ from app.verbs import tts
 from app.verbs.base import Verb, VerbOutcome, VerbSchema
 from app.verbs.context import VerbContext
 from app.verbs.fields import HookUrl, StrictBoolean, StrictInteger, Text
+from app.verbs.hold_music import HoldMusic
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +51,6 @@ MOH_PATTERN = r"^[A-Za-z0-9_.\-/]{1,64}$"
 # No position announcement starts closer than this to the maximum wait: flite says "You are
 # caller number N" in ~1.6 s (measured on FreeSWITCH 1.10.12), so one started earlier ends in time.
 ANNOUNCEMENT_ALLOWANCE_SECONDS = 3.0
-# switch_ivr_play_file honours playback_timeout_sec only above 1.
-PLAYBACK_TIMEOUT_MIN_SECONDS = 2
 # A waiting caller re-reads its queue's members this often: agents added to the queue (or
 # given SIP credentials) while it waits are offered it too.
 QUEUE_MEMBERS_REFRESH_SECONDS = 30
@@ -68,7 +68,8 @@ class QueueSchema(VerbSchema):
     name = Text(required=True, pattern=QUEUE_NAME_PATTERN,
                 pattern_message="1-64 letters, digits, spaces, '_', '.', '-'.")
     moh = Text(load_default="default", pattern=MOH_PATTERN,
-               pattern_message="A local_stream name: letters, digits, '_', '.', '-', '/'.")
+               pattern_message="'default', an uploaded hold music name or a local_stream name: "
+                               "letters, digits, '_', '.', '-', '/'.")
     timeout = StrictInteger(load_default=limits.QUEUE_DEFAULT_MAX_WAIT_SECONDS,
                             validate=validate.Range(min=1, max=limits.QUEUE_MAX_WAIT_SECONDS))
     timeoutHook = HookUrl()
@@ -155,6 +156,9 @@ class Queue(Verb):
             ctx.queue_id = config.id
             ctx.interaction.short_abandon_seconds = config.short_abandon_seconds  # the summary's too
         p = self._settings(config)
+        music = HoldMusic(ctx, ctx.hold_music(p["moh"]))
+        if not p["announcePosition"]:  # the music first: the bookkeeping below runs while it plays
+            music.start()  # (with announcements it is queued behind the first one)
         presence = contact.presence if contact is not None else Presence(ctx.redis, ctx.redis_key_prefix)
         stats = QueueStats(presence.redis, presence.prefix)
         score = presence.join(ctx.account_id, p["name"], ctx.call_id, priority=p["priority"])
@@ -165,12 +169,10 @@ class Queue(Verb):
         ctx.publish("queue.caller.enqueued", self._event(
             ctx, position=presence.position(ctx.account_id, p["name"], ctx.call_id)))
         voice = tts.resolve_voice(ctx, None)
-        timeout_set = False
         joined = config_loaded = time.monotonic()
         deadline = joined + p["timeout"]
         next_announcement = joined
         outcome: Optional[VerbOutcome] = None
-        media_started = False  # a media application answers the caller (the session's lazy answer)
         reason = "hangup"
         try:
             while (remaining := deadline - time.monotonic()) > _DEADLINE_SLACK_SECONDS:
@@ -179,9 +181,8 @@ class Queue(Verb):
                         config, config_loaded = contact.refreshed(ctx.account_id, config), time.monotonic()
                     offered = contact.claim_agents(ctx.account_id, config, ctx.call_id, ctx.switch_id)
                     if offered:
-                        if not media_started:  # not left ringing through the offer: answered,
-                            ctx.ensure_answered()  # it hears the hold music (transfer_ringback)
-                            media_started = True
+                        music.stop()  # the offer's transfer_ringback plays it meanwhile
+                        ctx.ensure_answered()  # not left ringing through the offer
                         outcome = self._offer(ctx, contact, config, offered, p, joined, stats)
                         if outcome is not None:
                             reason = "answered"
@@ -194,8 +195,7 @@ class Queue(Verb):
                     if position is not None:
                         ewt = None if config is None else stats.estimated_wait_seconds(
                             ctx.account_id, p["name"], position, _serving(presence, config))
-                        ctx.execute("speak", tts.speak_arg(voice, position_text(position, ewt)))
-                        media_started = True
+                        music.start(after=("speak", tts.speak_arg(voice, position_text(position, ewt))))
                     next_announcement = time.monotonic() + p["announceInterval"]
                 remaining = deadline - time.monotonic()
                 if remaining <= _DEADLINE_SLACK_SECONDS:
@@ -206,10 +206,10 @@ class Queue(Verb):
                     chunk = min(chunk, until_announcement)
                 if config is not None:
                     chunk = min(chunk, limits.QUEUE_CLAIM_INTERVAL_SECONDS)
-                timeout_set = self._hold(ctx, chunk) or timeout_set
-                media_started = True
+                music.play_for(chunk)
             if outcome is None:  # the loop ended at the deadline
                 reason = "timeout"
+                music.stop()
         finally:
             if reason == "hangup" and ctx.agent_id is not None:  # hung up talking to the agent
                 reason = "answered"
@@ -226,8 +226,6 @@ class Queue(Verb):
                 ctx.publish("queue.caller.dequeued", self._event(ctx, waitedSeconds=waited, reason=reason))
         if outcome is not None:
             return outcome
-        if timeout_set:  # left set, it would cut every later playback of this call short
-            ctx.set_var("playback_timeout_sec", "")
         hook = p.get("timeoutHook")
         if hook:
             return VerbOutcome.replace(ctx.fetch_instructions(hook, {"queue": p["name"], "queueResult": "timeout"}))
@@ -277,8 +275,7 @@ class Queue(Verb):
         ctx.on_event("CHANNEL_BRIDGE", on_bridge)
         ctx.set_var("continue_on_fail", "true")
         ctx.set_var("hangup_after_bridge", "true")
-        ctx.set_var("transfer_ringback", f"local_stream://{p['moh']}")
-        ctx.set_var("playback_timeout_sec", "")
+        ctx.set_var("transfer_ringback", ctx.hold_music(p["moh"]))
         # an agent registered on another node is dialled through that node (cross-node offer)
         legs = {c.agent_id: contact.agent_leg(c, ctx.switch_id) for c, _ in offered}
         if len(offered) == 1:
@@ -362,19 +359,3 @@ class Queue(Verb):
             stats.handled(ctx.account_id, config.name, ctx.call_id, int((time.monotonic() - answered_at) * 1000))
         except Exception:  # Redis away: one sample less, the call is not affected
             log.warning("queue %s: handle time not recorded", config.name, exc_info=True)
-
-    def _hold(self, ctx: VerbContext, seconds: float) -> bool:
-        """Hold music for ``seconds``. ``playback_timeout_sec`` takes whole seconds and
-        FreeSWITCH ignores values below 2 (switch_ivr_play_file: ``tmp > 1``: with 1 the
-        endless stream never returns), so the music plays the whole seconds from 2 up and a
-        ``sleep`` (milliseconds) covers the rest — as it does when the stream ends early (a
-        missing stream returns at once). Returns whether it set ``playback_timeout_sec``."""
-        started = time.monotonic()
-        music = seconds >= PLAYBACK_TIMEOUT_MIN_SECONDS
-        if music:
-            ctx.set_var("playback_timeout_sec", str(int(seconds)))
-            ctx.execute("playback", f"local_stream://{self.params['moh']}")
-        rest = seconds - (time.monotonic() - started)
-        if rest > _DEADLINE_SLACK_SECONDS:
-            ctx.execute("sleep", str(int(rest * 1000)))
-        return music

@@ -73,6 +73,9 @@ class ChannelVerbContext:
     journey: list[str] = field(default_factory=list)       # steps in the order they ran
     hangup_reason: Optional[str] = None
     dial_carrier: Optional[tuple[uuid.UUID, uuid.UUID]] = None  # answered the last routed dial
+    # (account id, moh name) → the playback argument of its hold music (app.media.moh.MusicLibrary);
+    # None: every name is a local_stream
+    music: Optional[Callable[[str, str], str]] = None
     # the contact centre (app.contact.distribution.ContactCentre): configured queues and
     # agent delivery; None = the queue verb only holds (no agents are offered the caller)
     contact: Optional[Any] = None
@@ -105,8 +108,14 @@ class ChannelVerbContext:
     def execute(self, app: str, arg: str = "", timeout: Optional[float] = None) -> "Event":
         return self.conn.execute(app, arg, timeout=timeout)
 
-    def execute_async(self, app: str, arg: str = "") -> str:
-        return self.conn.execute_async(app, arg)
+    def execute_async(self, app: str, arg: str = "", *, event_lock: bool = False) -> str:
+        return self.conn.execute_async(app, arg, event_lock=event_lock)
+
+    def poll_execute(self, app_uuid: str, timeout: float) -> Optional["Event"]:
+        return self.conn.poll_execute(app_uuid, timeout)
+
+    def hold_music(self, moh: str) -> str:
+        return self.music(self.account_id, moh) if self.music is not None else f"local_stream://{moh}"
 
     def set_var(self, name: str, value: str) -> None:
         self.conn.set_var(name, value)

@@ -40,6 +40,7 @@ from app.events.consumer import RedisSeenIds
 from app.events.payloads import emit
 from app.events.publisher import start_publisher, stop_publisher
 from app.gc_tuning import freeze_startup_heap
+from app.media.moh import MusicLibrary
 from app.ops.children import child_ops_port
 from app.ops.collectors import QueueCollector, SwitchCollector
 from app.ops.health import Readiness, dependency_checks, freeswitch_check, routing_check
@@ -102,6 +103,7 @@ class Controller:
         self.presence = Presence(self.redis, settings.redis_key_prefix)
         self.registrations = RegistrationTracker(self.presence, publish_registration_event)
         self.services.contact = ContactCentre(self.presence)
+        self.services.music = MusicLibrary(self.config.moh_dir)  # writes the default music if missing
         self.services.first_reply_deadline = self.config.webhook_first_reply_deadline_seconds
         self.config.on_reload(lambda config: setattr(
             self.services, "first_reply_deadline", config.webhook_first_reply_deadline_seconds))

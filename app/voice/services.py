@@ -43,6 +43,7 @@ class CallServices:
     routing: Optional[RoutingCache] = None      # carrier identification from the source IP
     dialer: Optional[LcrDialer] = None          # least-cost routing for phone targets
     contact: Optional[Any] = None               # app.contact.distribution.ContactCentre (queues → agents)
+    music: Optional[Any] = None                 # app.media.moh.MusicLibrary (a queue's moh → playback)
     find_route: Callable[[str], Optional[CallRoute]] = find_inbound_route
     find_originated: Callable[[OriginatedLeg, str], Optional[CallRoute]] = find_originated_route
     events: EventWriter = field(default_factory=default_writer)

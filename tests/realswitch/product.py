@@ -38,7 +38,7 @@ def wait_for_port(port: int, timeout: float = START_TIMEOUT_SECONDS) -> bool:
 
 
 CLUSTER_KEYS = ("freeswitch.nodes", "controller.listen", "controller.advertise_host",
-                "recording.dir", "health.controller_port", "health.workers_port")
+                "recording.dir", "moh.dir", "health.controller_port", "health.workers_port")
 
 
 def unconfigure_cluster() -> None:
@@ -59,6 +59,7 @@ def configure_cluster(switch: RealSwitch) -> None:
               announce=False)
     set_value("controller.advertise_host", "127.0.0.1", announce=False)
     set_value("recording.dir", str(switch.recordings), announce=False)
+    set_value("moh.dir", str(switch.workdir / "moh"), announce=False)
     # health/metrics listeners: free ports, so runs in parallel never collide
     set_value("health.controller_port", free_port(), announce=False)
     set_value("health.workers_port", free_port(), announce=False)

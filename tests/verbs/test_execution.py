@@ -159,14 +159,13 @@ def test_given_dial_caller_id_not_owned_when_executed_then_no_bridge_and_rejecti
 def test_given_queue_with_announcements_when_wait_runs_out_then_position_moh_and_timeout_hook(
         run_on_call, hook_server, owner_conn, redis_client):
     hook_server.reply(Reply.json([{"verb": "hangup", "reason": "queue-timeout"}]))
-    scenario = Call().media("local_stream://moh", 60.0)  # endless: playback_timeout_sec ends it
+    scenario = Call().media("local_stream://moh", 60.0)  # endless: the verb breaks it at the deadline
     run = run_on_call(scenario, [{"verb": "queue", "name": "support", "moh": "moh", "timeout": 4,
                                   "announceInterval": 5, "timeoutHook": hook_server.url("/qt")}])
     assert run.error is None
-    apps = _after_answer(run)
-    assert apps[:2] == [("speak", "flite|kal|You are caller number 1"), ("playback", "local_stream://moh")]
-    assert apps[2][0] == "sleep" and 800 < int(apps[2][1]) < 1000  # 4 s - speak - 3 s of music
-    assert run.setvars() == [("playback_timeout_sec", "3"), ("playback_timeout_sec", "")]
+    # one playback for the whole wait, queued right behind the announcement: no chunks, no sleep
+    assert _after_answer(run) == [("speak", "flite|kal|You are caller number 1"), ("playback", "local_stream://moh")]
+    assert run.setvars() == [("timer_name", "soft")]  # no playback_timeout_sec left behind
     assert json.loads(hook_server.requests[0].body)["queueResult"] == "timeout"
     assert run.outcome.reason == "hangup" and run.ctx.hangup_reason == "queue-timeout"
     assert [k for k, _ in run.events(owner_conn, 2)] == ["queue.caller.enqueued", "queue.caller.dequeued"]
@@ -179,7 +178,7 @@ def test_given_queue_when_moh_stream_returns_early_then_the_rest_is_slept_not_sp
     (music, stream), (sleep, ms) = _after_answer(run)
     assert (music, stream, sleep) == ("playback", "local_stream://default", "sleep")
     assert 3_800 < int(ms) < 4_000  # the rest of the 4 s, to the millisecond
-    assert run.setvars() == [("playback_timeout_sec", "3"), ("playback_timeout_sec", "")]
+    assert run.setvars() == [("timer_name", "soft")]
     assert run.outcome.reason == "queue_timeout"
 
 

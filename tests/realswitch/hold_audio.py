@@ -1,0 +1,152 @@
+"""What a queued caller hears, measured on the real switch from the RTP it receives.
+
+``CallerEar`` is the caller's audio port: a UDP socket the caller's SDP names
+(``uac-wait-bye-listen.xml``, ``-key rtp_port``); each PCMU packet the switch sends is decoded
+and laid on the timeline at its arrival time, so a stretch with no packets is silence too (what
+the caller hears, not what the switch thinks it wrote). ``longest_silence`` finds the dead air
+between the prompt and the hold music, and ``notes_at_once`` tells the test tree's
+stepped tone (one pure tone at a time: 400, 440, 500, 520 Hz) from music (several notes).
+"""
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import numpy as np
+
+from tests.realswitch.freeswitch import free_port
+
+RATE = 8000
+FRAME_SECONDS = 0.01
+# a 10 ms frame below this RMS (of full scale) is silence: flite speech and the hold music are
+# 100 times louder, a G.711 idle channel is below it
+SILENCE_RMS = 0.003
+_RTP_HEADER = 12
+
+
+def ulaw_to_linear(codes: np.ndarray) -> np.ndarray:
+    """G.711 mu-law codes → samples in [-1, 1)."""
+    u = ~codes.astype(np.int32) & 0xFF
+    magnitude = (((u & 0x0F) << 3) + 0x84) << ((u & 0x70) >> 4)
+    return np.where(u & 0x80, 0x84 - magnitude, magnitude - 0x84) / 32768.0
+
+
+class CallerEar:
+    """A UDP port that keeps every PCMU RTP payload it receives with its arrival time."""
+
+    def __init__(self) -> None:
+        self.port = free_port(kind=socket.SOCK_DGRAM)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", self.port))
+        self.sock.settimeout(0.2)
+        self.packets: list[tuple[float, bytes]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> "CallerEar":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(2)
+        self.sock.close()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                data = self.sock.recv(2048)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            if len(data) > _RTP_HEADER and data[1] & 0x7F == 0:  # PCMU (telephone-event skipped)
+                csrc = data[0] & 0x0F
+                self.packets.append((time.monotonic(), data[_RTP_HEADER + 4 * csrc:]))
+
+    def heard(self) -> tuple[np.ndarray, int]:
+        """The caller's audio by arrival time from the first packet (gaps are silence)."""
+        if not self.packets:
+            return np.zeros(0), RATE
+        t0 = self.packets[0][0]
+        end = int((self.packets[-1][0] - t0) * RATE) + len(self.packets[-1][1])
+        audio = np.zeros(end)
+        cursor = 0
+        for at, payload in self.packets:
+            # a packet lands at its arrival time, or right after the previous one when packets
+            # came in a burst (jitter): what a jitter buffer would play
+            start = max(int((at - t0) * RATE), cursor)
+            samples = ulaw_to_linear(np.frombuffer(payload, dtype=np.uint8))
+            if start + len(samples) > len(audio):
+                audio = np.concatenate([audio, np.zeros(start + len(samples) - len(audio))])
+            audio[start:start + len(samples)] = samples
+            cursor = start + len(samples)
+        return audio, RATE
+
+
+def frame_levels(audio: np.ndarray, rate: int) -> np.ndarray:
+    size = int(rate * FRAME_SECONDS)
+    frames = audio[: len(audio) // size * size].reshape(-1, size)
+    return np.sqrt((frames ** 2).mean(axis=1))
+
+
+def longest_silence(audio: np.ndarray, rate: int, *, after: float = 0.0) -> tuple[float, float]:
+    """(start, seconds) of the longest silent stretch between the first and the last sound
+    after ``after`` seconds: the dead air between the prompt and the music."""
+    loud = frame_levels(audio, rate) >= SILENCE_RMS
+    first = int(after / FRAME_SECONDS)
+    idx = np.flatnonzero(loud[first:]) + first
+    if len(idx) < 2:
+        return (0.0, 0.0)
+    best_start, best_len, run_start = 0, 0, None
+    for i in range(idx[0], idx[-1] + 1):
+        if not loud[i]:
+            run_start = i if run_start is None else run_start
+            if i - run_start + 1 > best_len:
+                best_start, best_len = run_start, i - run_start + 1
+        else:
+            run_start = None
+    return best_start * FRAME_SECONDS, best_len * FRAME_SECONDS
+
+
+def notes_at_once(audio: np.ndarray, rate: int) -> int:
+    """How many distinct frequencies (20 Hz apart) sound at once in a stretch with at least a
+    quarter of the strongest one's amplitude: 1 for the stepped test tone, 2+ for chords."""
+    spectrum = np.abs(np.fft.rfft(audio * np.hanning(len(audio))))
+    freqs = np.fft.rfftfreq(len(audio), 1 / rate)
+    strongest = spectrum.max()
+    found: list[float] = []
+    for i in np.argsort(spectrum)[::-1]:
+        if spectrum[i] < strongest / 4:
+            break
+        if all(abs(freqs[i] - f) > 20 for f in found):
+            found.append(float(freqs[i]))
+    return len(found)
+
+
+def timeline(audio: np.ndarray, rate: int) -> list[tuple[float, float, bool]]:
+    """(start, seconds, loud) runs: what the caller heard, for failure messages."""
+    loud = frame_levels(audio, rate) >= SILENCE_RMS
+    runs: list[tuple[float, float, bool]] = []
+    start = 0
+    for i in range(1, len(loud) + 1):
+        if i == len(loud) or loud[i] != loud[start]:
+            runs.append((round(start * FRAME_SECONDS, 2), round((i - start) * FRAME_SECONDS, 2), bool(loud[start])))
+            start = i
+    return runs
+
+
+MUSIC_MIN_SECONDS = 2.0  # the first sound this long without a break is the music
+
+
+def music_gaps(audio: np.ndarray, rate: int) -> tuple[float, float, float]:
+    """(silence before the music, the music's start, the longest silence after it started):
+    the dead air after the last prompt, and breaks in the music (0 when none)."""
+    runs = timeline(audio, rate)
+    for i, (start, seconds, loud) in enumerate(runs):
+        if loud and seconds >= MUSIC_MIN_SECONDS:
+            before = runs[i - 1][1] if i > 0 and not runs[i - 1][2] else 0.0
+            inner = [s for _, s, is_loud in runs[i + 1:-1] if not is_loud]  # the end: the hang-up
+            return before, start, max(inner, default=0.0)
+    raise AssertionError(f"no music heard: {runs}")
