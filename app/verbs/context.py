@@ -53,10 +53,8 @@ class VerbContext(Protocol):
         Raises esl.errors.ChannelHungUp when the caller hangs up first; verbs let it propagate.
         """
 
-    def execute_async(self, app: str, arg: str = "", *, event_lock: bool = False) -> str:
-        """sendmsg execute without waiting; returns the Application-UUID. ``event_lock``: the
-        switch runs the apps queued after this one only when it has completed (without it, an
-        app queued behind a running ``speak`` or ``playback`` runs nested inside it at once)."""
+    def execute_async(self, app: str, arg: str = "") -> str:
+        """sendmsg execute without waiting; returns the Application-UUID."""
 
     def poll_execute(self, app_uuid: str, timeout: float) -> Optional["Event"]:
         """Wait up to ``timeout`` s for an ``execute_async`` app's CHANNEL_EXECUTE_COMPLETE;

@@ -108,8 +108,8 @@ class ChannelVerbContext:
     def execute(self, app: str, arg: str = "", timeout: Optional[float] = None) -> "Event":
         return self.conn.execute(app, arg, timeout=timeout)
 
-    def execute_async(self, app: str, arg: str = "", *, event_lock: bool = False) -> str:
-        return self.conn.execute_async(app, arg, event_lock=event_lock)
+    def execute_async(self, app: str, arg: str = "") -> str:
+        return self.conn.execute_async(app, arg)
 
     def poll_execute(self, app_uuid: str, timeout: float) -> Optional["Event"]:
         return self.conn.poll_execute(app_uuid, timeout)

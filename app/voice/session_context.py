@@ -44,10 +44,10 @@ class SessionVerbContext(ChannelVerbContext):
             self.ensure_answered()
         return super().execute(app, arg, timeout)
 
-    def execute_async(self, app: str, arg: str = "", *, event_lock: bool = False) -> str:
+    def execute_async(self, app: str, arg: str = "") -> str:
         if app not in NO_ANSWER_NEEDED:
             self.ensure_answered()
-        return super().execute_async(app, arg, event_lock=event_lock)
+        return super().execute_async(app, arg)
 
     def api(self, cmd: str) -> str:
         if cmd.startswith(MEDIA_API_PREFIXES):
