@@ -13,7 +13,7 @@ import uuid
 from tests.plugins.eventually import eventually
 from tests.plugins.webhook_server import Reply
 from tests.realswitch import agents as sip_agents
-from tests.realswitch.softphones import BaresipAccount, measure_wav, tone_wav
+from tests.realswitch.softphones import AudioFigures, BaresipAccount, measure_wav, tone_wav
 
 SENTENCE = ("Thank you for calling. This sentence is spoken by the switch so that a real "
             "softphone can prove it heard the whole of it, from the first word to the last.")
@@ -23,15 +23,9 @@ AGENT_TONE_DBFS = -12.0      # the agent phone's microphone: a 440 Hz sine at a 
 BRIDGED_TALK_SECONDS = 5.0
 
 
-def test_baresip_trunk_caller_hears_the_whole_spoken_sentence(tenant, real_switch, softphones):
-    number = tenant.number_for([{"verb": "say", "text": SENTENCE}, {"verb": "hangup"}])
-    caller = softphones.baresip("trunk-caller")
-    caller.dial(f"sip:{number}@127.0.0.1:{real_switch.ports.sip}")
-    caller.wait_established()
-    caller.wait_closed(timeout=40)  # the application hangs up after the sentence
-    record = tenant.wait_record(number)[0]
-    heard = measure_wav(caller.received_wav())
-    print(f"baresip caller heard {heard} of a {record['talk_ms']} ms call")
+def _assert_heard_the_whole_sentence(phone: str, heard: AudioFigures, record: dict) -> None:
+    """The caller heard SENTENCE at speech level for as long as the completed call lasted."""
+    print(f"{phone} caller heard {heard} of a {record['talk_ms']} ms call")
     assert record["status"] == "completed"
     assert heard.rms_dbfs > SPEECH_DBFS, heard
     assert abs(heard.seconds - record["talk_ms"] / 1000) <= LENGTH_TOLERANCE_SECONDS, (
@@ -39,6 +33,16 @@ def test_baresip_trunk_caller_hears_the_whole_spoken_sentence(tenant, real_switc
     # the sentence fills the call: speech (not silence) for most of it, up to its end
     assert heard.active_seconds >= 0.7 * heard.seconds, heard
     assert heard.last_active_second >= heard.seconds - 1.0, heard
+
+
+def test_baresip_trunk_caller_hears_the_whole_spoken_sentence(tenant, real_switch, softphones):
+    number = tenant.number_for([{"verb": "say", "text": SENTENCE}, {"verb": "hangup"}])
+    caller = softphones.baresip("trunk-caller")
+    caller.dial(f"sip:{number}@127.0.0.1:{real_switch.ports.sip}")
+    caller.wait_established()
+    caller.wait_closed(timeout=40)  # the application hangs up after the sentence
+    record = tenant.wait_record(number)[0]
+    _assert_heard_the_whole_sentence("baresip", measure_wav(caller.received_wav()), record)
 
 
 def _queue(tenant, real_switch):
@@ -116,13 +120,7 @@ def test_linphonec_trunk_caller_hears_the_whole_spoken_sentence(tenant, real_swi
     record = tenant.wait_record(number)[0]
     heard = eventually(lambda: measure_wav(caller.received_wav()), timeout=5,
                        what="linphonec's recording closed")
-    print(f"linphonec caller heard {heard} of a {record['talk_ms']} ms call")
-    assert record["status"] == "completed"
-    assert heard.rms_dbfs > SPEECH_DBFS, heard
-    assert abs(heard.seconds - record["talk_ms"] / 1000) <= LENGTH_TOLERANCE_SECONDS, (
-        heard, record["talk_ms"])
-    assert heard.active_seconds >= 0.7 * heard.seconds, heard
-    assert heard.last_active_second >= heard.seconds - 1.0, heard
+    _assert_heard_the_whole_sentence("linphonec", heard, record)
 
 
 def test_linphonec_registers_as_an_agent_with_the_register_command_docs_show(
