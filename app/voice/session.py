@@ -397,9 +397,15 @@ class CallSession:
         runner = self._runner
         if runner is None or self.conn.hung_up:
             return False
-        self.conn.api(f"uuid_break {self.call.call_id} all")
-        runner.kill(_Redirected(verbs), block=False)
+        self._redirect(runner, verbs)
         return True
+
+    def _redirect(self, runner: gevent.Greenlet, verbs: VerbList) -> None:
+        """The runner is told first, then the media stopped: ``uuid_break`` waits for the switch's
+        reply, and the broken application's completion could otherwise let the runner start
+        the next verb of the old list before it learns of the redirect."""
+        runner.kill(_Redirected(verbs), block=False)
+        self.conn.api(f"uuid_break {self.call.call_id} all")
 
     def _watch_ws_commands(self, runner: gevent.Greenlet) -> None:
         for item in self._ws.commands:
@@ -413,8 +419,7 @@ class CallSession:
                 except VerbListRejected as exc:
                     log.warning("call %s: redirect command rejected: %s", self.call.call_id, exc.errors)
                     continue
-                self.conn.api(f"uuid_break {self.call.call_id} all")  # stop the media now
-                runner.kill(_Redirected(verbs), block=False)
+                self._redirect(runner, verbs)
 
     def _fetch_first(self, url: str, method: str, body: dict[str, Any]) -> Any:
         """The caller hears nothing until this returns: bounded by ``first_reply_deadline``
