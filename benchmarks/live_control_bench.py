@@ -16,18 +16,14 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-RUN = f"bench_live_{os.getpid()}"
-os.environ.setdefault("SBC_DATABASE_URL", f"postgresql://postgres@127.0.0.1:5432/sbc_{RUN}")
-os.environ.setdefault("SBC_REDIS_KEY_PREFIX", f"sbc:{RUN}:")
-os.environ.setdefault("SBC_AMQP_URL", f"amqp://guest:guest@127.0.0.1:5672/sbc_{RUN}")
-os.environ.setdefault("SBC_JWT_SECRET", "bench-" + uuid.uuid4().hex)
+from benchmarks import private_stack  # noqa: E402  (before app: it sets the environment)
+
+RUN = private_stack.configure("live")
 
 from app.gevent_setup import patch  # noqa: E402
 
@@ -91,26 +87,8 @@ def main() -> None:
     if reason:
         print(f"skipped: {reason}")
         return
-    from app.db.migrate import ensure_database, upgrade
-    from tests.plugins.services import amqp_vhost_name, create_vhost, delete_vhost
-
-    ensure_database()
-    upgrade()
-    vhost = amqp_vhost_name()
-    create_vhost(vhost)
-    work = Path(tempfile.mkdtemp(prefix="sbc-bench-live-"))
-    try:
+    with private_stack.private_stack(RUN) as work:
         run(args.requests, work)
-    finally:
-        delete_vhost(vhost)
-        from app.db.engine import reset_engines
-        from tests.plugins.database import _maintenance  # noqa: PLC0415
-
-        reset_engines()
-        _maintenance(f'DROP DATABASE IF EXISTS "sbc_{RUN}" WITH (FORCE)')
-        import shutil
-
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -26,18 +26,14 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-RUN = f"bench_rs_{os.getpid()}"
-os.environ.setdefault("SBC_DATABASE_URL", f"postgresql://postgres@127.0.0.1:5432/sbc_{RUN}")
-os.environ.setdefault("SBC_REDIS_KEY_PREFIX", f"sbc:{RUN}:")
-os.environ.setdefault("SBC_AMQP_URL", f"amqp://guest:guest@127.0.0.1:5672/sbc_{RUN}")
-os.environ.setdefault("SBC_JWT_SECRET", "bench-" + uuid.uuid4().hex)
+from benchmarks import private_stack  # noqa: E402  (before app: it sets the environment)
+
+RUN = private_stack.configure("rs")
 os.environ.setdefault("SBC_ALLOW_LOOPBACK_WEBHOOKS", "1")
 
 from app.gevent_setup import patch  # noqa: E402
@@ -312,57 +308,45 @@ def main() -> None:
     if reason:
         print(f"skipped: {reason}")
         return
-    from app.db.migrate import ensure_database, upgrade
-    from tests.plugins.services import amqp_vhost_name, create_vhost, delete_vhost
-
-    ensure_database()
-    upgrade()
-    vhost = amqp_vhost_name()
-    create_vhost(vhost)
-    work = Path(tempfile.mkdtemp(prefix="sbc-bench-rs-"))
-    switch = BenchSwitch(freeswitch_tree(), work / "fs", SwitchPorts.pick(), "bench-esl")
-    switch.start()
-    os.environ["SBC_CONTROLLER_PROCESSES"] = str(args.controller_processes)
-    product = Product(switch, work)
-    engine = create_engine(sqlalchemy_url(os.environ["SBC_DATABASE_URL"]), poolclass=pool.NullPool)
-    try:
-        product.start()  # returns once all N controller processes are ready (their /readyz)
-        print(f"controller: {args.controller_processes} process(es) ready in "
-              f"{product.controller_ready_seconds:.1f} s", flush=True)
-        tenant = create_tenant_with_trunk(product, engine)  # each process applies both writes
-        number = tenant.number_for(PRODUCT_VERBS)
-        held_number = tenant.number_for(HELD_VERBS)
-        sipp = Sipp(switch, work / "sipp")
-        sipp.call(number, calls=5, rate=5)  # warm up both paths
-        sipp.call(STATIC_NUMBER, calls=5, rate=5)
-        pid = product.controller.pid
-        print(f"controller pid {pid}, {args.controller_processes} process(es)", flush=True)
-        print("| calls/s | static ok/failed | static p50/p95 ms | product ok/failed | "
-              "product p50/p95 ms | controller CPU ms/call | channels left |")
-        print("|---|---|---|---|---|---|---|")
-        costs = []
-        for rate in [int(r) for r in args.rates.split(",") if r]:
-            s = (run_rate(sipp, switch, engine, STATIC_NUMBER, rate, args.seconds, None)
-                 if not args.product_only else
-                 {"ok": 0, "failed": 0, "p50": float("nan"), "p95": float("nan"), "left": 0,
-                  "cpu": {}})
-            p = run_rate(sipp, switch, engine, number, rate, args.seconds, pid)
-            costs.append((rate, s["cpu"], p["cpu"]))
-            print(f"| {rate} | {s['ok']}/{s['failed']} | {s['p50']:.0f}/{s['p95']:.0f} | "
-                  f"{p['ok']}/{p['failed']} | {p['p50']:.0f}/{p['p95']:.0f} | "
-                  f"{p['cpu_ms_per_call']:.1f} | {s['left']}/{p['left']} |", flush=True)
-        _print_costs(costs)
-        if args.held:
-            held_memory(sipp, switch, (STATIC_HELD_NUMBER, held_number), args.held, pid)
-    finally:
-        product.stop()
-        switch.stop()
-        engine.dispose()
-        delete_vhost(vhost)
-        from app.db.engine import reset_engines
-        from tests.plugins.database import _maintenance  # noqa: PLC0415
-        reset_engines()
-        _maintenance(f'DROP DATABASE IF EXISTS "sbc_{RUN}" WITH (FORCE)')
+    with private_stack.private_stack(RUN) as work:
+        switch = BenchSwitch(freeswitch_tree(), work / "fs", SwitchPorts.pick(), "bench-esl")
+        switch.start()
+        os.environ["SBC_CONTROLLER_PROCESSES"] = str(args.controller_processes)
+        product = Product(switch, work)
+        engine = create_engine(sqlalchemy_url(os.environ["SBC_DATABASE_URL"]), poolclass=pool.NullPool)
+        try:
+            product.start()  # returns once all N controller processes are ready (their /readyz)
+            print(f"controller: {args.controller_processes} process(es) ready in "
+                  f"{product.controller_ready_seconds:.1f} s", flush=True)
+            tenant = create_tenant_with_trunk(product, engine)  # each process applies both writes
+            number = tenant.number_for(PRODUCT_VERBS)
+            held_number = tenant.number_for(HELD_VERBS)
+            sipp = Sipp(switch, work / "sipp")
+            sipp.call(number, calls=5, rate=5)  # warm up both paths
+            sipp.call(STATIC_NUMBER, calls=5, rate=5)
+            pid = product.controller.pid
+            print(f"controller pid {pid}, {args.controller_processes} process(es)", flush=True)
+            print("| calls/s | static ok/failed | static p50/p95 ms | product ok/failed | "
+                  "product p50/p95 ms | controller CPU ms/call | channels left |")
+            print("|---|---|---|---|---|---|---|")
+            costs = []
+            for rate in [int(r) for r in args.rates.split(",") if r]:
+                s = (run_rate(sipp, switch, engine, STATIC_NUMBER, rate, args.seconds, None)
+                     if not args.product_only else
+                     {"ok": 0, "failed": 0, "p50": float("nan"), "p95": float("nan"), "left": 0,
+                      "cpu": {}})
+                p = run_rate(sipp, switch, engine, number, rate, args.seconds, pid)
+                costs.append((rate, s["cpu"], p["cpu"]))
+                print(f"| {rate} | {s['ok']}/{s['failed']} | {s['p50']:.0f}/{s['p95']:.0f} | "
+                      f"{p['ok']}/{p['failed']} | {p['p50']:.0f}/{p['p95']:.0f} | "
+                      f"{p['cpu_ms_per_call']:.1f} | {s['left']}/{p['left']} |", flush=True)
+            _print_costs(costs)
+            if args.held:
+                held_memory(sipp, switch, (STATIC_HELD_NUMBER, held_number), args.held, pid)
+        finally:
+            product.stop()
+            switch.stop()
+            engine.dispose()
 
 
 if __name__ == "__main__":
