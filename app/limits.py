@@ -285,3 +285,10 @@ LIVE_CALL_REFRESH_SECONDS = 15.0
 LIVE_CONTROL_REPLY_SECONDS = 8.0
 LIVE_CONTROL_HANGUP_REASON_MAX = 64
 LIVE_CONTROL_WHISPER_TEXT_MAX = 1000
+
+# Uploaded hold music (PUT /api/moh/:name, app/media/moh_uploads.py): the raw body's size, the
+# decoded audio's length (at least a second; an MP3 of a few MiB can decode to hours), and files per account.
+MOH_UPLOAD_MAX_BYTES = 10 * 1024 * 1024
+MOH_UPLOAD_MAX_SECONDS = 15 * 60
+MOH_UPLOAD_MIN_SECONDS = 1  # shorter is a click on a loop, not music
+MOH_MAX_FILES_PER_ACCOUNT = 20

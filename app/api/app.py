@@ -38,6 +38,7 @@ from app.api.docs_ui import is_docs_path
 from app.api.input_guard import refuse_unusable_input
 from app.api.lcr.routes import blp as lcr_blp
 from app.api.lcr_explain import blp as lcr_explain_blp
+from app.api.moh.routes import blp as moh_blp
 from app.api.openapi import BearerErrorsPlugin
 from app.api.phone_numbers.routes import blp as phone_numbers_blp
 from app.api.queues.routes import blp as queues_blp
@@ -52,7 +53,7 @@ from app.settings import get_settings
 
 API_PREFIX = "/api/"
 OPENAPI_PATH = "/api/openapi.json"
-MAX_BODY_BYTES = 1024 * 1024  # JSON bodies only; CSV export is a download, never an upload
+MAX_BODY_BYTES = 1024 * 1024  # JSON bodies; the raw uploads (app/api/raw_uploads.py) have their own
 
 # The one list of blueprints. Keep it explicit: one entry per resource.
 BLUEPRINTS = [
@@ -74,6 +75,7 @@ BLUEPRINTS = [
     lcr_explain_blp,
     sip_targets_blp,
     queues_blp,
+    moh_blp,
     users_blp,
     agents_blp,
     campaigns_blp,

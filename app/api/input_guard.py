@@ -2,16 +2,20 @@
 the API's error shape instead of a 500 from whichever layer would trip first: query parameters
 with NUL characters (PostgreSQL text refuses them) and JSON bodies that the strict decoder
 (``app.api.json_body``) refuses — lone surrogates, NUL, nesting too deep, numbers out of range,
-NaN/Infinity, bad UTF-8 — and a body sent without ``Content-Type: application/json`` (415). Runs for every path (anonymous ``/auth/login`` included), after
-authentication on ``/api/`` paths so an anonymous caller learns nothing more."""
+NaN/Infinity, bad UTF-8 — and a body sent without ``Content-Type: application/json`` (415),
+except on the upload routes of ``app.api.raw_uploads`` with one of their content types (their
+body is left to the view, under their own size cap). Runs for every path (anonymous
+``/auth/login`` included), after authentication on ``/api/`` paths so an anonymous caller
+learns nothing more."""
 from __future__ import annotations
 
 from flask import request
 
 from app.api import json_body
+from app.api.raw_uploads import request_upload
 from app.errors import UnsupportedMediaType, ValidationFailed
 
-# Methods whose body the API reads; every body it reads is JSON (nothing is uploaded otherwise)
+# Methods whose body the API reads; every body it reads is JSON but a raw upload's
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
@@ -21,6 +25,10 @@ def refuse_unusable_input() -> None:
         if problem is not None:
             raise ValidationFailed("Query parameters must be plain text.",
                                    details={json_body.printable(name): [problem]})
+    upload = request_upload(request)
+    if upload is not None:
+        request.max_content_length = upload.max_bytes  # Flask ≥ 3.1: this request's own cap
+        return
     if request.is_json:
         raw = request.get_data(cache=True)  # over MAX_CONTENT_LENGTH: 413, chunked or not
         if raw:

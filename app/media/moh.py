@@ -23,6 +23,8 @@ from typing import Optional
 import numpy as np
 import soundfile as sf
 
+from app.media.moh_uploads import uploaded_file
+
 RATE = 8000
 CHORD_SECONDS = 4.0
 PEAK = 10 ** (-18 / 20)  # -18 dBFS: well under the prompts' level, no clipping after G.711
@@ -89,14 +91,19 @@ def ensure_default(moh_dir: str) -> Optional[Path]:
 
 
 class MusicLibrary:
-    """Where a queue's ``moh`` points: ``default`` → the shipped file (when it could be
-    written), anything else → ``local_stream://<moh>`` (streams of local_stream.conf)."""
+    """Where a queue's ``moh`` points: the name of a file the account uploaded → that file
+    (``<moh.dir>/<account>/<name>.wav``, the caller's own account only: app/media/moh_uploads.py),
+    ``default`` → the shipped file (when it could be written), anything else →
+    ``local_stream://<moh>`` (streams of local_stream.conf)."""
 
     def __init__(self, moh_dir: str) -> None:
         self.moh_dir = moh_dir
         self.default_file = ensure_default(moh_dir)
 
     def source(self, account_id: str, moh: str) -> str:
+        uploaded = uploaded_file(self.moh_dir, account_id, moh)  # looked up per wait: no stale cache
+        if uploaded is not None:
+            return str(uploaded)
         if moh == DEFAULT_NAME and self.default_file is not None:
             return str(self.default_file)
         return f"local_stream://{moh}"

@@ -10,7 +10,9 @@ from app.models.enums import QUEUE_STRATEGIES
 class QueueWriteSchema(ma.Schema):
     name = ma.fields.String(required=True, validate=validate.Length(min=1, max=255),
                             metadata={"description": "Unique in the account; the queue verb's name"})
-    moh = ma.fields.String(validate=validate.Length(min=1, max=255), metadata={"description": "Default 'default'"})
+    moh = ma.fields.String(validate=validate.Length(min=1, max=255), metadata={
+        "description": "Hold music: 'default' (the shipped music, the default), the name of the account's "
+                       "uploaded file (/api/moh), or a local_stream name"})
     max_wait_seconds = ma.fields.Integer(validate=validate.Range(min=1, max=86_400), metadata={
         "description": f"Default {limits.QUEUE_DEFAULT_MAX_WAIT_SECONDS}"})
     announce_position = ma.fields.Boolean()

@@ -1,0 +1,1 @@
+"""/api/moh — an account's uploaded hold music (license ``queue-mgmt``, like its queues)."""
