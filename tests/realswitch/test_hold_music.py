@@ -3,9 +3,12 @@
 and a queue's ``moh`` may name the account's uploaded audio file."""
 from __future__ import annotations
 
+import io
 import uuid
 
+import numpy as np
 import pytest
+import soundfile as sf
 
 from tests.realswitch.hold_audio import CallerEar, music_gaps, notes_at_once, timeline
 
@@ -36,3 +39,41 @@ def test_the_hold_music_starts_within_200_ms_of_the_prompts_end_and_never_breaks
     first = int(music_start * rate)
     seconds = [notes_at_once(audio[first + k * rate:first + (k + 1) * rate], rate) for k in range(4)]
     assert max(seconds) >= 2, seconds
+
+
+UPLOADED_HZ = 660.0
+
+
+def _tone_mp3(hz: float, seconds: float) -> bytes:
+    """An MP3 of one steady tone at 22.05 kHz: nothing like the default's chords or the test
+    tree's stepped tone, and converted by the upload (decoded, resampled, mono)."""
+    rate = 22050
+    t = np.arange(int(rate * seconds)) / rate
+    out = io.BytesIO()
+    sf.write(out, 0.3 * np.sin(2 * np.pi * hz * t), rate, format="MP3")
+    return out.getvalue()
+
+
+def test_a_queue_whose_moh_names_an_uploaded_file_plays_that_file_to_the_caller(tenant, sipp):
+    name = f"up-{uuid.uuid4().hex[:6]}"
+    stored = tenant.admin.request("PUT", f"/api/moh/{name}", data=_tone_mp3(UPLOADED_HZ, 6.0),
+                                  headers={"Content-Type": "audio/mpeg"}, expect=201)
+    assert stored["name"] == name
+    queue = tenant.admin.post("/api/queues", {"name": f"hm-{uuid.uuid4().hex[:6]}", "moh": name,
+                                              "announce_position": False})
+    number = tenant.number_for([{"verb": "say", "text": "Please hold."},
+                                {"verb": "queue", "name": queue["name"], "timeout": QUEUE_TIMEOUT_SECONDS}])
+    with CallerEar() as ear:
+        result = sipp.call(number, scenario="uac-wait-bye-listen.xml", extra=("-key", "rtp_port", str(ear.port)))
+    assert result.ok, result.errors or result.stdout[-1500:]
+    audio, rate = ear.heard()
+    dead_air, music_start, _ = music_gaps(audio, rate)
+    first = int(music_start * rate)
+    heard = []
+    for k in range(4):
+        second = audio[first + k * rate:first + (k + 1) * rate]
+        spectrum = np.abs(np.fft.rfft(second * np.hanning(len(second))))
+        heard.append(round(float(np.fft.rfftfreq(len(second), 1 / rate)[spectrum.argmax()])))
+    print(f"music from {music_start:.2f} s after {dead_air:.3f} s of dead air; dominant Hz per second {heard}")
+    assert all(abs(hz - UPLOADED_HZ) <= 5 for hz in heard), (heard, timeline(audio, rate))
+    assert dead_air <= PROMPT_TAIL_SECONDS + DEAD_AIR_MAX_SECONDS, timeline(audio, rate)
