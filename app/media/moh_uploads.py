@@ -12,21 +12,25 @@ is shared by the API and the switches, like ``recording.dir``).
 from __future__ import annotations
 
 import io
+import logging
 import os
 import re
 import tempfile
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Optional, Union
+from typing import Iterator, Optional, Union
 
 import numpy as np
 import soundfile as sf
 import soxr
 
 from app import limits
-from app.errors import Conflict, NotFound, ValidationFailed
+from app.errors import Conflict, NotFound, ServiceUnavailable, ValidationFailed
+
+log = logging.getLogger(__name__)
 
 RATE = 8000
 # An uploaded file's name: letters, digits, '_', '.', '-', not starting with '.' (no hidden or
@@ -149,6 +153,18 @@ def delete(moh_dir: str, account_id: AccountId, name: str) -> None:
     if path is None:
         raise NotFound("No hold music of that name.", code="moh_not_found")
     path.unlink(missing_ok=True)
+
+
+@contextmanager
+def storage_errors() -> Iterator[None]:
+    """A ``moh.dir`` the API cannot read or write (not mounted, full, read-only) is a 503 the
+    caller can retry, not a 500."""
+    try:
+        yield
+    except OSError as exc:
+        log.warning("hold music storage failed: %s", exc.strerror or type(exc).__name__)
+        raise ServiceUnavailable("The hold music storage is not available; try again later.",
+                                 code="moh_storage_unavailable") from None
 
 
 def _folder(moh_dir: str, account_id: AccountId, name: str) -> Path:

@@ -210,3 +210,12 @@ def test_a_queues_moh_naming_an_upload_resolves_to_the_callers_own_file_only(tmp
     assert library.source(str(mine), f"../{theirs}/jazz") == f"local_stream://../{theirs}/jazz"
     assert library.source(str(mine), "default") == str(library.default_file)
     assert library.source("not-an-account", "lobby") == "local_stream://lobby"
+
+
+def test_a_moh_dir_that_cannot_be_written_is_503_moh_storage_unavailable(api, seed, tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    set_value("moh.dir", str(blocked), announce=False)  # every path under it fails (ENOTDIR)
+    get_config().reload()
+    _, admin = admin_client(api, seed)
+    assert_error(_upload(admin, "lobby", WAV, "audio/wav"), 503, "moh_storage_unavailable")

@@ -38,7 +38,8 @@ class MohList(MethodView):
     @blp.response(200, MohListSchema)
     def get(self):
         """The account's uploaded hold music, by name."""
-        items = moh_uploads.list_music(get_config().moh_dir, current_identity().account_id)
+        with moh_uploads.storage_errors():
+            items = moh_uploads.list_music(get_config().moh_dir, current_identity().account_id)
         return {"items": [asdict(m) for m in items]}
 
 
@@ -52,6 +53,7 @@ class MohByName(MethodView):
     @blp.alt_response(409, schema=ErrorSchema, description="moh_limit_reached: "
                       f"at most {limits.MOH_MAX_FILES_PER_ACCOUNT} files per account")
     @blp.alt_response(413, schema=ErrorSchema, description="payload_too_large")
+    @blp.alt_response(503, schema=ErrorSchema, description="moh_storage_unavailable: moh.dir cannot be written")
     @blp.alt_response(415, schema=ErrorSchema, description="unsupported_media_type: not " + ", ".join(_TYPES))
     @blp.alt_response(422, schema=ErrorSchema, description=(
         "invalid_audio (does not decode as WAV or MP3, or shorter than "
@@ -67,7 +69,8 @@ class MohByName(MethodView):
         if not body:
             raise ValidationFailed("The body is empty: send the audio file.", code="invalid_audio",
                                    details={"reason": "empty"})
-        stored, created = moh_uploads.store(get_config().moh_dir, current_identity().account_id, name, body)
+        with moh_uploads.storage_errors():
+            stored, created = moh_uploads.store(get_config().moh_dir, current_identity().account_id, name, body)
         return asdict(stored), 201 if created else 200
 
     @require_license("queue-mgmt")
@@ -76,5 +79,6 @@ class MohByName(MethodView):
     @blp.alt_response(404, schema=ErrorSchema, description="moh_not_found")
     def delete(self, name: str):
         """Delete the hold music called ``name`` (queues naming it fall back to a local_stream)."""
-        moh_uploads.delete(get_config().moh_dir, current_identity().account_id, name)
+        with moh_uploads.storage_errors():
+            moh_uploads.delete(get_config().moh_dir, current_identity().account_id, name)
         return None
