@@ -30,7 +30,9 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
+from schemathesis.transport.serialization import serialize_binary
 
+from app.api.raw_uploads import RAW_UPLOADS
 from tests.plugins.api import ApiHarness, Seeder
 
 EXAMPLES_PER_OPERATION = int(os.environ.get("SBC_FUZZ_EXAMPLES", "20"))
@@ -39,6 +41,13 @@ STATS_FILE = os.environ.get("SBC_FUZZ_STATS")
 SEED = 20261122
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_schema_conformance]
+
+
+@schemathesis.serializer(*sorted({t for upload in RAW_UPLOADS for t in upload.content_types}))
+def _raw_upload_body(_ctx, value) -> bytes:
+    """The upload routes' raw bodies (app/api/raw_uploads.py), sent as the bytes generated for
+    their ``format: binary`` schema (schemathesis ships no serializer for audio types)."""
+    return serialize_binary(value)
 
 
 def _operation_labels() -> list[str]:
