@@ -53,6 +53,7 @@ SCOPE_BY_BLUEPRINT: dict[str, str] = {
     "sip_targets": "sip_targets",
     "queues": "queues",
     "callbacks": "queues",
+    "moh": "queues",
     "users": "users",
     "agents": "agents",
     "campaigns": "campaigns",
