@@ -187,11 +187,9 @@ def parse_sip_uri(text: str, *, scheme_required: bool = False) -> SipUri:
     if not isinstance(text, str) or not text.isascii() or not text.isprintable() or " " in text:
         raise InvalidSipUri("A SIP URI is printable ASCII without spaces.")
     scheme, sep, rest = text.partition(":")
-    if sep and scheme in ("sip", "sips"):
-        pass
-    elif scheme_required:
-        raise InvalidSipUri("A SIP URI starts with sip: or sips:.")
-    else:
+    if not (sep and scheme in ("sip", "sips")):
+        if scheme_required:
+            raise InvalidSipUri("A SIP URI starts with sip: or sips:.")
         scheme, rest = "sip", text
     if "?" in rest:
         raise InvalidSipUri("URI headers ('?…') are not allowed.")

@@ -28,6 +28,7 @@ on free ports; baresip also listens on TCP ``sip port + 1``, so both are picked 
 from __future__ import annotations
 
 import array
+import contextlib
 import json
 import math
 import shutil
@@ -412,10 +413,9 @@ class Baresip:
         if self.proc is None:
             return
         if self.proc.poll() is None:
-            try:
+            # a phone that no longer answers its control socket is terminated below anyway
+            with contextlib.suppress(AssertionError, OSError):
                 self.command("quit", timeout=3)
-            except (AssertionError, OSError):
-                pass
             try:
                 self.proc.wait(5)
             except subprocess.TimeoutExpired:
@@ -585,11 +585,10 @@ class Linphonec:
         if self.proc is None:
             return
         if self.proc.poll() is None:
-            try:
+            # stdin already closed or the process gone: terminated below anyway
+            with contextlib.suppress(OSError, ValueError):
                 self.command("quit")
                 self.proc.stdin.close()
-            except (OSError, ValueError):
-                pass
             try:
                 self.proc.wait(5)
             except subprocess.TimeoutExpired:
