@@ -27,6 +27,29 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def free_port_block(count: int) -> int:
+    """The first of ``count`` consecutive free loopback TCP ports, for a listener whose
+    neighbours are derived from it (``sbc controller --processes N``: child i's ops port is
+    base + 1 + i). ``free_port() + 1`` alone is often some client socket's ephemeral port
+    under a busy suite, and a child that cannot bind its listener is never ready."""
+    while True:
+        base = free_port()
+        if base + count > 65535:
+            continue
+        held = []
+        try:
+            for port in range(base, base + count):
+                probe = socket.socket()
+                held.append(probe)
+                probe.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for probe in held:
+                probe.close()
+
+
 def listening(port: int) -> bool:
     try:
         socket.create_connection(("127.0.0.1", port), timeout=0.2).close()

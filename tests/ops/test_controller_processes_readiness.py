@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.processes import cluster_config, free_port, start_sbc, stop
+from tests.faults.processes import cluster_config, free_port, free_port_block, start_sbc, stop
 from tests.plugins.eventually import eventually
 
 PROCESSES = 2
@@ -51,7 +51,7 @@ def _child_pids(parent: int) -> dict[int, int]:
 def controller_processes(inbound_sim, amqp_vhost, tmp_path):
     """``sbc controller --processes 2``: (its pid, the configured health port)."""
     host, esl_port = inbound_sim.address
-    base = free_port()
+    base = free_port_block(1 + PROCESSES)  # the supervisor's port, then one per child
     with cluster_config({"freeswitch.nodes": [{"host": host, "port": esl_port, "password": "ClueCon"}],
                          "controller.listen": {"host": "127.0.0.1", "port": free_port()},
                          "health.controller_port": base}):
@@ -65,7 +65,8 @@ def controller_processes(inbound_sim, amqp_vhost, tmp_path):
 
 def _ready(port: int):
     answer = _answer(port, "/readyz")
-    return answer if answer and answer[0] == 200 else None
+    assert answer and answer[0] == 200, answer  # eventually() reports the last answer
+    return answer
 
 
 def test_given_controller_processes_when_all_children_are_ready_then_the_commands_readyz_is_200_listing_each(

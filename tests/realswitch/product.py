@@ -17,10 +17,12 @@ from typing import Any, Iterator
 
 import requests
 
+from tests.faults.processes import free_port_block
 from tests.plugins.eventually import NotYet, eventually
 from tests.realswitch.freeswitch import RealSwitch, free_port
 
 START_TIMEOUT_SECONDS = 30.0
+HEALTH_PORT_CHILDREN = 8  # ports kept free above health.controller_port: the most --processes a run uses (benchmarks/realswitch_bench.py)
 
 
 def wait_for_port(port: int, timeout: float = START_TIMEOUT_SECONDS) -> bool:
@@ -60,8 +62,9 @@ def configure_cluster(switch: RealSwitch) -> None:
     set_value("controller.advertise_host", "127.0.0.1", announce=False)
     set_value("recording.dir", str(switch.recordings), announce=False)
     set_value("moh.dir", str(switch.workdir / "moh"), announce=False)
-    # health/metrics listeners: free ports, so runs in parallel never collide
-    set_value("health.controller_port", free_port(), announce=False)
+    # health/metrics listeners: free ports, so runs in parallel never collide; the
+    # controller's is a block (``--processes N`` children listen on base + 1 + i)
+    set_value("health.controller_port", free_port_block(1 + HEALTH_PORT_CHILDREN), announce=False)
     set_value("health.workers_port", free_port(), announce=False)
 
 
