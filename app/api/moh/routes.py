@@ -14,8 +14,8 @@ from app import limits
 from app.api.common import require_admin
 from app.api.errors import ErrorSchema
 from app.api.moh.schemas import MohListSchema, MohSchema
-from app.api.raw_uploads import MOH_UPLOAD, request_upload
 from app.api.queues import service as queue_service
+from app.api.raw_uploads import MOH_UPLOAD, request_upload
 from app.api.security import current_identity, require_license, tenant_db
 from app.config import get_config
 from app.errors import Conflict, UnsupportedMediaType, ValidationFailed
