@@ -23,6 +23,7 @@ from typing import Optional
 import numpy as np
 import soundfile as sf
 
+from app.errors import ValidationFailed
 from app.media.moh_uploads import uploaded_file
 
 RATE = 8000
@@ -30,6 +31,12 @@ CHORD_SECONDS = 4.0
 PEAK = 10 ** (-18 / 20)  # -18 dBFS: well under the prompts' level, no clipping after G.711
 DEFAULT_NAME = "default"
 DEFAULT_FILE = "sbc-hold-music-v1.wav"
+# The other music the switch itself has: the local_stream directories of
+# fs-conf/autoload_configs/local_stream.conf.xml besides ``default`` (which plays DEFAULT_FILE).
+# A queue may name these, the default or an upload; any other name is no music at all (a
+# missing local_stream plays nothing: the caller would wait in silence).
+BUILT_IN_STREAMS = frozenset({"moh"})
+BUILT_IN_NAMES = frozenset({DEFAULT_NAME}) | BUILT_IN_STREAMS
 # C major I-vi-IV-V, MIDI notes (chord tones in the middle register, a bass note below)
 PROGRESSION = (
     ((60, 64, 67), 48),  # C
@@ -88,6 +95,19 @@ def ensure_default(moh_dir: str) -> Optional[Path]:
         return write_default(path)
     except OSError:
         return None
+
+
+def require_known(moh_dir: str, account_id: str, moh: str) -> None:
+    """A queue's ``moh`` must name music that plays: a built-in (BUILT_IN_NAMES) or a file the
+    account itself uploaded (``/api/moh``). Checked when the queue is saved, so a typo is a 422
+    to the admin instead of silence for every caller later; ``ValidationFailed`` (422
+    ``unknown_moh``) otherwise."""
+    if moh in BUILT_IN_NAMES or uploaded_file(moh_dir, account_id, moh) is not None:
+        return
+    raise ValidationFailed(
+        f"No hold music is called {moh[:100]!r}: use {' or '.join(repr(n) for n in sorted(BUILT_IN_NAMES))}, "
+        "or the name of a file uploaded with PUT /api/moh/:name (GET /api/moh lists them).",
+        code="unknown_moh", details={"moh": moh[:100], "built_in": sorted(BUILT_IN_NAMES)})
 
 
 class MusicLibrary:

@@ -19,7 +19,7 @@ ends almost at once (a missing stream or file) is not spun on: the rest of the r
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 from app.verbs.context import VerbContext
 
@@ -31,10 +31,16 @@ MUSIC_APP = "playback"
 TIMER_VAR, TIMER = "timer_name", "soft"
 # music that ended sooner than this after it was queued did not play (missing source)
 RESTART_MIN_SECONDS = 1.0
-# uuid_break stops the application playing now; one queued behind it (the music behind an
-# announcement) starts and needs another break: this many, this far apart at most
-STOP_TRIES = 10
-STOP_WAIT_SECONDS = 0.5
+# uuid_break stops the application playing now, and only that: a break that reaches the
+# switch before the queued music has started is lost (switch_core_session_exec clears CF_BREAK
+# as it starts an app; the park loop starts a queued app at its next 20 ms frame read), and one
+# queued behind it (the music behind an announcement) starts and needs another break. So the
+# break is sent again, soon at first (a stop right after a start: the queue verb offering an
+# agent it claimed at once lost 0.5 s here, measured on FreeSWITCH 1.10.12), then further
+# apart: the waits for the music's completion after each break, STOP_GIVE_UP_SECONDS in all.
+STOP_FIRST_WAIT_SECONDS = 0.02
+STOP_MAX_WAIT_SECONDS = 0.5
+STOP_GIVE_UP_SECONDS = 5.0
 _SLACK_SECONDS = 0.05
 
 
@@ -88,12 +94,22 @@ class HoldMusic:
         app_uuid, self.app_uuid = self.app_uuid, None
         if app_uuid is None:
             return None
-        for _ in range(STOP_TRIES):
+        for wait in stop_waits():
             done = self.ctx.poll_execute(app_uuid, 0)  # ended by itself: no stray break
             if done is not None:
                 return done
             self.ctx.api(f"uuid_break {self.ctx.call_id}")
-            done = self.ctx.poll_execute(app_uuid, STOP_WAIT_SECONDS)
+            done = self.ctx.poll_execute(app_uuid, wait)
             if done is not None:
                 return done
         return None
+
+
+def stop_waits() -> Iterator[float]:
+    """How long to wait for the music's completion after each break: doubling from
+    STOP_FIRST_WAIT_SECONDS to STOP_MAX_WAIT_SECONDS, STOP_GIVE_UP_SECONDS in all."""
+    wait, total = STOP_FIRST_WAIT_SECONDS, 0.0
+    while total < STOP_GIVE_UP_SECONDS:
+        yield wait
+        total += wait
+        wait = min(wait * 2, STOP_MAX_WAIT_SECONDS)

@@ -105,6 +105,11 @@ def position_text(position: int, ewt_seconds: Optional[int] = None) -> str:
 # answers (bridge_export_vars, as the dial verb's carrier ids): which agent answered.
 OFFER_ID_VARIABLE = "sbc_offer_id"
 OFFER_AGENT_VARIABLE = "sbc_agent_id"
+# What the caller hears while the agent holds the call: FreeSWITCH plays the *holding* leg's
+# ``hold_music`` to its partner, both for ``uuid_hold <agent leg>`` (switch_ivr_hold) and for
+# the agent's phone holding with a re-INVITE (switch_core_media_toggle_hold), so it is set on
+# the agent's leg, to the queue's music; unset, the profile's ``local_stream://moh`` played.
+HOLD_MUSIC_VARIABLE = "hold_music"
 
 
 def _serving(presence: Presence, config: "QueueConfig") -> int:
@@ -275,17 +280,18 @@ class Queue(Verb):
         ctx.on_event("CHANNEL_BRIDGE", on_bridge)
         ctx.set_var("continue_on_fail", "true")
         ctx.set_var("hangup_after_bridge", "true")
-        ctx.set_var("transfer_ringback", ctx.hold_music(p["moh"]))
+        music = ctx.hold_music(p["moh"])
+        ctx.set_var("transfer_ringback", music)
         # an agent registered on another node is dialled through that node (cross-node offer)
         legs = {c.agent_id: contact.agent_leg(c, ctx.switch_id) for c, _ in offered}
         if len(offered) == 1:
             leg_vars, endpoint = legs[agent.agent_id]
             dial = (f"{{leg_timeout={config.offer_timeout_seconds},origination_uuid={leg_id},sbc_trace_id={ctx.trace_id},"
-                    f"sbc_agent_id={agent.agent_id},sbc_queue_id={config.id}}}"
+                    f"sbc_agent_id={agent.agent_id},sbc_queue_id={config.id},{HOLD_MUSIC_VARIABLE}={music}}}"
                     + (f"[{','.join(leg_vars)}]" if leg_vars else "") + endpoint)
         else:
             dial = (f"{{leg_timeout={config.offer_timeout_seconds},sbc_trace_id={ctx.trace_id},"
-                    f"sbc_queue_id={config.id},{OFFER_ID_VARIABLE}={offer_id}}}"
+                    f"sbc_queue_id={config.id},{OFFER_ID_VARIABLE}={offer_id},{HOLD_MUSIC_VARIABLE}={music}}}"
                     + _ring_all_legs(offered, offer_id, leg_ids, legs))
         keepers = {c.agent_id: contact.keep_engaged(ctx.account_id, c.agent_id, ctx.call_id) for c, _ in offered}
         for c, _ in offered:

@@ -14,7 +14,7 @@ import soundfile as sf
 from app import limits
 from app.config import get_config, set_value
 from app.media.moh import MusicLibrary
-from tests.api_management.helpers import admin_client, assert_error
+from tests.api_management.helpers import admin_client, assert_error, cases
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "moh"
 WAV = (FIXTURES / "tone-660hz-16k-stereo.wav").read_bytes()   # 1.5 s, 16 kHz stereo
@@ -186,6 +186,54 @@ def test_moh_needs_an_admin_session_and_the_queue_license(api, seed, moh_dir):
     assert _upload(admin, "lobby", WAV, "audio/wav").status_code == 403
     assert api.anonymous("acme.localhost").put("/api/moh/lobby", data=WAV,
                                                headers={"Content-Type": "audio/wav"}).status_code == 401
+
+
+# --- a queue's moh must name music that plays ---------------------------------------------------
+
+@pytest.mark.parametrize("case", cases("queues_moh_good.json"))
+def test_a_queue_may_name_a_built_in_music_or_an_upload_of_its_own_account(api, seed, moh_dir, case):
+    _, admin = admin_client(api, seed)
+    assert _upload(admin, "lobby", WAV, "audio/wav").status_code == 201
+
+    created = admin.post("/api/queues", json={"name": "sales", "moh": case["moh"]})
+
+    assert created.status_code == 201, created.get_json()
+    assert created.get_json()["moh"] == case["moh"]
+    patched = admin.patch(f"/api/queues/{created.get_json()['id']}", json={"moh": case["moh"]})
+    assert patched.status_code == 200 and patched.get_json()["moh"] == case["moh"]
+
+
+@pytest.mark.parametrize("case", cases("queues_moh_bad.json"))
+def test_a_queue_naming_music_that_does_not_exist_is_422_and_not_saved(api, seed, moh_dir, case):
+    """Created or patched: refused with a code (``unknown_moh`` names the built-ins); another
+    tenant's upload called ``theirs`` exists, but not for this account."""
+    other, other_admin = admin_client(api, seed)
+    assert _upload(other_admin, "theirs", WAV, "audio/wav").status_code == 201
+    _, admin = admin_client(api, seed)
+    assert _upload(admin, "lobby", WAV, "audio/wav").status_code == 201
+
+    body = assert_error(admin.post("/api/queues", json={"name": "sales", "moh": case["moh"]}), 422, case["code"])
+    if case["code"] == "unknown_moh":
+        assert body["details"] == {"moh": case["moh"], "built_in": ["default", "moh"]}
+    queue = admin.post("/api/queues", json={"name": "support", "moh": "lobby"}).get_json()
+    assert_error(admin.patch(f"/api/queues/{queue['id']}", json={"moh": case["moh"]}), 422, case["code"])
+    assert [q["moh"] for q in admin.get("/api/queues").get_json()["items"]] == ["lobby"]
+
+
+def test_hold_music_a_queue_plays_cannot_be_deleted_until_the_queue_names_another(api, seed, moh_dir):
+    tenant, admin = admin_client(api, seed)
+    assert _upload(admin, "lobby", WAV, "audio/wav").status_code == 201
+    queue = admin.post("/api/queues", json={"name": "support", "moh": "lobby"}).get_json()
+    _, other = admin_client(api, seed)  # another tenant's queue of that moh does not count
+    assert _upload(other, "lobby", WAV, "audio/wav").status_code == 201
+
+    body = assert_error(admin.delete("/api/moh/lobby"), 409, "moh_in_use")
+
+    assert body["details"] == {"queues": ["support"]}
+    assert (moh_dir / str(tenant.account_id) / "lobby.wav").is_file()
+    assert other.delete("/api/moh/lobby").status_code == 204
+    admin.patch(f"/api/queues/{queue['id']}", json={"moh": "default"})
+    assert admin.delete("/api/moh/lobby").status_code == 204
 
 
 # --- MusicLibrary.source: a queue's moh -------------------------------------------------------

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import shutil
 import uuid
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
+from app.media.moh import BUILT_IN_NAMES
 from app.routing.acl import build_acl
 from app.routing.fsconfig import outbound_gateways, write_generated
 from app.routing.fsvalidate import validate
@@ -183,3 +185,10 @@ def test_given_switch_limits_then_rtp_ports_cover_max_sessions(conf_copy):
     ports = int(switch["rtp-end-port"]) - int(switch["rtp-start-port"]) + 1
     # each call leg takes an RTP and an RTCP port
     assert ports // 2 >= int(switch["max-sessions"])
+
+
+def test_the_music_streams_a_queue_may_name_are_the_shipped_local_streams():
+    """app/media/moh.py accepts a queue moh naming these without an upload: each must exist in
+    local_stream.conf (``default`` too: the fallback when the shipped file cannot be written)."""
+    conf = ET.parse(ROOT / "fs-conf" / "autoload_configs" / "local_stream.conf.xml").getroot()
+    assert {d.get("name") for d in conf.iter("directory")} == set(BUILT_IN_NAMES)

@@ -10,6 +10,7 @@ import uuid
 
 import pytest
 
+from app.media.moh import DEFAULT_FILE, DEFAULT_NAME
 from tests.realswitch import agents as sip_agents
 from tests.realswitch.product import wait_for_port
 from tests.realswitch.provision import poll
@@ -160,10 +161,9 @@ def test_a_queue_call_answered_by_an_agent_and_held_once_measures_its_interactio
         assert 0 <= summary["queue_wait_ms"] <= 4000, summary
         assert summary["connect_latency_ms"] is not None and 0 < summary["connect_latency_ms"] <= 4000, summary
         assert summary["hold_count"] == 1 and 1000 <= summary["hold_ms"] <= 3000, summary
-        # 2.5 s + 2 s unheld, bridged. Lowered from 2500: since the queue's continuous hold music
-        # (moh27) the measured talk is ~0.45 s shorter (2430-2470 ms); bisected to that merge, not
-        # yet explained (a later offer or a longer measured hold) - a known regression to fix.
-        assert 2000 <= summary["talk_ms"] <= 8000, summary
+        # 2.5 s + 2 s unheld, bridged (the offer must follow the claim at once: a uuid_break
+        # lost before the hold music started once cost 0.5 s here, app/verbs/hold_music.py)
+        assert 2500 <= summary["talk_ms"] <= 8000, summary
         assert 800 <= summary["acw_ms"] <= 5000, summary
         assert summary["aht_ms"] == summary["talk_ms"] + summary["hold_ms"] + summary["acw_ms"], summary
         assert (summary["abandoned"], summary["short_abandon"], summary["transfer_count"]) == (False, False, 0)
@@ -180,7 +180,8 @@ def test_a_hold_on_the_agents_leg_is_counted_on_the_callers_interaction_summary(
         tenant, contact_queue, sipp, real_switch):
     """uuid_hold on the agent's leg (what the agent channel's hold does): CHANNEL_HOLD/UNHOLD
     fire on that leg only; the controller's inbound connection relays them to the caller's
-    session (app/voice/agent_holds.py)."""
+    session (app/voice/agent_holds.py). The caller hears the queue's music meanwhile (the
+    agent's leg's hold_music), not the profile's local_stream://moh."""
     queue, (agent, _other) = contact_queue
     phone = sip_agents.register(sipp, real_switch, agent, "agent-answer-ooc.xml", seconds=25)
     try:
@@ -192,6 +193,9 @@ def test_a_hold_on_the_agents_leg_is_counted_on_the_callers_interaction_summary(
         assert leg, "the agent's leg was never bridged"
         assert poll(lambda: real_switch.api(f"uuid_exists {leg[1]}", check=False).strip() == "true", 5)
         time.sleep(1.0)  # scenario: talk first (a hold right after the bridge loses its unhold)
+        queue_music = str(real_switch.workdir / "moh" / DEFAULT_NAME / DEFAULT_FILE)  # the queue's moh: default
+        assert real_switch.api(f"uuid_getvar {leg[1]} hold_music", check=False).strip() == queue_music
+        log_offset = real_switch.log_offset()
         assert "+OK" in real_switch.api(f"uuid_hold {leg[1]}", check=False)
         time.sleep(1.5)  # scenario: the hold lasts 1.5 s (hold_ms asserted below)
         assert "+OK" in real_switch.api(f"uuid_hold off {leg[1]}", check=False)
@@ -201,6 +205,9 @@ def test_a_hold_on_the_agents_leg_is_counted_on_the_callers_interaction_summary(
         summary = poll(lambda: tenant.admin.get(f"/api/call-records/{record['public_id']}")["summary"], 10)
         assert summary["hold_count"] == 1 and 1000 <= summary["hold_ms"] <= 3500, summary
         assert summary["talk_ms"] > 0 and str(record["agent_id"]) == agent.id, summary
+        played = [line for line in real_switch.log_since(log_offset).splitlines()
+                  if " EXECUTE " in line and "sofia/external/" in line and "playback(" in line]
+        assert played and all(f"playback({queue_music})" in line for line in played), played
     finally:
         phone.wait(40)
 

@@ -498,10 +498,11 @@ class SimOutboundCall:
     def _app_runner(self) -> None:
         while not self._closed:
             cmd: ReceivedCommand = self._apps.get()
-            if not self.channel.media and self.timing.park_tick:
+            tick = self.timing.media_tick if self.channel.media else self.timing.park_tick
+            if tick:
                 # switch_ivr_park without media: switch_yield(20000), then one queued app;
-                # the loop's ticks start when the socket application parked the channel
-                tick = self.timing.park_tick
+                # with media: one frame read (20 ms) between parses of the queue; the
+                # loop's ticks start when the socket application parked the channel
                 parked = time.monotonic() - (self.connected_at or time.monotonic())
                 self._sleep(tick - parked % tick)
             if self._hung.is_set():

@@ -23,6 +23,11 @@ class Timing:
     # an app queued before media waits for the park loop's next tick (switch_ivr_park:
     # switch_yield(20000) between reads of the queue); 0 turns it off
     park_tick: float = 0.02
+    # an app queued while media flows waits for the park loop's next frame read (the read
+    # paces it at 20 ms): 0 (off, every older test's timing) runs it at once. With it on, a
+    # ``uuid_break`` sent right after an app was queued lands before the app starts and is
+    # lost (switch_core_session_exec clears CF_BREAK), as on the real switch
+    media_tick: float = 0.0
     playback: float = 0.05  # default media length when no media() override
     speak: float = 0.05
     linger_scale: float = 1.0  # multiplies `linger N` before the final disconnect

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from pathlib import Path
 
 import gevent
 
@@ -13,7 +14,9 @@ from app.contact.distribution import ContactCentre
 from app.contact.presence import Presence
 from app.settings import get_settings
 from tests.plugins.eventually import eventually
-from tests.simulator import Call
+from tests.simulator import Call, Timing
+
+MOH_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "moh" / "tone-660hz-16k-stereo.wav"
 
 
 def _keys(run, owner_conn, expect: int) -> list[str]:
@@ -41,6 +44,43 @@ def test_given_two_idle_agents_when_a_caller_queues_then_the_longest_idle_is_bri
                what="the agent available after wrap-up")
     assert centre.agent_row(owner_engine, first) == ("available", None)
     assert str(first.id) in centre.presence.idle_agents(centre.account_id)
+
+
+def test_given_an_agent_claimed_at_once_when_the_music_had_not_started_yet_then_the_bridge_follows_within_a_tick(
+        run_on_call, centre):
+    """The queue row has no announcements: the music is queued first, the claim succeeds
+    before the switch started it (apps wait for the park loop's 20 ms frame read), so the
+    first ``uuid_break`` is lost. The verb breaks again at once: the caller reaches the agent
+    as fast as without the music (it used to wait 0.5 s for a second break)."""
+    run = run_on_call(Call(timing=Timing(media_tick=0.02)).bridge_answers(talk=0.1),
+                      [{"verb": "queue", "name": "support"}], account_id=centre.account_id, contact=centre.contact)
+    assert run.outcome.reason == "queue_answered", run.error
+    sent = [c for c in run.call.commands if c.name == "sendmsg" and c.app in ("playback", "bridge")]
+    assert [c.app for c in sent] == ["playback", "bridge"]
+    breaks = [c for c in run.call.commands if c.line.startswith("api uuid_break")]
+    assert len(breaks) >= 2  # the first one was lost
+    assert sent[1].at - sent[0].at < 0.15, sent[1].at - sent[0].at
+
+
+def test_given_a_queue_with_uploaded_music_when_an_agent_is_offered_then_the_agents_leg_holds_with_that_music(
+        run_on_call, centre, tmp_path):
+    """An agent's hold (``uuid_hold`` on the agent's leg, or the phone's re-INVITE) plays the
+    holding leg's ``hold_music`` to the caller: the offer sets it to the music the caller
+    waited with (here the account's upload), on every leg of a ring_all offer too."""
+    from app.media import moh_uploads
+    from app.media.moh import MusicLibrary
+
+    moh_uploads.store(str(tmp_path), centre.account_id, "lobby", MOH_FIXTURE.read_bytes())
+    library = MusicLibrary(str(tmp_path))
+    uploaded = str(tmp_path / centre.account_id / "lobby.wav")
+    run = run_on_call(Call().bridge_answers(talk=0.1), [{"verb": "queue", "name": "support", "moh": "lobby"}],
+                      account_id=centre.account_id, contact=centre.contact, music=library.source)
+    assert run.outcome.reason == "queue_answered", run.error
+    (bridge,) = run.bridges()
+    head = bridge[1:bridge.index("}")].split(",")
+    assert f"hold_music={uploaded}" in head, bridge
+    assert ("playback", uploaded) in run.apps()  # the music the caller waited with
+    assert ("transfer_ringback", uploaded) in run.setvars()
 
 
 def test_given_the_first_agent_does_not_answer_when_the_offer_times_out_then_agent_missed_and_the_next_agent_is_bridged(

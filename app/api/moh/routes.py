@@ -14,10 +14,11 @@ from app import limits
 from app.api.common import require_admin
 from app.api.errors import ErrorSchema
 from app.api.moh.schemas import MohListSchema, MohSchema
+from app.api.queues import service as queue_service
 from app.api.raw_uploads import MOH_UPLOAD, request_upload
-from app.api.security import current_identity, require_license
+from app.api.security import current_identity, require_license, tenant_db
 from app.config import get_config
-from app.errors import UnsupportedMediaType, ValidationFailed
+from app.errors import Conflict, UnsupportedMediaType, ValidationFailed
 from app.media import moh_uploads
 
 blp = Blueprint("moh", __name__, url_prefix="/api/moh", description="Hold music")
@@ -77,8 +78,16 @@ class MohByName(MethodView):
     @require_admin
     @blp.response(204)
     @blp.alt_response(404, schema=ErrorSchema, description="moh_not_found")
+    @blp.alt_response(409, schema=ErrorSchema, description="moh_in_use: a queue's moh names it")
     def delete(self, name: str):
-        """Delete the hold music called ``name`` (queues naming it fall back to a local_stream)."""
+        """Delete the hold music called ``name``; refused while a queue plays it (its callers
+        would wait in silence: a queue's moh must name music that exists)."""
+        account_id = current_identity().account_id
+        with tenant_db() as db:
+            queues = queue_service.names_playing(db, account_id, name)
+        if queues:
+            raise Conflict("Queues play this hold music; give them another moh first.",
+                           code="moh_in_use", details={"queues": queues})
         with moh_uploads.storage_errors():
-            moh_uploads.delete(get_config().moh_dir, current_identity().account_id, name)
+            moh_uploads.delete(get_config().moh_dir, account_id, name)
         return None

@@ -11,8 +11,9 @@ class QueueWriteSchema(ma.Schema):
     name = ma.fields.String(required=True, validate=validate.Length(min=1, max=255),
                             metadata={"description": "Unique in the account; the queue verb's name"})
     moh = ma.fields.String(validate=validate.Length(min=1, max=255), metadata={
-        "description": "Hold music: 'default' (the shipped music, the default), the name of the account's "
-                       "uploaded file (/api/moh), or a local_stream name"})
+        "description": "Hold music: 'default' (the shipped music, the default), 'moh' (the switch's own "
+                       "music stream) or the name of one of the account's uploaded files (/api/moh); "
+                       "any other name is 422 unknown_moh"})
     max_wait_seconds = ma.fields.Integer(validate=validate.Range(min=1, max=86_400), metadata={
         "description": f"Default {limits.QUEUE_DEFAULT_MAX_WAIT_SECONDS}"})
     announce_position = ma.fields.Boolean()
