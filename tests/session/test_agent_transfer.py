@@ -4,6 +4,7 @@ request the agent channel sends (app/api/calls/live.send), PostgreSQL for the re
 segments and the outbox."""
 from __future__ import annotations
 
+import json
 import time
 import uuid
 
@@ -126,8 +127,9 @@ def test_given_a_caller_talking_to_an_agent_when_the_agent_transfers_blind_to_an
 
 def test_given_a_caller_talking_to_an_agent_when_transferred_to_another_queue_then_it_waits_there_with_its_priority(
         controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
-        live_control):
-    account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support", "priority": 4}])
+        live_control, hook_server):
+    account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support", "priority": 4}],
+                                         call_status_hook_url=hook_server.url("/status"))
     agents, presence = _desk(owner_engine, owner_conn, redis_client, account, queues=("support", "billing"))
     services.contact = ContactCentre(presence)
     ana_phone = RingingPhone()
@@ -153,6 +155,12 @@ def test_given_a_caller_talking_to_an_agent_when_transferred_to_another_queue_th
     assert (str(segment["agent_id"]), segment["transferred"]) == (agents["ana"], True)
     [summary] = _rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
     assert summary["transfer_count"] == 1 and summary["talk_ms"] == segment["talk_ms"]
+    # the status hook: answered, the transfer, the end, in that order
+    eventually(lambda: len(hook_server.requests) >= 3, what="three status hook requests")
+    bodies = [json.loads(r.body) for r in hook_server.requests]
+    assert [b["callStatus"] for b in bodies] == ["in-progress", "in-progress", "completed"]
+    assert "transfer" not in bodies[0] and bodies[1]["transfer"]["to"] == {"type": "queue", "name": "billing"}
+    assert bodies[1]["transfer"]["from"] == {"agentId": agents["ana"]}
 
 
 def test_given_a_call_not_answered_by_an_agent_when_a_transfer_is_asked_then_409_call_not_bridged(
