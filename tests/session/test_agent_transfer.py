@@ -19,21 +19,11 @@ from app.crypto import encrypt_secret
 from app.errors import Conflict
 from app.models import Agent, AgentQueue, Queue, User
 from app.settings import get_settings
-from app.voice.live_control import LiveControl
 from tests.plugins.eventually import eventually
 from tests.session.conftest import call_record
 from tests.simulator import Call
 from tests.simulator.channel import CORE_UUID
 from tests.simulator.scenario import RingingPhone
-
-
-@pytest.fixture
-def live_control(services, redis_client):
-    control = LiveControl(redis_client, get_settings().redis_key_prefix, services.controller_id,
-                          services.live_sessions).start()
-    assert control.subscribed.wait(5)
-    yield control
-    control.stop()
 
 
 def _desk(owner_engine, owner_conn, redis_client, account, queues=("support",)):

@@ -13,7 +13,6 @@ from app.calls import live_calls
 from app.db.engine import tenant_session
 from app.models import Application, PhoneNumber, SipTargetHost
 from app.settings import get_settings
-from app.voice.live_control import LiveControl
 from tests.plugins.database import unique_number
 from tests.plugins.eventually import eventually
 from tests.plugins.webhook_server import Reply
@@ -21,15 +20,6 @@ from tests.session.conftest import call_record
 from tests.simulator import Call
 
 PAUSE = [{"verb": "pause", "length": 60}]
-
-
-@pytest.fixture
-def live_control(services, redis_client):
-    control = LiveControl(redis_client, get_settings().redis_key_prefix, services.controller_id,
-                          services.live_sessions).start()
-    assert control.subscribed.wait(5)
-    yield control
-    control.stop()
 
 
 @pytest.fixture
