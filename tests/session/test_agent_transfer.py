@@ -123,7 +123,7 @@ def test_given_a_caller_talking_to_an_agent_when_transferred_to_another_queue_th
     agents, presence = _desk(owner_engine, owner_conn, redis_client, account, queues=("support", "billing"))
     services.contact = ContactCentre(presence)
     ana_phone = RingingPhone()
-    call = simulate_call(Call(callee=number).bridge_rings(ana_phone).hangup_after(6.0), controller)
+    call = simulate_call(Call(callee=number).bridge_rings(ana_phone), controller)
     assert ana_phone.ringing.wait(10)
     ana_phone.answer()
     eventually(lambda: services.live_sessions.get(call.uuid) and services.live_sessions[call.uuid].other_leg,
@@ -137,6 +137,7 @@ def test_given_a_caller_talking_to_an_agent_when_transferred_to_another_queue_th
     # priority 4 kept: the score Presence.join gives a priority-4 caller joining about now
     assert redis_client.zscore(waiting, call.uuid) == pytest.approx(
         -4 * PRIORITY_WEIGHT + time.time() * 1000, abs=10_000)
+    live.send(redis_client, get_settings().redis_key_prefix, str(account.id), call.uuid, "hangup", {}, by={})
     assert call.wait(15)
     record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
     [event] = _payloads(owner_conn, call.uuid, "call.transferred")
