@@ -24,11 +24,14 @@ from app.agent_channel.hub import Hub
 from app.agent_channel.protocol import ProtocolError
 from app.api.agents import service as agents_service
 from app.api.agents.schemas import AgentStateSchema
+from app.api.calls import live
 from app.api.security import tenant_db
 from app.calls.control import ControlRequest, request_control
+from app.calls.transfers import InvalidTarget, parse_target
 from app.contact import interactions
 from app.contact.states import default_presence
 from app.errors import ValidationFailed
+from app.settings import get_settings
 
 _DTMF = re.compile(r"[0-9A-Da-d*#]+\Z")
 # A hold is sent no sooner than this after the call connected. On the real switch a
@@ -136,6 +139,21 @@ def _dtmf(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
     return {"callId": call_id}
 
 
+def _transfer(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
+    """Blind transfer of the agent's caller (``target``: app/calls/transfers.py): the
+    controller driving the caller's call does it before the ack (app/voice/live_actions.transfer).
+    The agent's leg is hung up; ``call`` phase ``transferred`` follows (relay)."""
+    try:
+        target = parse_target(body.get("target"))
+    except InvalidTarget as exc:
+        raise ValidationFailed(str(exc), code="validation_failed") from None
+    call_id, _leg_id = _live_leg(ctx)
+    live.send(live.control_redis(), get_settings().redis_key_prefix, ctx.conn.account_id, call_id,
+              "transfer", {"target": target.as_dict(), "agentId": ctx.conn.agent_id},
+              by={"agentId": ctx.conn.agent_id})
+    return {"callId": call_id, "target": target.as_dict()}
+
+
 def _disposition(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
     """The wrap-up code on the agent's interaction (app/contact/interactions.set_disposition):
     of ``callId`` when given, else of the call the agent is on or had last."""
@@ -181,4 +199,5 @@ COMMANDS: dict[str, Handler] = {
     "unmute": _media("connected"),
     "dtmf": _dtmf,
     "disposition": _disposition,
+    "transfer": _transfer,
 }

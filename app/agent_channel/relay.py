@@ -96,6 +96,17 @@ def _call_ended(hub: Hub, env: Envelope) -> None:
             _withdraw(conn, call_id, WITHDRAWN_CALLER_LEFT, cause)
 
 
+def _transferred(hub: Hub, env: Envelope) -> None:
+    """The agent who had the caller is off the call (its leg was hung up by the transfer):
+    ``call`` phase ``transferred`` instead of ``ended``, with the target."""
+    p = env.payload
+    conn = hub.connection(env.account, (p.get("from") or {}).get("agentId"))
+    if conn is not None and conn.call_id == p.get("callId"):
+        conn.call_id = None
+        conn.send(protocol.message("call", phase="transferred", callId=p.get("callId"), to=p.get("to"),
+                                   kind=p.get("kind")))
+
+
 def _supervisor(active: Optional[bool]) -> Relay:
     """``call.control.start|stop`` and ``agent.supervisor.coaching`` that name an agent."""
 
@@ -119,6 +130,7 @@ RELAYS: dict[str, Relay] = {
     "agent.missed": _missed,
     "agent.reject": _rejected,
     "call.ended": _call_ended,
+    "call.transferred": _transferred,
     "call.control.start": _supervisor(True),
     "call.control.stop": _supervisor(False),
     "agent.supervisor.coaching": _supervisor(None),

@@ -33,8 +33,38 @@ class InteractionTimes:
     segment_id: Optional[uuid.UUID] = None        # the agent's ownership window (interaction_segment)
     holds: int = 0                                # CHANNEL_HOLD seen on the caller's leg
     held_ms: int = 0                              # closed windows between CHANNEL_HOLD and UNHOLD
+    # the queue the caller was answered from and its priority there: a blind transfer to an
+    # agent offers the caller through that queue, a transfer to a queue keeps the priority
+    queue_name: Optional[str] = None
+    queue_priority: int = 0
+    transfers: int = 0                            # blind transfers done (summary transfer_count)
+    # the current agent's window: when it began (the first agent's is connected_at) and the
+    # hold already counted before it (a later agent's window has only its own holds)
+    segment_started_at: Optional[datetime] = None
+    segment_hold_base_ms: int = 0
+    transferred_at: Optional[datetime] = None     # the last blind transfer
+    talk_before_ms: int = 0                       # talk of the agents' windows a transfer closed
 
     def ms_between(self, start: Optional[datetime], end: Optional[datetime]) -> Optional[int]:
         if start is None or end is None:
             return None
         return max(0, round((end - start).total_seconds() * 1000))
+
+    def transfer(self, at: datetime) -> Optional[tuple[uuid.UUID, datetime, int, int]]:
+        """A blind transfer at ``at`` closes the current agent's window: returns (segment id,
+        its start, talk ms, hold ms) to write, or None when no window was open or stored.
+        From now on the next agent's window (or a dialled party's talk) counts on its own."""
+        started = self.segment_started_at or (self.connected_at if not self.transfers else None)
+        closed = None
+        if started is not None:
+            hold_ms = max(0, self.held_ms - self.segment_hold_base_ms)
+            talk_ms = max(0, round((at - started).total_seconds() * 1000) - hold_ms)
+            self.talk_before_ms += talk_ms
+            if self.segment_id is not None:
+                closed = (self.segment_id, started, talk_ms, hold_ms)
+        self.transfers += 1
+        self.transferred_at = at
+        self.segment_id = self.segment_started_at = None
+        self.segment_hold_base_ms = self.held_ms
+        return closed
+

@@ -37,13 +37,14 @@ _INSERT_RECORD = (
     f"VALUES ({', '.join(f'%({c})s' for c in RECORD_COLUMNS)}) "
     "ON CONFLICT (call_id) DO NOTHING")
 
-# The agent's window on this leg: talk and hold. Inserted when opening it failed; after-call
-# work already measured is kept.
+# The current agent's window on this leg: its talk and hold (the whole leg's, unless a blind
+# transfer closed an earlier agent's window: app/voice/transfer.py). Inserted when opening it
+# failed; after-call work already measured is kept.
 _CLOSE_SEGMENT = f"""
 INSERT INTO interaction_segment (id, account_id, trace_id, call_id, agent_id, started_at, ended_at,
                                  talk_ms, hold_ms, acw_ms, handle_ms, transferred, conferenced)
 SELECT %(seg_id)s, %(account_id)s, %(trace_id)s, %(call_id)s, %(agent_id)s, %(seg_started_at)s,
-       %(ended_at)s, %(s_talk_ms)s, %(s_hold_ms)s, 0, %(s_talk_ms)s + %(s_hold_ms)s, false, false
+       %(ended_at)s, %(seg_talk_ms)s, %(seg_hold_ms)s, 0, %(seg_talk_ms)s + %(seg_hold_ms)s, false, false
 WHERE {_OURS}
 ON CONFLICT (id) DO UPDATE SET
     ended_at = excluded.ended_at, talk_ms = excluded.talk_ms, hold_ms = excluded.hold_ms,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -115,7 +116,9 @@ def summarise(facts: HangupFacts, ctx: CallContext) -> dict[str, Any]:
         connect_latency_ms = times.ms_between(times.offered_at, times.connected_at)
     hold_count = max(facts.hold_count, times.holds)
     hold_ms = max(facts.hold_ms, times.held_ms)
-    if bridged_at is not None:
+    if times.transfers:  # the closed windows' talk, then the talk since the last transfer
+        talk_ms = times.talk_before_ms + _talk_since_transfer(facts, times, hold_ms)
+    elif bridged_at is not None:
         talk_ms = _ms(facts.ended_at - bridged_at) - hold_ms
     else:
         talk_ms = 0
@@ -134,11 +137,37 @@ def summarise(facts: HangupFacts, ctx: CallContext) -> dict[str, Any]:
         "hold_ms": hold_ms,
         "acw_ms": acw_ms,
         "aht_ms": talk_ms + hold_ms + acw_ms,
-        "transfer_count": ctx.transfer_count,
+        "transfer_count": ctx.transfer_count + times.transfers,
         "abandoned": abandoned,
         "short_abandon": abandoned and queue_wait_ms < times.short_abandon_seconds * 1000,
         "disposition": ctx.disposition,
     }
+
+
+def _talk_since_transfer(facts: HangupFacts, times: InteractionTimes, hold_ms: int) -> int:
+    """Talk after the last blind transfer: from the next agent's answer, or from the bridge
+    of a dialled target (FreeSWITCH stamps the leg's bridge time at each bridge), minus the
+    holds since; 0 when nobody answered."""
+    since = times.segment_started_at
+    if since is None and facts.bridged_at is not None and times.transferred_at is not None \
+            and facts.bridged_at > times.transferred_at:
+        since = facts.bridged_at
+    if since is None:
+        return 0
+    return max(0, _ms(facts.ended_at - since) - max(0, hold_ms - times.segment_hold_base_ms))
+
+
+def segment_figures(times: InteractionTimes, ended_at: datetime, summary: dict[str, Any]) -> dict[str, Any]:
+    """The current agent's window (``seg_`` parameters): from when that agent answered (the
+    first agent's window is the leg's, a later one's starts at its own answer) to the end,
+    with the holds since it began."""
+    started = times.segment_started_at
+    if not times.transfers or started is None:
+        return {"seg_started_at": times.connected_at, "seg_talk_ms": summary["talk_ms"],
+                "seg_hold_ms": summary["hold_ms"]}
+    hold_ms = max(0, summary["hold_ms"] - times.segment_hold_base_ms)
+    return {"seg_started_at": started, "seg_hold_ms": hold_ms,
+            "seg_talk_ms": max(0, _ms(ended_at - started) - hold_ms)}
 
 
 def _opt(value: Any) -> str | None:
@@ -235,7 +264,7 @@ def _write_params(values: dict[str, Any], facts: HangupFacts, ctx: CallContext,
     params.update({"s_" + k: v for k, v in summary.items()})
     params["s_id"] = str(uuid.uuid4())
     params["seg_id"] = str(ctx.interaction.segment_id or uuid.uuid4())
-    params["seg_started_at"] = ctx.interaction.connected_at  # the agent answered
+    params.update(segment_figures(ctx.interaction, facts.ended_at, summary))
     params.update({"ev_id": str(event["id"]), "ev_exchange": event["exchange"],
                    "ev_routing_key": event["routing_key"], "ev_body": json.dumps(event["body"]),
                    "ev_created_at": event["created_at"], "ev_attempts": event["attempts"]})
@@ -255,8 +284,11 @@ def _prepare(event: HeaderSource, ctx: CallContext) -> tuple[str, dict[str, Any]
     summary = summarise(facts, ctx)
     ended = event_row(CALL_EVENTS, "call.ended", ended_payload(values, summary),
                       account_id=ctx.account_id, trace_id=ctx.trace_id)
-    # the agent's window only on calls an agent answered
-    agent_leg = ctx.agent_id is not None and ctx.interaction.connected_at is not None
+    # the agent's window only on calls an agent answered (after a blind transfer: that an agent
+    # answered since, the earlier windows were closed by the transfer)
+    times = ctx.interaction
+    agent_leg = ctx.agent_id is not None and times.connected_at is not None \
+        and not (times.transfers and times.segment_started_at is None)
     script = WRITE_AGENT_LEG if agent_leg else WRITE_LEG
     written = WrittenRecord(values["public_id"], status, ended["id"], facts, summary)
     return script, _write_params(values, facts, ctx, summary, ended), written

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Callable, Optional
 
@@ -56,6 +56,17 @@ class QueueConfig:
     service_level_seconds: int = limits.QUEUE_DEFAULT_SERVICE_LEVEL_SECONDS
 
 
+def load_candidate(account_id: str, agent_id: str) -> Optional[Candidate]:
+    """The account's agent as an offer candidate (tier 1), when it has SIP credentials."""
+    with tenant_session(account_id) as db:
+        row = db.execute(
+            select(Agent.sip_username, Account.subdomain)
+            .join(Account, Account.id == Agent.account_id)
+            .where(Agent.id == agent_id, Agent.account_id == account_id,
+                   Agent.sip_username.is_not(None), Agent.sip_password_encrypted.is_not(None))).first()
+    return None if row is None else Candidate(str(agent_id), row.subdomain, row.sip_username, 1)
+
+
 def load_queue(account_id: str, name: str) -> Optional[QueueConfig]:
     """The account's queue called ``name`` with its members that have SIP credentials (only
     those can register, so only those can be offered calls); None when there is none."""
@@ -86,8 +97,10 @@ class ContactCentre:
     def __init__(self, presence: Presence, *,
                  loader: Callable[[str, str], Optional[QueueConfig]] = load_queue,
                  later: Callable[..., object] = gevent.spawn_later,
-                 directory: Callable[[str, str], Optional[DirectoryEntry]] = find_directory_user) -> None:
+                 directory: Callable[[str, str], Optional[DirectoryEntry]] = find_directory_user,
+                 candidate: Callable[[str, str], Optional[Candidate]] = load_candidate) -> None:
         self.presence = presence
+        self.candidate = candidate
         self.loader = loader
         self.later = later
         self.directory = directory
@@ -107,6 +120,15 @@ class ContactCentre:
         except Exception:
             log.warning("queue %s: members not refreshed (database unreachable?)", queue.name, exc_info=True)
             return queue
+
+    def only_agent(self, account_id: str, queue: QueueConfig, agent_id: str) -> Optional[QueueConfig]:
+        """``queue`` offering only ``agent_id`` (an agent's transfer to another agent): a member
+        of the queue or not, the agent needs SIP credentials; None when it has none or is not
+        an agent of the account."""
+        member = next((m for m in queue.members if m.agent_id == agent_id), None)
+        if member is None:
+            member = self.candidate(account_id, agent_id)
+        return None if member is None else replace(queue, members=(member,))
 
     def claim(self, account_id: str, queue: QueueConfig, call_id: str, node: str = "") -> Optional[Candidate]:
         """The agent for this caller, registered on the caller's switch ``node`` (Core-UUID)."""

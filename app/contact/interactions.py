@@ -171,6 +171,25 @@ def after_call_work_over(db: Session, account_id: uuid.UUID, agent_id: uuid.UUID
                .values(acw_ms=acw, aht_ms=summary.talk_ms + summary.hold_ms + acw, updated_at=func.now()))
 
 
+def close_transferred_segment(account_id: uuid.UUID | str, segment_id: uuid.UUID, ended_at: datetime,
+                              talk_ms: int, hold_ms: int) -> None:
+    """A blind transfer ended the agent's window (its own tenant transaction): its talk and
+    hold, ``transferred`` set; after-call work already measured is kept. A database fault is
+    logged: the call goes on, the window stays open-ended."""
+    from app.db.engine import tenant_session
+
+    try:
+        with tenant_session(account_id) as db:
+            db.execute(InteractionSegment.__table__.update()
+                       .where(InteractionSegment.id == segment_id,
+                              InteractionSegment.account_id == uuid.UUID(str(account_id)))
+                       .values(ended_at=ended_at, talk_ms=talk_ms, hold_ms=hold_ms, transferred=True,
+                               handle_ms=talk_ms + hold_ms + InteractionSegment.acw_ms))
+    except Exception:
+        log.warning("segment %s: not closed after the transfer (database unavailable?)", segment_id,
+                    exc_info=True)
+
+
 _SEGMENT_OPEN_COLUMNS = ("id", "account_id", "trace_id", "call_id", "agent_id", "started_at")
 
 

@@ -102,11 +102,21 @@ def call_control(call_id, *, supervision_id, supervisor_id, agent_id, mode: str,
 def call_control_applied(call_id, *, action: str, details: dict[str, Any] | None = None,
                          by: dict[str, Any] | None = None, at: datetime | None = None) -> dict[str, Any]:
     """call.control.applied: a live-control action from the REST API was done on the call
-    (``POST /api/calls/:callId/actions``); ``by``: who asked (userId, apiKeyId)."""
+    (``POST /api/calls/:callId/actions``, or an agent's transfer); ``by``: who asked (userId,
+    apiKeyId; agentId for an agent channel command)."""
     by = by if isinstance(by, dict) else {}
     return {"callId": _s(call_id), "action": action, "details": details or {},
-            "by": {"userId": _s(by.get("userId")), "apiKeyId": _s(by.get("apiKeyId"))},
+            "by": {"userId": _s(by.get("userId")), "apiKeyId": _s(by.get("apiKeyId")),
+                   "agentId": _s(by.get("agentId"))},
             "at": _t(at)}
+
+
+def call_transferred(call_id, *, kind: str, from_agent: str | None, to: dict[str, Any],
+                     by_agent: str | None, at: datetime | None = None) -> dict[str, Any]:
+    """call.transferred: the caller left one agent for another party (docs/events.md):
+    ``kind`` blind, ``from`` the agent it left, ``to`` the target, ``by`` who asked."""
+    return {"callId": _s(call_id), "kind": kind, "from": {"agentId": _s(from_agent)}, "to": to,
+            "by": {"agentId": _s(by_agent)}, "at": _t(at)}
 
 
 def supervisor_coaching(call_id, *, supervision_id, supervisor_id, agent_id, coaching: bool,

@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 QUEUE_NAME_PATTERN = r"^[A-Za-z0-9 _.\-]{1,64}$"
 MOH_PATTERN = r"^[A-Za-z0-9_.\-/]{1,64}$"
+AGENT_ID_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 # No position announcement starts closer than this to the maximum wait: flite says "You are
 # caller number N" in ~1.6 s (measured on FreeSWITCH 1.10.12), so one started earlier ends in time.
 ANNOUNCEMENT_ALLOWANCE_SECONDS = 3.0
@@ -81,6 +82,9 @@ class QueueSchema(VerbSchema):
     # higher first: the line is ordered by priority, then by enqueue time
     priority = StrictInteger(load_default=limits.QUEUE_MIN_PRIORITY,
                              validate=validate.Range(min=limits.QUEUE_MIN_PRIORITY, max=limits.QUEUE_MAX_PRIORITY))
+    # offer the caller to this agent only (an agent's blind transfer to another agent runs it):
+    # it need not be a member of the queue, it must have SIP credentials
+    agent = Text(pattern=AGENT_ID_PATTERN, pattern_message="An agent id.")
 
     @post_load(pass_original=True)
     def _note_given(self, data: dict, original: Any, **_: object) -> dict:
@@ -158,6 +162,10 @@ class Queue(Verb):
             config = contact.queue(ctx.account_id, self.params["name"])
             if config is None:  # the session reports it: call.failed reason queue_not_found
                 return VerbOutcome.end("queue_not_found", queue=self.params["name"])
+            if self.params.get("agent"):
+                config = contact.only_agent(ctx.account_id, config, self.params["agent"])
+                if config is None:
+                    return VerbOutcome.end("agent_not_found", agent=self.params["agent"])
             ctx.queue_id = config.id
             ctx.interaction.short_abandon_seconds = config.short_abandon_seconds  # the summary's too
         p = self._settings(config)
@@ -170,6 +178,7 @@ class Queue(Verb):
         times = ctx.interaction
         if times.queue_joined_at is None:  # queued again (timeout hook): the wait counts from the first
             times.queue_joined_at = utc_now()
+        times.queue_name, times.queue_priority = p["name"], p["priority"]  # a transfer keeps them
         ctx.waiting_in_queue(True)
         ctx.publish("queue.caller.enqueued", self._event(
             ctx, position=presence.position(ctx.account_id, p["name"], ctx.call_id)))
@@ -269,11 +278,13 @@ class Queue(Verb):
                 answered["at"] = answered_at = time.monotonic()
                 stats.answered(ctx.account_id, config.name, ctx.call_id, int((answered_at - joined) * 1000))
                 times = ctx.interaction
-                times.offered_at, times.connected_at = offered_at, utc_now()
+                times.segment_started_at = utc_now()
+                if times.connected_at is None:  # the first agent's answer (a transfer's is its window's)
+                    times.offered_at, times.connected_at = offered_at, times.segment_started_at
                 contact.accepted(ctx.account_id, agent.agent_id)
                 ctx.agent_id = agent.agent_id
                 times.segment_id = contact.open_segment(ctx.account_id, ctx.trace_id, ctx.call_id,
-                                                        agent.agent_id, times.connected_at)
+                                                        agent.agent_id, times.segment_started_at)
                 ctx.agent_bridged(agent.agent_id, _event)  # supervisable now
                 ctx.publish("agent.accept", self._event(ctx, **offer))
 

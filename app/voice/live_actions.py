@@ -17,6 +17,10 @@ FreeSWITCH 1.10 mapping (mod_commands; checked on the real switch, tests/realswi
 | hold     | ``bgapi uuid_hold <other leg>``                 | the bridged party is held (re-INVITE sendonly) and the caller hears the hold music, as an agent's hold does |
 | unhold   | ``bgapi uuid_hold off <other leg>``             | |
 | redirect | ``uuid_break <callId> all``, then the new verbs | the session drops the rest of its list (app/voice/session.py) |
+| record_start | ``uuid_setvar`` RECORD_STEREO / RECORD_PRE_BUFFER_FRAMES, ``uuid_record <callId> start <file>`` | stereo WAV named and reported as the record verb's (``media.recording.completed`` at RECORD_STOP) |
+| record_stop | ``uuid_record <callId> stop <file>`` | |
+| whisper | ``uuid_broadcast <leg> 'speak::<tts.speak_arg>' aleg`` | said to one leg only: the caller, or the bridged party (``leg: bridged``); the other does not hear it |
+| transfer | ``uuid_setvar <callId> hangup_after_bridge false``, the new verbs, ``uuid_kill <agent leg>`` | an agent's blind transfer (agent channel only, app/calls/transfers.py): the agent's leg ends, the caller's bridge returns and the caller runs the target's verb instead of hanging up; no ``uuid_break``, which would leave CF_BREAK set and cut the new verbs' first playback |
 """
 from __future__ import annotations
 
@@ -28,7 +32,11 @@ from typing import Any, Callable, Optional
 import gevent.lock
 
 from app import limits
-from app.verbs import VerbList, VerbListRejected, parse_verb_list
+from app.calls.transfers import InvalidTarget, NoQueueToReturnTo, parse_target
+from app.events.payloads import call_transferred
+from app.verbs import VerbList, VerbListRejected, parse_verb_list, tts
+from app.verbs.dial import RECORDING_FORMAT
+from app.verbs.recording import NO_PRE_BUFFER, PRE_BUFFER_VAR, recording_path, report_when_stopped
 from esl.errors import EslError
 
 log = logging.getLogger(__name__)
@@ -57,9 +65,14 @@ class LiveHandle:
     ctx: Any                                    # app.voice.session_context.SessionVerbContext
     redirect: Callable[[VerbList], bool]        # False when the verbs are already over
     emit: Callable[[str, dict[str, Any]], None]
+    # the caller's verbs replaced without a uuid_break (a transfer), False when they are over
+    replace_verbs: Callable[[VerbList], bool] = lambda _verbs: False
+    # a blind transfer was done: the session's records, events and status hook (``call.transferred``'s payload)
+    transferred: Callable[[dict[str, Any]], None] = lambda _payload: None
     muted: bool = False
     held: bool = False
     ending: bool = False                        # its verbs are over / it is hanging up
+    recording: Optional[str] = None             # the file of a recording started by record_start
     other_leg: Optional[str] = None             # the bridged party's channel, while bridged
     lock: gevent.lock.Semaphore = field(default_factory=gevent.lock.Semaphore, repr=False)
 
@@ -72,7 +85,7 @@ class LiveHandle:
 
     def state(self) -> dict[str, Any]:
         return {"answered": bool(self.ctx.answered), "muted": self.muted, "held": self.held,
-                "bridged": self.other_leg is not None}
+                "bridged": self.other_leg is not None, "recording": self.recording is not None}
 
 
 def _alive(call: LiveHandle) -> None:
@@ -191,6 +204,90 @@ def redirect_verbs(params: dict[str, Any]) -> VerbList:
         raise ValueError("verbs") from None
 
 
+def record_start(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
+    """Record the call from now on (both parties, caller left), as the record verb's files."""
+    _alive(call)
+    _answered(call, "record_start")
+    if call.recording is not None:
+        raise Refused("already_recording", "The call is already being recorded from the API; stop it first.")
+    ctx = call.ctx
+    path = recording_path(ctx, RECORDING_FORMAT)
+    _api(call, f"uuid_setvar {call.call_id} RECORD_STEREO true")
+    _api(call, f"uuid_setvar {call.call_id} {PRE_BUFFER_VAR} {NO_PRE_BUFFER}")
+    report_when_stopped(ctx, path, fmt=RECORDING_FORMAT, stereo=True)
+    _api(call, f"uuid_record {call.call_id} start {path}")
+    call.recording = path
+    return {}
+
+
+def record_stop(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
+    _alive(call)
+    if call.recording is None:
+        raise Refused("not_recording", "No recording started from the API runs on this call.")
+    path, call.recording = call.recording, None
+    _api(call, f"uuid_record {call.call_id} stop {path}")
+    return {}
+
+
+WHISPER_LEGS = ("caller", "bridged")
+
+
+def whisper(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
+    """Say ``text`` to one leg only (``leg``: the caller, default, or the bridged party)."""
+    text, leg = params.get("text"), params.get("leg", "caller")
+    if not isinstance(text, str) or not text.strip() or len(text) > limits.LIVE_CONTROL_WHISPER_TEXT_MAX:
+        raise ValueError("text")
+    if leg not in WHISPER_LEGS:
+        raise ValueError("leg")
+    _alive(call)
+    _answered(call, "whisper")
+    target = call.call_id if leg == "caller" else _bridged(call, "whisper")
+    # one quoted argument (mod_commands splits on spaces, honouring single quotes): no quote in it
+    speech = tts.speak_arg(tts.default_voice(call.ctx), text).replace("'", " ")
+    _api(call, f"uuid_broadcast {target} 'speak::{speech}' aleg")
+    return {"leg": leg}
+
+
+def transfer(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
+    """An agent's blind transfer of its caller (``params``: ``target``, ``agentId`` of the
+    agent asking). The caller leaves the agent for the target's verb (app/calls/transfers.py);
+    the agent's leg is hung up."""
+    try:
+        target = parse_target(params.get("target"))
+    except InvalidTarget:
+        raise ValueError("target") from None
+    by = params.get("agentId")
+    _alive(call)
+    leg = _bridged(call, "transfer")
+    ctx = call.ctx
+    if ctx.agent_id is None:
+        raise Refused("call_not_with_agent", "Only a call answered by an agent can be transferred.")
+    if target.kind == "agent":
+        if target.value == ctx.agent_id:
+            raise Refused("transfer_to_self", "The call is already with this agent.")
+        if ctx.contact is None or ctx.contact.candidate(ctx.account_id, target.value) is None:
+            raise Refused("transfer_target_not_found",
+                          "No agent of the account with SIP credentials has this id.")
+    times = ctx.interaction
+    try:
+        verbs = parse_verb_list(target.verbs(queue=times.queue_name, priority=times.queue_priority))
+    except NoQueueToReturnTo:
+        raise Refused("transfer_needs_queue", "A transfer to an agent needs a call answered from a queue.") from None
+    except VerbListRejected:
+        raise ValueError("target") from None
+    from_agent = ctx.agent_id
+    _api(call, f"uuid_setvar {call.call_id} hangup_after_bridge false")
+    if not call.replace_verbs(verbs):
+        raise Refused("call_ending", "The call's verbs are over; it can no longer be transferred.")
+    call.transferred(call_transferred(call.call_id, kind="blind", from_agent=from_agent,
+                                      to=target.as_dict(), by_agent=by if isinstance(by, str) else None))
+    try:  # the agent's leg ends: the caller's bridge returns and the new verbs run
+        call.conn.api(f"uuid_kill {leg} NORMAL_CLEARING")
+    except EslError as exc:
+        log.warning("call %s: the transferring agent's leg not hung up (%s)", call.call_id, exc)
+    return {"kind": "blind", "to": target.as_dict()}
+
+
 ACTIONS: dict[str, Callable[[LiveHandle, dict[str, Any]], dict[str, Any]]] = {
     "hangup": hangup,
     "dtmf": dtmf,
@@ -199,4 +296,8 @@ ACTIONS: dict[str, Callable[[LiveHandle, dict[str, Any]], dict[str, Any]]] = {
     "hold": hold,
     "unhold": unhold,
     "redirect": redirect,
+    "record_start": record_start,
+    "record_stop": record_stop,
+    "whisper": whisper,
+    "transfer": transfer,
 }

@@ -21,12 +21,14 @@ import redis
 
 from app.calls import live_calls, sip_targets
 from app.calls.hangup import ObservedHangup
+from app.calls.interaction_times import utc_now
 from app.calls.limiter import REFUSAL_HANGUP_CAUSE
 from app.calls.originate import TRACE_ID_VARIABLE, OriginatedLeg
 from app.calls.records import CallContext, WrittenRecord
 from app.calls.route import CallRoute
 from app.calls.route_snapshot import RouteUnavailable
 from app.calls.status_hook import base_body, final_body, send_status
+from app.contact import interactions
 from app.events import payloads
 from app.ops.metrics import CALLS_IN_PROGRESS, observe_call_setup
 from app.settings import get_settings
@@ -371,7 +373,8 @@ class CallSession:
         call = self.call
         self._live = live = LiveHandle(
             call_id=call.call_id, account_id=str(self.route.account_id), conn=self.conn, ctx=ctx,
-            redirect=self._live_redirect, emit=self._emit)
+            redirect=self._live_redirect, emit=self._emit, replace_verbs=self._live_replace,
+            transferred=self._transferred)
         self.conn.on("CHANNEL_BRIDGE", live.on_bridge)
         self.conn.on("CHANNEL_UNBRIDGE", live.on_unbridge)
         self.services.live_sessions[call.call_id] = live
@@ -399,6 +402,35 @@ class CallSession:
             return False
         self._redirect(runner, verbs)
         return True
+
+    def _live_replace(self, verbs: VerbList) -> bool:
+        """The verbs' greenlet continues with ``verbs`` once what it runs now returns (a
+        transfer: the bridge returns when the agent's leg is hung up), no media stopped."""
+        runner = self._runner
+        if runner is None or self.conn.hung_up:
+            return False
+        runner.kill(_Redirected(verbs), block=False)
+        return True
+
+    def _transferred(self, payload: dict[str, Any]) -> None:
+        """A blind transfer (app/voice/live_actions.transfer): the agent's window closes now
+        (before the verbs' greenlet can run the target's verb and open the next one), then the
+        journey, ``call.transferred`` and the status hook; the closed window is written last."""
+        at = utc_now()
+        closed = self.record.interaction.transfer(at)
+        to = payload.get("to") or {}
+        if self._live is not None:  # the journey shows it where it happened
+            self._live.ctx.journey_note(f"transfer:{to.get('type')}")
+        self._emit("call.transferred", payload)
+        app = self.route.application
+        if app is not None and app.call_status_hook_url:
+            body = {**base_body(self.record, self.call.call_id, "in-progress"), "transfer": payload}
+            self._status_update = send_status(
+                app.call_status_hook_url, body, secret=app.signing_secret, basic_auth=app.basic_auth,
+                client=self.services.webhooks, after=self._status_update)
+        if closed is not None:
+            segment_id, _started, talk_ms, hold_ms = closed
+            interactions.close_transferred_segment(self.route.account_id, segment_id, at, talk_ms, hold_ms)
 
     def _redirect(self, runner: gevent.Greenlet, verbs: VerbList) -> None:
         """The runner is told first, then the media stopped: ``uuid_break`` waits for the switch's

@@ -76,3 +76,36 @@ def test_given_an_event_of_another_account_naming_the_same_agent_id_then_it_is_n
     _offer(tenant, ids["dee"], mine)
     assert client.expect("offer")["offerId"] == mine  # the foreign one never arrived first
     assert [m for m in client.seen if m["type"] == "offer"] == [client.seen[-1]]
+
+
+def test_given_a_connected_agent_when_its_call_is_transferred_then_call_phase_transferred_with_the_target(
+        channel_server, seed, api, owner_conn):
+    tenant, ids = _agents(seed, api, owner_conn, "ana", "ben")
+    server = channel_server()
+    ana = server.connect(tenant.host)
+    ana.auth(api.mint(tenant, "ana", session="agent"))
+    call_id = str(uuid.uuid4())
+    _offer(tenant, ids["ana"], call_id)
+    ana.expect("offer")
+    emit("agent.accept", {"callId": call_id, "agentId": ids["ana"]}, account_id=tenant.account_id)
+    assert ana.expect("call")["phase"] == "connected"
+    to = {"type": "agent", "agentId": ids["ben"]}
+    emit("call.transferred", {"callId": call_id, "kind": "blind", "from": {"agentId": ids["ana"]}, "to": to,
+                              "by": {"agentId": ids["ana"]}}, account_id=tenant.account_id)
+    moved = ana.expect("call", lambda m: m["phase"] == "transferred")
+    assert (moved["callId"], moved["to"], moved["kind"]) == (call_id, to, "blind")
+
+
+def test_given_a_transfer_command_with_a_bad_target_or_no_call_then_validation_failed_or_no_call(
+        channel_server, seed, api, owner_conn):
+    tenant, _ids = _agents(seed, api, owner_conn, "ana")
+    ana = channel_server().connect(tenant.host)
+    ana.auth(api.mint(tenant, "ana", session="agent"))
+    bad = [{"type": "pstn", "number": "123"}, {"type": "number", "number": "12;x"},
+           {"type": "sip", "uri": "alice@example.com"}, {"type": "agent", "agentId": "ana"},
+           {"type": "queue", "name": "support", "extra": 1}, "support"]
+    for target in bad:
+        ack = ana.command("transfer", target=target)
+        assert ack["ok"] is False and ack["error"]["code"] == "validation_failed", (target, ack)
+    ack = ana.command("transfer", target={"type": "queue", "name": "support"})
+    assert ack["error"]["code"] == "no_call"

@@ -5,6 +5,8 @@ on the caller's channel, and a redirect that drops the pause for new verbs."""
 from __future__ import annotations
 
 import time
+import wave
+from pathlib import Path
 
 from tests.realswitch.provision import poll
 
@@ -85,3 +87,44 @@ def test_redirect_drops_the_pause_for_new_verbs(tenant, sipp, real_switch):
     [record] = tenant.wait_record(number)
     assert record["hangup_reason"] == "redirected"
     assert "say" in (record["journey"] or "")
+
+
+def test_record_start_and_stop_leave_a_stereo_file_as_long_as_the_recorded_stretch(tenant, sipp, real_switch):
+    number = tenant.number_for(PAUSE)
+    caller, call_id = _live_call(tenant, sipp, number)
+    path = f"/api/calls/{call_id}/actions"
+
+    started = tenant.admin.post(path, {"action": "record_start"}, expect=200)
+    time.sleep(2.0)  # scenario: 2 s recorded
+    tenant.admin.post(path, {"action": "record_start"}, expect=409)
+    tenant.admin.post(path, {"action": "record_stop"}, expect=200)
+    tenant.admin.post(path, {"action": "hangup"}, expect=200)
+
+    assert started["state"]["recording"] is True
+    assert caller.wait(20).ok
+    [completed] = poll(lambda: [e["payload"] for e in tenant.events("media.recording.completed")
+                                if e["payload"]["callId"] == call_id], 10)
+    recording = Path(completed["path"])
+    assert recording.parent == real_switch.recordings and completed["stereo"] is True
+    with wave.open(str(recording)) as wav:
+        seconds, channels = wav.getnframes() / wav.getframerate(), wav.getnchannels()
+    assert channels == 2
+    assert abs(seconds - 2.0) <= 0.5, seconds  # the stretch between start and stop (two API round trips)
+    [record] = tenant.wait_record(number)
+    assert record["has_recording"] is True
+
+
+def test_whisper_runs_speak_on_the_callers_channel(tenant, sipp, real_switch):
+    number = tenant.number_for(PAUSE)
+    caller, call_id = _live_call(tenant, sipp, number)
+    path = f"/api/calls/{call_id}/actions"
+
+    tenant.admin.post(path, {"action": "whisper", "text": "Your agent's on the way, thanks for waiting."},
+                      expect=200)
+
+    # the broadcast runs as the channel's application while it speaks (~2 s with flite)
+    assert poll(lambda: real_switch.api(f"uuid_getvar {call_id} current_application").strip() == "speak", 5), \
+        real_switch.log_tail(30)
+    tenant.admin.post(path, {"action": "whisper", "text": "x", "leg": "bridged"}, expect=409)
+    tenant.admin.post(path, {"action": "hangup"}, expect=200)
+    assert caller.wait(20).ok

@@ -15,6 +15,8 @@ from app.db.engine import tenant_session
 from app.models import Application, PhoneNumber, SipTargetHost
 from app.routing.cache import RoutingCache
 from app.routing.dialer import LcrDialer
+from app.settings import get_settings
+from app.voice.live_control import LiveControl
 from app.voice.originator import Originator
 from app.voice.services import CallServices
 from app.voice.session import CallSession
@@ -39,6 +41,17 @@ def services(redis_client, redis_prefix) -> CallServices:
 def controller(outbound_server, services, media_dns):
     """An OutboundServer whose application is the production CallSession."""
     return outbound_server(lambda conn: CallSession(conn, services).run())
+
+
+@pytest.fixture
+def live_control(services, redis_client):
+    """The controller's live-control listener (POST /api/calls/:callId/actions, agent transfers)
+    on this test's sessions."""
+    control = LiveControl(redis_client, get_settings().redis_key_prefix, services.controller_id,
+                          services.live_sessions).start()
+    assert control.subscribed.wait(5)
+    yield control
+    control.stop()
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from app.calls import live_calls
 from app.db.engine import tenant_session
 from app.models import Application, PhoneNumber, SipTargetHost
 from app.settings import get_settings
-from app.voice.live_control import LiveControl
 from tests.plugins.database import unique_number
 from tests.plugins.eventually import eventually
 from tests.plugins.webhook_server import Reply
@@ -21,15 +20,6 @@ from tests.session.conftest import call_record
 from tests.simulator import Call
 
 PAUSE = [{"verb": "pause", "length": 60}]
-
-
-@pytest.fixture
-def live_control(services, redis_client):
-    control = LiveControl(redis_client, get_settings().redis_key_prefix, services.controller_id,
-                          services.live_sessions).start()
-    assert control.subscribed.wait(5)
-    yield control
-    control.stop()
 
 
 @pytest.fixture
@@ -193,4 +183,55 @@ def test_another_tenants_live_call_is_404_and_untouched(
     assert response.status_code == 404 and response.get_json()["code"] == "call_not_found"
     assert not call.done.is_set()
     api.login(other).post(f"/api/calls/{call.uuid}/actions", json={"action": "hangup"})
+    assert call.wait(5)
+
+
+def _outbox_payloads(owner_conn, call_id: str, key: str) -> list[dict]:
+    return [row[0] for row in owner_conn.execute(text(
+        "SELECT body->'payload' FROM event_outbox WHERE routing_key = :k "
+        "AND body->'payload'->>'callId' = :c ORDER BY created_at"), {"k": key, "c": call_id})]
+
+
+def test_record_start_and_stop_record_the_call_and_a_second_start_or_stop_is_409(
+        admin, tenant, controller, live_control, simulate_call, redis_client, owner_conn):
+    number = number_for(tenant, PAUSE)
+    call = live_call(simulate_call, controller, redis_client, Call(callee=number))
+    path = f"/api/calls/{call.uuid}/actions"
+
+    started = admin.post(path, json={"action": "record_start"})
+    again = admin.post(path, json={"action": "record_start"})
+    stopped = admin.post(path, json={"action": "record_stop"})
+    not_recording = admin.post(path, json={"action": "record_stop"})
+    admin.post(path, json={"action": "hangup"})
+
+    assert started.status_code == 200 and started.get_json()["state"]["recording"] is True
+    assert again.status_code == 409 and again.get_json()["code"] == "already_recording"
+    assert stopped.status_code == 200 and stopped.get_json()["state"]["recording"] is False
+    assert not_recording.status_code == 409 and not_recording.get_json()["code"] == "not_recording"
+    records = [c for c in call.controls if c.startswith("uuid_record")]
+    file = f"/var/spool/fs/rec/{tenant.account_id}_{call.uuid}_"
+    assert [c.split()[2] for c in records] == ["start", "stop"] and all(c.split()[3].startswith(file) for c in records)
+    assert call.wait(5)
+    [completed] = eventually(lambda: _outbox_payloads(owner_conn, call.uuid, "media.recording.completed"),
+                             timeout=10, what="media.recording.completed")
+    assert completed["stereo"] is True
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["has_recording"] is True
+
+
+def test_whisper_says_the_text_to_the_caller_only_and_needs_a_bridge_for_the_bridged_leg(
+        admin, tenant, controller, live_control, simulate_call, redis_client):
+    number = number_for(tenant, PAUSE)
+    call = live_call(simulate_call, controller, redis_client, Call(callee=number))
+    path = f"/api/calls/{call.uuid}/actions"
+
+    said = admin.post(path, json={"action": "whisper", "text": "Your agent's  back\nsoon"})
+    to_bridged = admin.post(path, json={"action": "whisper", "text": "Hello", "leg": "bridged"})
+    no_text = admin.post(path, json={"action": "whisper", "leg": "caller"})
+    admin.post(path, json={"action": "hangup"})
+
+    assert said.status_code == 200
+    assert f"uuid_broadcast {call.uuid} 'speak::flite|kal|Your agent s back soon' aleg" in call.controls
+    assert to_bridged.status_code == 409 and to_bridged.get_json()["code"] == "call_not_bridged"
+    assert no_text.status_code == 422
     assert call.wait(5)

@@ -393,7 +393,30 @@ class SimOutboundCall:
             return "+OK\n"
         if verb == "uuid_audio":
             return self._uuid_audio(command, args)
+        if verb == "uuid_record":
+            return self._uuid_record(command, args)
+        if verb == "uuid_broadcast":  # <uuid> <path, single-quoted when it has spaces> [aleg|bleg|both]
+            target = args[0] if args else ""
+            if target == self.uuid and not self._hung.is_set() or target in self._bridge_kill:
+                self.controls.append(command)
+                return "+OK Message sent successfully\n"
+            return "-ERR No such channel!\n"
         return f"-ERR {verb} Command not found!\n"
+
+    def _uuid_record(self, command: str, args: list[str]) -> str:
+        """mod_commands ``uuid_record <uuid> start|stop <path>``: RECORD_START at once; RECORD_STOP
+        when stopped (or at hang-up, as record_session's)."""
+        if len(args) < 3 or args[1] not in ("start", "stop"):
+            return "-USAGE: <uuid> [start|stop] <path> [<limit>]\n"
+        if args[0] != self.uuid or self._hung.is_set():
+            return "-ERR Cannot locate session!\n"
+        self.controls.append(command)
+        if args[1] == "start":
+            self._recording = args[2]
+            self.emit("RECORD_START", tail=[("Record-File-Path", args[2])])
+        elif self._recording == args[2]:
+            self._record_stop()
+        return "+OK Success\n"
 
     def _uuid_audio(self, command: str, args: list[str]) -> str:
         """mod_commands ``uuid_audio <uuid> [start [read|write] [mute|level <level>]|stop]``

@@ -6,33 +6,17 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import redis
-from flask import current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from app import limits
 from app.api.calls import live
 from app.api.calls.schemas import LiveActionResultSchema, LiveActionSchema
 from app.api.common import require_admin
 from app.api.security import current_identity, require_license
 from app.settings import get_settings
 
-REDIS_EXTENSION = "sbc_live_control_redis"
-CONNECT_TIMEOUT_SECONDS = 1.0
-
 blp = Blueprint("call_control", __name__, url_prefix="/api/calls",
                 description="Live call control: act on a call in progress")
-
-
-def _redis() -> redis.Redis:
-    """A client whose reads may block for the controller's answer (the wait, plus a margin)."""
-    client = current_app.extensions.get(REDIS_EXTENSION)
-    if client is None:
-        client = current_app.extensions[REDIS_EXTENSION] = redis.Redis.from_url(
-            get_settings().redis_url, socket_connect_timeout=CONNECT_TIMEOUT_SECONDS,
-            socket_timeout=limits.LIVE_CONTROL_REPLY_SECONDS + 2)
-    return client
 
 
 @blp.route("/<uuid:call_id>/actions")
@@ -50,4 +34,4 @@ class CallActions(MethodView):
         ``call_not_found`` (unknown, ended, another tenant's); 409 ``call_ending`` /
         ``call_not_answered`` / ``call_not_bridged``; 503 ``call_control_unavailable``.
         Outcome event: ``call.control.applied``."""
-        return live.act(_redis(), get_settings().redis_key_prefix, current_identity(), call_id, data)
+        return live.act(live.control_redis(), get_settings().redis_key_prefix, current_identity(), call_id, data)

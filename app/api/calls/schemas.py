@@ -109,7 +109,8 @@ class LiveActionSchema(ma.Schema):
         unknown = ma.RAISE
 
     action = ma.fields.String(required=True, validate=validate.OneOf(live_calls.ACTIONS), metadata={
-        "description": "hangup | dtmf | mute | unmute | hold | unhold | redirect"})
+        "description": "hangup | dtmf | mute | unmute | hold | unhold | redirect | record_start | "
+                       "record_stop | whisper"})
     reason = ma.fields.String(
         validate=[validate.Length(min=1, max=limits.LIVE_CONTROL_HANGUP_REASON_MAX),
                   validate.Regexp(r"[A-Za-z0-9_.:-]+\Z", error="letters, digits and _ . : - only")],
@@ -125,29 +126,38 @@ class LiveActionSchema(ma.Schema):
         "description": "redirect: fetch the new verbs from this URL (posted like a `redirect` "
                        "verb's request) instead of giving them"})
 
+    text = ma.fields.String(validate=validate.Length(min=1, max=limits.LIVE_CONTROL_WHISPER_TEXT_MAX), metadata={
+        "description": "whisper: what is said (text to speech) to one leg only"})
+    leg = ma.fields.String(validate=validate.OneOf(("caller", "bridged")), metadata={
+        "description": "whisper: `caller` (default) or `bridged` (the party the caller is bridged to)"})
+
     @ma.validates_schema
     def _fields_of_action(self, data: dict, **_: object) -> None:
         action = data.get("action")
         allowed = _LIVE_FIELDS.get(action, frozenset())
-        extra = sorted(k for k in ("reason", "digits", "verbs", "hookUrl") if k in data and k not in allowed)
+        extra = sorted(k for k in _ACTION_FIELDS if k in data and k not in allowed)
         if extra:
             raise ma.ValidationError({k: [f"Not a field of '{action}'."] for k in extra})
         if action == "dtmf" and "digits" not in data:
             raise ma.ValidationError({"digits": ["Missing data for required field."]})
         if action == "redirect" and ("verbs" in data) == ("hookUrl" in data):
             raise ma.ValidationError({"verbs": ["Give exactly one of verbs and hookUrl."]})
+        if action == "whisper" and not (data.get("text") or "").strip():
+            raise ma.ValidationError({"text": ["Missing data for required field."]})
 
 
 _LIVE_FIELDS: dict[str, frozenset[str]] = {
     "hangup": frozenset({"reason"}), "dtmf": frozenset({"digits"}),
-    "redirect": frozenset({"verbs", "hookUrl"}),
+    "redirect": frozenset({"verbs", "hookUrl"}), "whisper": frozenset({"text", "leg"}),
 }
+_ACTION_FIELDS = ("reason", "digits", "verbs", "hookUrl", "text", "leg")
 
 
 class LiveCallStateSchema(ma.Schema):
     answered = ma.fields.Boolean()
     muted = ma.fields.Boolean()
     held = ma.fields.Boolean(metadata={"description": "the bridged party held by `hold`"})
+    recording = ma.fields.Boolean(metadata={"description": "a recording started by `record_start` runs"})
     bridged = ma.fields.Boolean(metadata={"description": "bridged to another party (dial, queue agent)"})
 
 

@@ -352,8 +352,14 @@ export class Agent extends Emitter {
           return;
         }
       }
+      if (phase === 'transferred') return; // a call this session no longer has
       // a call this session did not see start (accepted on a desk phone, or after a reconnect)
       call = this._newCall(callId, this.offer && this.offer.id === callId ? this.offer : null);
+    }
+    if (phase === 'transferred') {
+      call._transferred(message.to ?? null); // first: the media leg's end must not name another cause
+      if (this.media) this.media.hangup(); // the server hangs the leg up; no need to wait for its BYE
+      return;
     }
     call._phase(phase, message.cause);
   }

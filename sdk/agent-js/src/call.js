@@ -4,17 +4,22 @@
  * phase that is not ahead of the current one is ignored, so a page sees one clean sequence
  * whichever arrives first.
  *
- * Events: `phase` `{phase, cause?}`.
+ * Events: `phase` `{phase, cause?}`. A blind transfer ends the call for this agent: phase
+ * `ended` with cause `transferred` and `transferredTo` set to the target.
  */
 import { Emitter } from './emitter.js';
 import { AgentError, ErrorCodes } from './errors.js';
 
 /** @typedef {import('../types/index.js').Ack} Ack */
 /** @typedef {import('../types/index.js').CallPhase} CallPhase */
+/** @typedef {import('../types/index.js').TransferTarget} TransferTarget */
 /** @typedef {{ok: true, local: true}} LocalOnly the channel is down; the media leg did it */
 
 /** @type {readonly CallPhase[]} */
 export const PHASES = Object.freeze(['connecting', 'connected', 'ended']);
+
+/** @type {Record<string, string[]>} the field naming each kind of transfer target */
+const TRANSFER_FIELDS = { agent: ['agentId'], queue: ['name'], number: ['number'], sip: ['uri'] };
 
 export class Call extends Emitter {
   /**
@@ -37,6 +42,8 @@ export class Call extends Emitter {
     this.connectedAt = null;
     /** @type {number | null} */
     this.endedAt = null;
+    /** @type {TransferTarget | null} where a blind transfer sent the caller */
+    this.transferredTo = null;
     this._control = control;
     /** @type {any} the media leg's answered JsSIP session (set by the agent) */
     this._session = undefined;
@@ -93,6 +100,31 @@ export class Call extends Emitter {
       return Promise.reject(new AgentError(ErrorCodes.COMMAND_FAILED, 'DTMF digits are 0-9, *, #, A-D (1 to 32).'));
     }
     return this._live('send DTMF') || this._control(this, 'dtmf', { digits: String(digits) });
+  }
+
+  /**
+   * Blind transfer: the caller goes to `target` and this agent's leg is hung up (docs/agents.md
+   * "Transfers"). The ack comes once the switch acted; the call then ends with cause `transferred`.
+   * @param {TransferTarget} target `{type: 'agent', agentId}`, `{type: 'queue', name}`,
+   *   `{type: 'number', number, callerId?}` or `{type: 'sip', uri}`
+   * @returns {Promise<Ack>}
+   */
+  transfer(target) {
+    const fields = TRANSFER_FIELDS[target && target.type];
+    if (!fields || typeof (/** @type {any} */ (target))[fields[0]] !== 'string') {
+      return Promise.reject(new AgentError(ErrorCodes.COMMAND_FAILED,
+        'A transfer target is {type: agent, agentId} | {type: queue, name} | {type: number, number} | {type: sip, uri}.'));
+    }
+    return this._live('transfer') || this._control(this, 'transfer', { target });
+  }
+
+  /**
+   * @internal the server's `call` phase `transferred`: the call is over for this agent
+   * @param {TransferTarget | null} to
+   */
+  _transferred(to) {
+    this.transferredTo = to;
+    this._phase('ended', 'transferred');
   }
 
   /**

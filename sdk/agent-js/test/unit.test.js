@@ -48,6 +48,26 @@ describe('call phases', () => {
     await call.setDisposition('sale');
     assert.deepEqual(sent, ['disposition']);
   });
+  test('given a transfer, then the target goes to the server as is and a bad one is refused before it', async () => {
+    const sent = [];
+    const call = new Call('c1', { control: async (c, type, fields) => { sent.push([type, fields]); return { ok: true }; } });
+    call._phase('connected');
+    await call.transfer({ type: 'queue', name: 'billing' });
+    await assert.rejects(call.transfer({ type: 'queue' }), { code: ErrorCodes.COMMAND_FAILED });
+    await assert.rejects(call.transfer(/** @type {any} */ ({ type: 'pstn', number: '123' })), { code: ErrorCodes.COMMAND_FAILED });
+    assert.deepEqual(sent, [['transfer', { target: { type: 'queue', name: 'billing' } }]]);
+  });
+  test('given the server says transferred, then the call ends once with cause transferred and the target', () => {
+    const call = new Call('c1', { control: async () => ({}) });
+    const seen = [];
+    call.on('phase', (e) => seen.push(e));
+    call._phase('connected');
+    call._transferred({ type: 'agent', agentId: 'a2' });
+    call._phase('ended', 'NORMAL_CLEARING');
+    assert.deepEqual(seen.map((e) => e.phase), ['connected', 'ended']);
+    assert.equal(call.cause, 'transferred');
+    assert.deepEqual(call.transferredTo, { type: 'agent', agentId: 'a2' });
+  });
   test('given bad DTMF digits, then they are refused before the server', async () => {
     const call = new Call('c1', { control: async () => ({ ok: true }) });
     call._phase('connected');

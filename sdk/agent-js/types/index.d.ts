@@ -92,6 +92,12 @@ declare class Emitter<Events extends Record<string, (...args: any[]) => void>> {
   off<E extends keyof Events>(event: E, handler?: Events[E]): this;
 }
 
+export type TransferTarget =
+  | { type: 'agent'; agentId: string }
+  | { type: 'queue'; name: string }
+  | { type: 'number'; number: string; callerId?: string }
+  | { type: 'sip'; uri: string };
+
 export interface Ack { type: 'ack'; id: string; ok: true; [field: string]: unknown }
 
 export declare class Offer extends Emitter<{ ended: (e: { reason: OfferEnd; cause?: string | null }) => void }> {
@@ -128,6 +134,10 @@ export declare class Call extends Emitter<{ phase: (e: { phase: CallPhase; cause
   unmute(): Promise<Ack | { ok: true; local: true }>;
   sendDtmf(digits: string): Promise<Ack>;
   setDisposition(code: string): Promise<Ack>;
+  /** Blind transfer (docs/agents.md "Transfers"); the call then ends with cause `transferred`. */
+  transfer(target: TransferTarget): Promise<Ack>;
+  /** Where a blind transfer sent the caller; null otherwise. */
+  readonly transferredTo: TransferTarget | null;
 }
 
 export interface Grant {

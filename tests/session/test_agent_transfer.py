@@ -1,0 +1,168 @@
+"""An agent's blind transfer end to end in one process: a real CallSession driving a simulated
+queue call, the real controller side of live control (LiveControl on its Redis channel), the
+request the agent channel sends (app/api/calls/live.send), PostgreSQL for the records, the
+segments and the outbox."""
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from app.api.calls import live
+from app.contact.distribution import ContactCentre
+from app.contact.presence import PRIORITY_WEIGHT, Presence
+from app.crypto import encrypt_secret
+from app.errors import Conflict
+from app.models import Agent, AgentQueue, Queue, User
+from app.settings import get_settings
+from tests.plugins.eventually import eventually
+from tests.session.conftest import call_record
+from tests.simulator import Call
+from tests.simulator.channel import CORE_UUID
+from tests.simulator.scenario import RingingPhone
+
+
+def _desk(owner_engine, owner_conn, redis_client, account, queues=("support",)):
+    """The queues, and two available registered agents (``ana`` idle longest) in the first."""
+    subdomain = owner_conn.execute(text("SELECT subdomain FROM accounts WHERE id = :a"),
+                                   {"a": account.id}).scalar_one()
+    presence = Presence(redis_client, get_settings().redis_key_prefix)
+    agents = {}
+    with Session(owner_engine, expire_on_commit=False) as db, db.begin():
+        rows = [Queue(id=uuid.uuid4(), account_id=account.id, name=name, offer_timeout_seconds=5,
+                      max_missed_offers=2, wrap_up_seconds=0, announce_position=False) for name in queues]
+        db.add_all(rows)
+        for name in ("ana", "ben"):
+            user = User(id=uuid.uuid4(), account_id=account.id, username=f"{name}{uuid.uuid4().hex[:6]}",
+                        password_hash="x", role="agent")
+            db.add(user)
+            db.flush()
+            agent = Agent(id=uuid.uuid4(), account_id=account.id, user_id=user.id, state="available",
+                          sip_username=f"ag{uuid.uuid4().hex[:10]}", sip_password_encrypted=encrypt_secret("pw"))
+            db.add(agent)
+            db.flush()
+            if name == "ana":
+                db.add(AgentQueue(account_id=account.id, agent_id=agent.id, queue_id=rows[0].id))
+            agents[name] = str(agent.id)
+            presence.registered(subdomain, agent.sip_username, 60, node=CORE_UUID)
+    now_ms = int(time.time() * 1000)
+    presence.agent_idle(str(account.id), agents["ana"], since_ms=now_ms - 10_000)
+    presence.agent_idle(str(account.id), agents["ben"], since_ms=now_ms - 5_000)
+    return agents, presence
+
+
+def _transfer(redis_client, account, call_id: str, agent_id: str, target: dict) -> dict:
+    return live.send(redis_client, get_settings().redis_key_prefix, str(account.id), call_id, "transfer",
+                     {"target": target, "agentId": agent_id}, by={"agentId": agent_id})
+
+
+def _payloads(owner_conn, call_id: str, key: str) -> list[dict]:
+    return [r[0] for r in owner_conn.execute(text(
+        "SELECT body->'payload' FROM event_outbox WHERE routing_key = :k "
+        "AND body->'payload'->>'callId' = :c ORDER BY created_at"), {"k": key, "c": call_id})]
+
+
+def _rows(owner_conn, sql: str, **params) -> list[dict]:
+    return [dict(r) for r in owner_conn.execute(text(sql), params).mappings()]
+
+
+def test_given_a_caller_talking_to_an_agent_when_the_agent_transfers_blind_to_another_agent_then_the_second_agent_gets_the_call_and_records_show_both(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support", "priority": 3}])
+    agents, presence = _desk(owner_engine, owner_conn, redis_client, account)
+    services.contact = ContactCentre(presence)
+    ana_phone, ben_phone = RingingPhone(), RingingPhone()
+    call = simulate_call(Call(callee=number).bridge_rings(ana_phone).bridge_rings(ben_phone), controller)
+    assert ana_phone.ringing.wait(10), "ana was not offered the call"
+    ana_phone.answer()
+    eventually(lambda: services.live_sessions.get(call.uuid) and services.live_sessions[call.uuid].other_leg,
+               timeout=10, what="the caller bridged to ana")
+    time.sleep(1.0)  # scenario: ana talks 1 s before she transfers
+
+    state = _transfer(redis_client, account, call.uuid, agents["ana"], {"type": "agent", "agentId": agents["ben"]})
+
+    assert state["bridged"] is True  # answered before the agent's leg is hung up
+    assert ben_phone.ringing.wait(10), "ben was not offered the transferred call"
+    queue_bridge = call.executed("bridge")[-1][1]
+    assert f"sbc_agent_id={agents['ben']}" in queue_bridge
+    ben_phone.answer()
+    time.sleep(1.5)  # scenario: ben talks 1.5 s, then hangs up
+    ben_phone.hangup()
+    assert call.wait(15), "the call did not end"
+
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["agent_id"] == uuid.UUID(agents["ben"])
+    assert "transfer:agent" in record["journey"]
+    [event] = _payloads(owner_conn, call.uuid, "call.transferred")
+    assert event["kind"] == "blind"
+    assert event["from"] == {"agentId": agents["ana"]} and event["by"] == {"agentId": agents["ana"]}
+    assert event["to"] == {"type": "agent", "agentId": agents["ben"]}
+    segments = _rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c ORDER BY started_at",
+                     c=call.uuid)
+    assert [(str(s["agent_id"]), s["transferred"]) for s in segments] == [(agents["ana"], True),
+                                                                         (agents["ben"], False)]
+    assert 900 <= segments[0]["talk_ms"] <= 2000
+    assert 1300 <= segments[1]["talk_ms"] <= 2500
+    assert segments[0]["ended_at"] <= segments[1]["started_at"]
+    [summary] = _rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
+    assert summary["transfer_count"] == 1
+    assert summary["talk_ms"] == segments[0]["talk_ms"] + segments[1]["talk_ms"]
+    assert [p["agentId"] for p in _payloads(owner_conn, call.uuid, "agent.accept")] == [agents["ana"], agents["ben"]]
+
+
+def test_given_a_caller_talking_to_an_agent_when_transferred_to_another_queue_then_it_waits_there_with_its_priority(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control, hook_server):
+    account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support", "priority": 4}],
+                                         call_status_hook_url=hook_server.url("/status"))
+    agents, presence = _desk(owner_engine, owner_conn, redis_client, account, queues=("support", "billing"))
+    services.contact = ContactCentre(presence)
+    ana_phone = RingingPhone()
+    call = simulate_call(Call(callee=number).bridge_rings(ana_phone), controller)
+    assert ana_phone.ringing.wait(10)
+    ana_phone.answer()
+    eventually(lambda: services.live_sessions.get(call.uuid) and services.live_sessions[call.uuid].other_leg,
+               timeout=10, what="the caller bridged to ana")
+
+    _transfer(redis_client, account, call.uuid, agents["ana"], {"type": "queue", "name": "billing"})
+
+    waiting = presence.waiting_key(str(account.id), "billing")
+    eventually(lambda: redis_client.zscore(waiting, call.uuid) is not None, timeout=10,
+               what="the caller in billing's line")
+    # priority 4 kept: the score Presence.join gives a priority-4 caller joining about now
+    assert redis_client.zscore(waiting, call.uuid) == pytest.approx(
+        -4 * PRIORITY_WEIGHT + time.time() * 1000, abs=10_000)
+    live.send(redis_client, get_settings().redis_key_prefix, str(account.id), call.uuid, "hangup", {}, by={})
+    assert call.wait(15)
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    [event] = _payloads(owner_conn, call.uuid, "call.transferred")
+    assert event["to"] == {"type": "queue", "name": "billing"}
+    [segment] = _rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c", c=call.uuid)
+    assert (str(segment["agent_id"]), segment["transferred"]) == (agents["ana"], True)
+    [summary] = _rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
+    assert summary["transfer_count"] == 1 and summary["talk_ms"] == segment["talk_ms"]
+    # the status hook: answered, the transfer, the end, in that order
+    eventually(lambda: len(hook_server.requests) >= 3, what="three status hook requests")
+    bodies = [json.loads(r.body) for r in hook_server.requests]
+    assert [b["callStatus"] for b in bodies] == ["in-progress", "in-progress", "completed"]
+    assert "transfer" not in bodies[0] and bodies[1]["transfer"]["to"] == {"type": "queue", "name": "billing"}
+    assert bodies[1]["transfer"]["from"] == {"agentId": agents["ana"]}
+
+
+def test_given_a_call_not_answered_by_an_agent_when_a_transfer_is_asked_then_409_call_not_bridged(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, number, _ = number_with_app(app_json=[{"verb": "pause", "length": 30}])
+    call = simulate_call(Call(callee=number).hangup_after(5.0), controller)
+    eventually(lambda: call.uuid in services.live_sessions, timeout=10, what="the live call")
+
+    with pytest.raises(Conflict) as refused:
+        _transfer(redis_client, account, call.uuid, str(uuid.uuid4()), {"type": "queue", "name": "support"})
+
+    assert refused.value.code == "call_not_bridged"
+    assert call.wait(15)
