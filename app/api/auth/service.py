@@ -95,7 +95,7 @@ def _grant(user: User, account: Account, session: str, agent_id: uuid.UUID | Non
     return Grant(issued, user, account, permissions, agent_id)
 
 
-def _account_for_subdomain(subdomain: str) -> uuid.UUID | None:
+def account_for_subdomain(subdomain: str) -> uuid.UUID | None:
     """The one fact the API role may learn before a tenant is known (SECURITY DEFINER function)."""
     with app_engine().connect() as conn:
         return conn.scalar(text("SELECT account_id_for_subdomain(:s)"), {"s": subdomain})
@@ -193,8 +193,9 @@ def _challenge_unused(revocations: SessionRevocations, pending: challenge.Restri
                            code="invalid_mfa_challenge") from None
 
 
-def grant_after_enrolment(db: Session, user: User, account: Account, session: str | None) -> Grant:
-    """The session an enrol-only token leads to once the first code confirmed the factor."""
+def grant_verified(db: Session, user: User, account: Account, session: str | None) -> Grant:
+    """The session a user proven another way gets: an enrol-only token once the first code
+    confirmed the factor, or a single sign-on (``app.api.sso``)."""
     ensure_enabled(account)
     agent_id = _agent_id(db, user.id)
     allowed = allowed_sessions(user, agent_id)
@@ -210,7 +211,7 @@ def _verified_user(subdomain: str, username: str, password: str) -> tuple[Row, u
     ``invalid_credentials`` answer after one bcrypt check."""
     row = None
     agent_id = None
-    account_id = _account_for_subdomain(subdomain)
+    account_id = account_for_subdomain(subdomain)
     if account_id is not None:
         with tenant_session(account_id) as db:
             row = db.execute(
