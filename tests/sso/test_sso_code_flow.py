@@ -317,3 +317,22 @@ def test_given_loopback_not_allowed_at_the_moment_of_use_then_the_saved_issuer_i
     assert refused.get_json()["details"]["url_reason"] == "loopback"
     with pytest.raises(SsoProviderUnavailable):
         issuer.discover(oidc.issuers[0])
+
+
+def test_given_an_account_that_requires_totp_then_a_single_sign_on_session_signs_in_and_refreshes_without_it(
+        api, seed, oidc):
+    """The identity provider owns the MFA of a single sign-on; the password path still requires TOTP."""
+    from tests.sso.provider import sign_in_at_provider
+
+    acme = seed.tenant()
+    _configure(api, oidc, acme)
+    assert api.login(acme).put("/api/account/mfa", json={"required": True}).status_code == 200
+
+    signed = _callback(api, acme, sign_in_at_provider(_start(api, acme), "alice"))
+    refreshed = api.anonymous(acme.host).with_token(signed.get_json()["token"]).post("/auth/refresh")
+    again = api.anonymous(acme.host).with_token(refreshed.get_json()["token"]).post("/auth/refresh")
+    by_password = api.anonymous(acme.host).post("/auth/login", json={"username": "admin",
+                                                                      "password": acme.admin.password})
+
+    assert signed.status_code == 200 and refreshed.status_code == 200 and again.status_code == 200
+    assert by_password.status_code == 403 and by_password.get_json()["code"] == "mfa_enrolment_required"

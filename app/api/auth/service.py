@@ -86,10 +86,11 @@ def _agent_id(db: Session, user_id: uuid.UUID) -> uuid.UUID | None:
     return db.scalar(select(Agent.id).where(Agent.user_id == user_id))
 
 
-def _grant(user: User, account: Account, session: str, agent_id: uuid.UUID | None) -> Grant:
+def _grant(user: User, account: Account, session: str, agent_id: uuid.UUID | None, *,
+           via_sso: bool = False) -> Grant:
     issued = issue_token(
         user_id=user.id, account_id=account.id, tenant=account.subdomain, role=user.role,
-        session=session,
+        session=session, via_sso=via_sso,
     )
     permissions = effective_permissions(user.role, session, user.permissions)
     return Grant(issued, user, account, permissions, agent_id)
@@ -193,9 +194,10 @@ def _challenge_unused(revocations: SessionRevocations, pending: challenge.Restri
                            code="invalid_mfa_challenge") from None
 
 
-def grant_verified(db: Session, user: User, account: Account, session: str | None) -> Grant:
+def grant_verified(db: Session, user: User, account: Account, session: str | None, *,
+                   via_sso: bool = False) -> Grant:
     """The session a user proven another way gets: an enrol-only token once the first code
-    confirmed the factor, or a single sign-on (``app.api.sso``)."""
+    confirmed the factor, or a single sign-on (``app.api.sso``, ``via_sso``: no TOTP asked)."""
     ensure_enabled(account)
     agent_id = _agent_id(db, user.id)
     allowed = allowed_sessions(user, agent_id)
@@ -203,7 +205,7 @@ def grant_verified(db: Session, user: User, account: Account, session: str | Non
     if chosen is None or chosen not in allowed:
         raise Forbidden(f"This user cannot open a '{chosen or 'admin'}' session.",
                         code="session_not_allowed", details={"allowed_sessions": list(allowed)})
-    return _grant(user, account, chosen, agent_id)
+    return _grant(user, account, chosen, agent_id, via_sso=via_sso)
 
 
 def _verified_user(subdomain: str, username: str, password: str) -> tuple[Row, uuid.UUID | None]:
@@ -250,5 +252,6 @@ def reissue(db: Session, identity: Identity, session: str | None = None, *, exch
                 f"This user can no longer open a {target} session.", code="session_not_allowed",
                 details={"allowed_sessions": list(allowed)},
             )
-    _require_enrolment_if_needed(user, account, target, with_token=False)
-    return _grant(user, account, target, agent_id)
+    if not identity.via_sso:  # a single sign-on's MFA is the identity provider's (docs/sso.md)
+        _require_enrolment_if_needed(user, account, target, with_token=False)
+    return _grant(user, account, target, agent_id, via_sso=identity.via_sso)

@@ -141,7 +141,7 @@ def _finish(subdomain: str, state: str, code: str | None, error: str | None, iss
         found = load_user_and_account(db, account_id, signed.user.id)
         if found is None:
             raise Unauthorized("The user cannot sign in.", code="sso_user_disabled")
-        grant = auth_service.grant_verified(db, *found, pending.session)
+        grant = auth_service.grant_verified(db, *found, pending.session, via_sso=True)
     log.info("single sign-on: user %s of %s signed in (created=%s role_changed=%s)",
              signed.user.id, subdomain, signed.created, signed.role_changed)
     return login_body(grant)
