@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -22,6 +21,7 @@ import requests
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
+from tests.faults.processes import free_port
 from tests.plugins.eventually import NotYet, eventually
 
 PROVIDER_DIR = Path(__file__).resolve().parent / "provider"
@@ -40,18 +40,12 @@ def missing_reason() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class OidcProviders:
     """One node process serving ``count`` issuers; ``stop()`` ends it."""
 
     def __init__(self, count: int = 2) -> None:
         self.key = RSAKey.generate_key(2048, parameters={"kid": uuid.uuid4().hex, "use": "sig", "alg": "RS256"})
-        self.ports = [_free_port() for _ in range(count)]
+        self.ports = [free_port() for _ in range(count)]
         self.issuers = [f"http://127.0.0.1:{port}" for port in self.ports]
         self.workdir = Path(tempfile.mkdtemp(prefix="sbc-oidc-"))
         config = self.workdir / "config.json"

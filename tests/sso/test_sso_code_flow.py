@@ -19,6 +19,7 @@ from app.crypto import decrypt_secret
 from app.models.sso import SsoProvider
 from app.models.users import User
 from app.settings import get_settings
+from tests.sso.provider import sign_in_at_provider
 
 ADMIN_ONLY = "/api/users"  # an admin-session endpoint: proves the token's session and role
 
@@ -45,6 +46,14 @@ def _callback(api, tenant, answer: dict[str, str]):
     return api.anonymous(tenant.host).get("/auth/sso/callback", query_string=answer)
 
 
+def _two_tenants(api, seed, oidc):
+    """acme on the first issuer, globex on the second."""
+    acme, globex = seed.tenant(), seed.tenant()
+    _configure(api, oidc, acme, issuer_index=0)
+    _configure(api, oidc, globex, issuer_index=1)
+    return acme, globex
+
+
 def _sso_user(owner_engine, tenant, subject: str) -> User | None:
     with Session(owner_engine) as db:
         return db.scalar(select(User).where(User.account_id == tenant.account_id, User.sso_subject == subject))
@@ -52,8 +61,6 @@ def _sso_user(owner_engine, tenant, subject: str) -> User | None:
 
 def test_given_a_configured_tenant_when_a_person_signs_in_at_the_provider_then_the_callback_answers_that_tenants_login(
         api, seed, oidc, owner_engine):
-    from tests.sso.provider import sign_in_at_provider
-
     acme = seed.tenant()
     _configure(api, oidc, acme)
     location = _start(api, acme)
@@ -128,8 +135,6 @@ def test_given_a_first_configuration_without_secret_or_with_a_private_issuer_the
 
 
 def test_given_a_used_state_when_the_callback_is_replayed_then_400_sso_state_invalid(api, seed, oidc):
-    from tests.sso.provider import sign_in_at_provider
-
     acme = seed.tenant()
     _configure(api, oidc, acme)
     answer = sign_in_at_provider(_start(api, acme), "alice")
@@ -143,11 +148,7 @@ def test_given_a_used_state_when_the_callback_is_replayed_then_400_sso_state_inv
 
 def test_given_a_sign_in_started_on_tenant_a_when_its_callback_reaches_tenant_b_then_refused_and_burnt(
         api, seed, oidc):
-    from tests.sso.provider import sign_in_at_provider
-
-    acme, globex = seed.tenant(), seed.tenant()
-    _configure(api, oidc, acme, issuer_index=0)
-    _configure(api, oidc, globex, issuer_index=1)
+    acme, globex = _two_tenants(api, seed, oidc)
     answer = sign_in_at_provider(_start(api, acme), "alice")
 
     on_b = _callback(api, globex, answer)
@@ -159,11 +160,7 @@ def test_given_a_sign_in_started_on_tenant_a_when_its_callback_reaches_tenant_b_
 
 def test_given_tenant_bs_sign_in_when_the_answer_names_tenant_as_issuer_then_401_sso_issuer_mismatch(
         api, seed, oidc):
-    from tests.sso.provider import sign_in_at_provider
-
-    acme, globex = seed.tenant(), seed.tenant()
-    _configure(api, oidc, acme, issuer_index=0)
-    _configure(api, oidc, globex, issuer_index=1)
+    acme, globex = _two_tenants(api, seed, oidc)
     answer = sign_in_at_provider(_start(api, globex), "alice")
 
     mixed_up = _callback(api, globex, {**answer, "iss": oidc.issuers[0]})
@@ -219,8 +216,6 @@ def test_given_an_id_token_signed_by_another_key_then_sso_signature_invalid(oidc
 
 def test_given_the_providers_real_id_token_when_our_clock_is_past_its_expiry_then_401_sso_token_expired(
         api, seed, oidc, monkeypatch):
-    from tests.sso.provider import sign_in_at_provider
-
     acme = seed.tenant()
     _configure(api, oidc, acme)
     answer = sign_in_at_provider(_start(api, acme), "alice")
@@ -232,8 +227,6 @@ def test_given_the_providers_real_id_token_when_our_clock_is_past_its_expiry_the
 
 
 def test_given_an_unknown_person_and_no_user_creation_then_403_sso_user_not_provisioned(api, seed, oidc, owner_engine):
-    from tests.sso.provider import sign_in_at_provider
-
     acme = seed.tenant()
     _configure(api, oidc, acme, create_users=False)
 
@@ -244,8 +237,6 @@ def test_given_an_unknown_person_and_no_user_creation_then_403_sso_user_not_prov
 
 
 def test_given_claims_that_map_to_no_role_then_403_sso_role_not_mapped(api, seed, oidc):
-    from tests.sso.provider import sign_in_at_provider
-
     acme = seed.tenant()
     _configure(api, oidc, acme)
 
@@ -255,8 +246,6 @@ def test_given_claims_that_map_to_no_role_then_403_sso_role_not_mapped(api, seed
 
 
 def test_given_a_password_user_with_the_same_name_then_single_sign_on_never_takes_it_over(api, seed, oidc, owner_engine):
-    from tests.sso.provider import sign_in_at_provider
-
     acme = seed.tenant()
     existing = seed.user(acme, "alice", role="agent")
     _configure(api, oidc, acme)
@@ -271,8 +260,6 @@ def test_given_a_password_user_with_the_same_name_then_single_sign_on_never_take
 
 def test_given_a_changed_mapping_when_the_person_signs_in_again_then_the_role_changes_and_old_sessions_end(
         api, seed, oidc):
-    from tests.sso.provider import sign_in_at_provider
-
     acme = seed.tenant()
     config = _configure(api, oidc, acme)
     first = _callback(api, acme, sign_in_at_provider(_start(api, acme), "alice")).get_json()
@@ -322,8 +309,6 @@ def test_given_loopback_not_allowed_at_the_moment_of_use_then_the_saved_issuer_i
 def test_given_an_account_that_requires_totp_then_a_single_sign_on_session_signs_in_and_refreshes_without_it(
         api, seed, oidc):
     """The identity provider owns the MFA of a single sign-on; the password path still requires TOTP."""
-    from tests.sso.provider import sign_in_at_provider
-
     acme = seed.tenant()
     _configure(api, oidc, acme)
     assert api.login(acme).put("/api/account/mfa", json={"required": True}).status_code == 200
