@@ -4,17 +4,20 @@ isolation. The browser version of the flow is test_sso_browser.py."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+import redis
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.accounts.sso import id_token, issuer
 from app.accounts.sso.errors import SsoProviderUnavailable
-from app.api.sso.routes import SSO_CLOCK_EXTENSION
+from app.accounts.sso.flow_state import FlowStates
+from app.api.sso.routes import SSO_CLOCK_EXTENSION, STATES_EXTENSION
 from app.crypto import decrypt_secret
 from app.models.sso import SsoProvider
 from app.models.users import User
@@ -81,6 +84,33 @@ def test_given_a_configured_tenant_when_a_person_signs_in_at_the_provider_then_t
     assert created is not None and created.sso_issuer == oidc.issuers[0]
     again = _callback(api, acme, sign_in_at_provider(_start(api, acme), "alice"))
     assert again.status_code == 200 and again.get_json()["user"]["id"] == str(created.id)
+
+
+def test_given_a_whole_sign_in_then_no_log_line_holds_the_client_secret_code_or_id_token(api, seed, oidc, caplog):
+    acme = seed.tenant()
+    config = _configure(api, oidc, acme)
+    caplog.set_level(logging.DEBUG)
+
+    answer = sign_in_at_provider(_start(api, acme), "alice")
+    signed = _callback(api, acme, answer)
+
+    assert signed.status_code == 200
+    # the product's loggers (the test's own HTTP driver, through urllib3, logs the provider's URLs)
+    logged = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("app"))
+    assert "single sign-on: user" in logged  # the sign-in itself is logged...
+    for secret in (config["client_secret"], answer["code"], answer["state"], signed.get_json()["token"]):
+        assert secret not in logged  # ...but nothing that would let a log reader act
+
+
+def test_given_redis_unreachable_when_a_sign_in_starts_then_503_session_store_unavailable(api, seed, oidc, monkeypatch):
+    acme = seed.tenant()
+    _configure(api, oidc, acme)
+    dead = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2, socket_timeout=0.2)
+    monkeypatch.setitem(api.app.extensions, STATES_EXTENSION, FlowStates(dead))
+
+    refused = api.anonymous(acme.host).get("/auth/sso/start")
+
+    assert refused.status_code == 503 and refused.get_json()["code"] == "session_store_unavailable"
 
 
 def test_given_the_login_page_then_it_learns_the_button_and_never_the_provider_details(api, seed, oidc):
@@ -186,6 +216,7 @@ def test_given_an_id_token_of_tenant_as_issuer_when_checked_for_tenant_b_then_ss
     ({"exp": int(time.time()) - 3600, "iat": int(time.time()) - 7200}, "sso_token_expired"),
     ({"nonce": "from-another-sign-in"}, "sso_nonce_mismatch"),
     ({"sub": None}, "sso_token_invalid"),
+    ({"iat": int(time.time()) + 3600, "exp": int(time.time()) + 7200}, "sso_token_invalid"),  # from the future
 ])
 def test_given_an_id_token_signed_by_the_provider_with_a_wrong_claim_then_refused_with_its_code(oidc, change, code):
     claims = {"iss": oidc.issuers[0], "aud": "acme-client", "sub": "alice", "nonce": "n1", **change}
