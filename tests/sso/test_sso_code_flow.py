@@ -352,3 +352,20 @@ def test_given_an_account_that_requires_totp_then_a_single_sign_on_session_signs
 
     assert signed.status_code == 200 and refreshed.status_code == 200 and again.status_code == 200
     assert by_password.status_code == 403 and by_password.get_json()["code"] == "mfa_enrolment_required"
+
+
+def test_given_a_disabled_configuration_then_the_button_is_gone_and_sign_ins_are_refused(api, seed, oidc):
+    acme = seed.tenant()
+    _configure(api, oidc, acme)
+    answer = sign_in_at_provider(_start(api, acme), "alice")  # started while enabled
+    assert api.login(acme).put("/api/account/sso", json={
+        "issuer": oidc.issuers[0], "client_id": "kept", "display_name": "Example IdP", "enabled": False,
+    }).status_code == 200
+
+    offered = api.anonymous(acme.host).get("/auth/sso")
+    started = api.anonymous(acme.host).get("/auth/sso/start")
+    finished = _callback(api, acme, answer)
+
+    assert offered.get_json() == {"enabled": False, "display_name": None, "start_url": None}
+    assert started.status_code == 404 and started.get_json()["code"] == "sso_not_configured"
+    assert finished.status_code == 404 and finished.get_json()["code"] == "sso_not_configured"

@@ -84,15 +84,13 @@ def options() -> dict[str, Any]:
     """What the login page offers on this host: "Sign in with <display_name>", or nothing.
 
     No secret, issuer or client id: only the label and where the button goes."""
-    subdomain = request_tenant()
-    account_id = auth_service.account_for_subdomain(subdomain)
-    provider = None
+    account_id = auth_service.account_for_subdomain(request_tenant())
+    label = None
     if account_id is not None:
         with tenant_session(account_id) as db:
             provider = config.find(db, account_id)
-            label = provider.display_name if provider is not None else None
-            enabled = provider is not None and provider.enabled
-    if provider is None or not enabled:
+            label = provider.display_name if provider is not None and provider.enabled else None
+    if label is None:
         return {"enabled": False, "display_name": None, "start_url": None}
     return {"enabled": True, "display_name": label, "start_url": blp.url_prefix + "/start"}
 
