@@ -134,7 +134,7 @@ def login(data: dict[str, Any]) -> dict[str, Any]:
     Failed logins are rate limited per (tenant, username) and per client address (429)."""
     subdomain = request_tenant()
     return login_body(service.login(subdomain, data["username"], data["password"], data.get("session"),
-                               throttle=login_throttle(), address=request.remote_addr))
+                                    throttle=login_throttle(), address=request.remote_addr))
 
 
 @blp.route("/refresh", methods=["POST"])
