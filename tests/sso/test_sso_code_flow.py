@@ -76,6 +76,7 @@ def test_given_a_configured_tenant_when_a_person_signs_in_at_the_provider_then_t
     answered = _callback(api, acme, sign_in_at_provider(location, "alice"))
 
     assert answered.status_code == 200, answered.get_json()
+    assert answered.headers["Cache-Control"] == "no-store"
     body = answered.get_json()
     assert body["account"]["subdomain"] == acme.subdomain
     assert body["user"]["role"] == "admin" and body["user"]["username"] == "alice"

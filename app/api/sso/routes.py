@@ -46,6 +46,8 @@ _PUBLIC = {"security": []}
 # are checked against (seconds since the epoch; tests move it, production leaves it unset)
 STATES_EXTENSION = "sbc_sso_states"
 SSO_CLOCK_EXTENSION = "sbc_sso_clock"
+# a browser lands on the callback: the page holding a token is never cached
+_NO_STORE = {"Cache-Control": "no-store"}
 _REFUSALS = ("sso_state_invalid, sso_denied, sso_issuer_mismatch, sso_audience_mismatch, "
              "sso_token_expired, sso_signature_invalid, sso_nonce_mismatch, sso_token_invalid")
 
@@ -117,7 +119,7 @@ def start(query: dict[str, Any]) -> ResponseReturnValue:
     response = jsonify({"authorization_url": url, "expires_in": expires_in})
     response.status_code = 302
     response.headers["Location"] = url
-    response.headers["Cache-Control"] = "no-store"
+    response.headers.update(_NO_STORE)
     return response
 
 
@@ -155,11 +157,12 @@ def _finish(subdomain: str, state: str, code: str | None, error: str | None, iss
     "sso_user_not_provisioned, sso_role_not_mapped, sso_user_disabled, session_not_allowed, account_disabled"))
 @blp.alt_response(502, schema=ErrorSchema, description="sso_provider_unavailable (details.reason, details.endpoint)")
 @blp.alt_response(503, schema=ErrorSchema, description="session_store_unavailable (Redis)")
-def callback(query: dict[str, Any]) -> dict[str, Any]:
+def callback(query: dict[str, Any]) -> ResponseReturnValue:
     """Where the provider sends the browser back: answers the login body, as POST /auth/login.
 
     The state is used up by this request whatever the outcome."""
-    return _finish(request_tenant(), query["state"], query.get("code"), query.get("error"), query.get("iss"))
+    body = _finish(request_tenant(), query["state"], query.get("code"), query.get("error"), query.get("iss"))
+    return body, 200, _NO_STORE
 
 
 @blp.route("/callback", methods=["POST"])
@@ -171,7 +174,7 @@ def callback(query: dict[str, Any]) -> dict[str, Any]:
 @blp.alt_response(403, schema=ErrorSchema, description="sso_user_not_provisioned, sso_role_not_mapped, sso_user_disabled")
 @blp.alt_response(502, schema=ErrorSchema, description="sso_provider_unavailable")
 @blp.alt_response(503, schema=ErrorSchema, description="session_store_unavailable (Redis)")
-def callback_post(data: dict[str, Any]) -> dict[str, Any]:
+def callback_post(data: dict[str, Any]) -> ResponseReturnValue:
     """The same as GET, for a console page registered as the redirect (``redirect_path``): the
     page reads code and state from its URL and posts them here, keeping the token out of URLs."""
-    return _finish(request_tenant(), data["state"], data["code"], None, None)
+    return _finish(request_tenant(), data["state"], data["code"], None, None), 200, _NO_STORE
