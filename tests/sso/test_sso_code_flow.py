@@ -370,3 +370,33 @@ def test_given_a_disabled_configuration_then_the_button_is_gone_and_sign_ins_are
     assert offered.get_json() == {"enabled": False, "display_name": None, "start_url": None}
     assert started.status_code == 404 and started.get_json()["code"] == "sso_not_configured"
     assert finished.status_code == 404 and finished.get_json()["code"] == "sso_not_configured"
+
+
+def test_given_an_admin_links_an_existing_user_then_that_persons_sign_in_opens_it_and_unlinking_stops_it(api, seed, oidc):
+    acme = seed.tenant()
+    existing = seed.user(acme, "alice.smith", role="supervisor")
+    other = seed.user(acme, "someone", role="agent")
+    _configure(api, oidc, acme, create_users=False)
+    admin = api.login(acme)
+
+    linked = admin.put(f"/api/users/{existing.id}/sso", json={"subject": "alice"})
+    taken = admin.put(f"/api/users/{other.id}/sso", json={"subject": "alice"})
+    signed = _callback(api, acme, sign_in_at_provider(_start(api, acme), "alice"))
+    unlinked = admin.delete(f"/api/users/{existing.id}/sso")
+    after = _callback(api, acme, sign_in_at_provider(_start(api, acme), "alice"))
+
+    assert linked.status_code == 200 and linked.get_json() == {"issuer": oidc.issuers[0], "subject": "alice"}
+    assert taken.status_code == 409 and taken.get_json()["code"] == "sso_subject_taken"
+    assert signed.status_code == 200 and signed.get_json()["user"]["id"] == str(existing.id)
+    assert signed.get_json()["user"]["role"] == "admin"  # the mapping's role (sbc-admins) from now on
+    assert unlinked.status_code == 204
+    assert after.status_code == 403 and after.get_json()["code"] == "sso_user_not_provisioned"
+
+
+def test_given_no_single_sign_on_when_linking_a_user_then_404_sso_not_configured(api, seed):
+    acme = seed.tenant()
+    user = seed.user(acme, "bob")
+
+    refused = api.login(acme).put(f"/api/users/{user.id}/sso", json={"subject": "bob"})
+
+    assert refused.status_code == 404 and refused.get_json()["code"] == "sso_not_configured"

@@ -79,6 +79,16 @@ class SsoConfigWriteSchema(ma.Schema):
     enabled = ma.fields.Boolean(load_default=True)
 
 
+class SsoLinkWriteSchema(ma.Schema):
+    subject = ma.fields.String(required=True, validate=validate.Length(min=1, max=255), metadata={
+        "description": "The person's `sub` at the account's identity provider (stable, not the e-mail)"})
+
+
+class SsoLinkSchema(ma.Schema):
+    issuer = ma.fields.String()
+    subject = ma.fields.String()
+
+
 class SsoConfigSchema(ma.Schema):
     issuer = ma.fields.String()
     client_id = ma.fields.String()
