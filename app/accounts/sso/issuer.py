@@ -19,7 +19,7 @@ import json
 import logging
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, quote_plus, urlencode
 
 from app import limits
 from app.accounts.sso.errors import SsoProviderUnavailable
@@ -107,7 +107,8 @@ def authorization_url(metadata: ProviderMetadata, params: dict[str, str]) -> str
 def redeem_code(metadata: ProviderMetadata, *, client_id: str, client_secret: str, code: str,
                 redirect_uri: str, code_verifier: str) -> dict[str, Any]:
     """The token request (RFC 6749 §4.1.3 with RFC 7636's verifier), client_secret_basic."""
-    credentials = f"{quote(client_id, safe='')}:{quote(client_secret, safe='')}".encode()
+    # RFC 6749 §2.3.1: each part form-urlencoded before base64
+    credentials = f"{quote_plus(client_id)}:{quote_plus(client_secret)}".encode()
     body = urlencode({"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
                       "code_verifier": code_verifier}).encode()
     headers = {"Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded",

@@ -16,7 +16,7 @@ from flask.typing import ResponseReturnValue
 from flask_smorest import Blueprint
 
 from app.accounts.sso import service
-from app.accounts.sso.errors import SsoDenied, SsoIssuerMismatch, SsoNotConfigured
+from app.accounts.sso.errors import SsoDenied, SsoIssuerMismatch, SsoNotConfigured, SsoUserDisabled
 from app.accounts.sso.flow_state import FlowStates
 from app.accounts.users import load_user_and_account
 from app.api.auth import service as auth_service
@@ -34,7 +34,7 @@ from app.api.sso.schemas import (
 )
 from app.api.tenancy import request_tenant
 from app.db.engine import tenant_session
-from app.errors import Unauthorized, ValidationFailed
+from app.errors import ValidationFailed
 from app.models.sso import SsoProvider
 
 log = logging.getLogger(__name__)
@@ -139,8 +139,8 @@ def _finish(subdomain: str, state: str, code: str | None, error: str | None, iss
         if signed.role_changed:
             revocations.revoke_user(signed.user.id)  # as an admin's role change: before the commit
         found = load_user_and_account(db, account_id, signed.user.id)
-        if found is None:
-            raise Unauthorized("The user cannot sign in.", code="sso_user_disabled")
+        if found is None:  # deactivated between the match and now
+            raise SsoUserDisabled("This user is deactivated in the account.")
         grant = auth_service.grant_verified(db, *found, pending.session, via_sso=True)
     log.info("single sign-on: user %s of %s signed in (created=%s role_changed=%s)",
              signed.user.id, subdomain, signed.created, signed.role_changed)
