@@ -21,7 +21,7 @@ import requests
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
-from tests.faults.processes import free_port
+from tests.faults.processes import free_port, stop
 from tests.plugins.eventually import NotYet, eventually
 
 PROVIDER_DIR = Path(__file__).resolve().parent / "provider"
@@ -72,12 +72,7 @@ class OidcProviders:
             return False
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        stop(self.proc)
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def register_client(self, issuer: str, redirect_uris: list[str]) -> tuple[str, str]:
