@@ -3,8 +3,6 @@
 name, loads its provider under the tenant's row-level security and issues the login token."""
 from __future__ import annotations
 
-from typing import Any
-
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 from sqlalchemy.orm import Session
 
@@ -42,7 +40,7 @@ def take_state(states: FlowStates, state: str, tenant: str) -> PendingSignIn:
     return pending
 
 
-def finish(db: Session, provider: SsoProvider, pending: PendingSignIn, code: str, now: float) -> tuple[SignedIn, dict[str, Any]]:
+def finish(db: Session, provider: SsoProvider, pending: PendingSignIn, code: str, now: float) -> SignedIn:
     """Redeem the code, verify the ID token against this tenant's provider, match the user."""
     metadata = issuer.discover(provider.issuer)
     tokens = issuer.redeem_code(metadata, client_id=provider.client_id,
@@ -50,4 +48,4 @@ def finish(db: Session, provider: SsoProvider, pending: PendingSignIn, code: str
                                 redirect_uri=pending.redirect_uri, code_verifier=pending.code_verifier)
     claims = id_token.verify(tokens.get("id_token"), jwks=issuer.key_set(metadata), issuer=provider.issuer,
                              client_id=provider.client_id, nonce=pending.nonce, now=now)
-    return sign_in(db, provider, claims), claims
+    return sign_in(db, provider, claims)

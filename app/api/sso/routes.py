@@ -135,7 +135,7 @@ def _finish(subdomain: str, state: str, code: str | None, error: str | None, iss
         provider = _enabled_provider(db, account_id)
         if iss is not None and iss != provider.issuer:  # RFC 9207: answer of another provider (mix-up)
             raise SsoIssuerMismatch("The answer comes from another identity provider than this tenant's.")
-        signed, _claims = service.finish(db, provider, pending, code, _now())
+        signed = service.finish(db, provider, pending, code, _now())
         if signed.role_changed:
             revocations.revoke_user(signed.user.id)  # as an admin's role change: before the commit
         found = load_user_and_account(db, account_id, signed.user.id)
