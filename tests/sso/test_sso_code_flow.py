@@ -400,3 +400,18 @@ def test_given_no_single_sign_on_when_linking_a_user_then_404_sso_not_configured
     refused = api.login(acme).put(f"/api/users/{user.id}/sso", json={"subject": "bob"})
 
     assert refused.status_code == 404 and refused.get_json()["code"] == "sso_not_configured"
+
+
+def test_given_an_issuer_nobody_answers_when_a_sign_in_starts_then_502_with_the_reason_connection_error(api, seed):
+    from tests.faults.processes import free_port
+
+    acme = seed.tenant()
+    silent = f"http://127.0.0.1:{free_port()}"
+    assert api.login(acme).put("/api/account/sso", json={
+        "issuer": silent, "client_id": "sbc", "client_secret": "s", "display_name": "Gone"}).status_code == 200
+
+    refused = api.anonymous(acme.host).get("/auth/sso/start")
+
+    assert refused.status_code == 502, refused.get_json()
+    assert refused.get_json()["code"] == "sso_provider_unavailable"
+    assert refused.get_json()["details"] == {"reason": "connection_error", "endpoint": "discovery"}
