@@ -274,6 +274,17 @@ RECOVERY_CODE_LENGTH = 16
 # password, and the enrol-only token a user of a tenant that requires TOTP gets until enrolled.
 MFA_CHALLENGE_SECONDS = 5 * 60
 MFA_ENROLMENT_TOKEN_SECONDS = 15 * 60
+# OIDC single sign-on (docs/sso.md): a started sign-in (state, nonce, PKCE verifier in Redis) is
+# good for SSO_STATE_SECONDS, used once; each request to the identity provider (discovery, token,
+# JWKS) is bounded in time and size; an ID token's exp/iat are accepted SSO_CLOCK_SKEW_SECONDS
+# late/early (clocks of two organisations); the role claim's values read at most
+# SSO_ROLE_CLAIM_VALUES_MAX; at most SSO_ROLE_MAPPING_MAX mapping rules per tenant.
+SSO_STATE_SECONDS = 10 * 60
+SSO_HTTP_TIMEOUT_SECONDS = 5.0
+SSO_HTTP_MAX_BYTES = 256 * 1024
+SSO_CLOCK_SKEW_SECONDS = 60
+SSO_ROLE_CLAIM_VALUES_MAX = 100
+SSO_ROLE_MAPPING_MAX = 50
 
 # Live call control from the REST API (docs/api.md "Controlling a live call";
 # app/calls/live_calls.py). Every call a controller drives has a registry key with this TTL,

@@ -41,6 +41,7 @@ class Settings:
     base_domain: str
     secret_key: str            # encrypts signing secrets at rest (Fernet key derivation input)
     allow_loopback_webhooks: bool  # development/tests only: see README "Webhook SSRF guard"
+    allow_loopback_sso: bool   # development/tests only: an identity provider on loopback (docs/sso.md)
     # FS_ESL_PASSWORD: the secret docker-compose gives FreeSWITCH (fs-conf/vars.xml); the
     # controller logs in with it unless a freeswitch.nodes entry names its own password
     freeswitch_esl_password: str
@@ -62,5 +63,6 @@ def get_settings() -> Settings:
         base_domain=env.get("SBC_BASE_DOMAIN", DEV_BASE_DOMAIN),
         secret_key=env.get("SBC_SECRET_KEY", jwt_secret),
         allow_loopback_webhooks=env.get("SBC_ALLOW_LOOPBACK_WEBHOOKS", "0") == "1",
+        allow_loopback_sso=env.get("SBC_ALLOW_LOOPBACK_SSO", "0") == "1",
         freeswitch_esl_password=env.get("FS_ESL_PASSWORD") or FREESWITCH_DEFAULT_ESL_PASSWORD,
     )

@@ -17,6 +17,7 @@ os.environ["SBC_REDIS_KEY_PREFIX"] = f"sbc:{RUN_ID}:"
 os.environ["SBC_AMQP_URL"] = f"amqp://guest:guest@127.0.0.1:5672/sbc_{RUN_ID}"
 os.environ["SBC_JWT_SECRET"] = "test-secret-" + uuid.uuid4().hex
 os.environ["SBC_ALLOW_LOOPBACK_WEBHOOKS"] = "1"
+os.environ["SBC_ALLOW_LOOPBACK_SSO"] = "1"  # tests/sso's OpenID provider listens on 127.0.0.1
 
 pytest_plugins = [
     "tests.plugins.database",

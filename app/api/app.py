@@ -46,6 +46,7 @@ from app.api.recordings.routes import blp as recordings_blp
 from app.api.recordings.routes import call_media_blp
 from app.api.security import authenticate_request, close_request_session
 from app.api.sip_targets.routes import blp as sip_targets_blp
+from app.api.sso.routes import blp as sso_blp
 from app.api.users.routes import blp as users_blp
 from app.ops.health import Readiness, dependency_checks
 from app.ops.http import OpsEndpoints
@@ -58,6 +59,7 @@ MAX_BODY_BYTES = 1024 * 1024  # JSON bodies; the raw uploads (app/api/raw_upload
 # The one list of blueprints. Keep it explicit: one entry per resource.
 BLUEPRINTS = [
     auth_blp,
+    sso_blp,
     account_blp,
     api_keys_blp,
     callbacks_blp,

@@ -40,6 +40,7 @@ from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 from app.accounts.revocation import SessionRevocations
 from app.accounts.users import load_user_and_account
 from app.api import api_key_auth
+from app.api.auth.tokens import SSO_CLAIM
 from app.api.openapi import document_forbidden
 from app.api.tenancy import request_tenant
 from app.db.engine import TENANT_SETTING, app_engine
@@ -77,6 +78,7 @@ class Identity:
     permissions: frozenset[str]
     licenses: frozenset[str]
     api_key_id: uuid.UUID | None = None  # set when the caller presented an API key, not a JWT
+    via_sso: bool = False  # the session began with a single sign-on (token claim ``sso``)
 
 
 _RequestSession = sessionmaker(expire_on_commit=False)
@@ -199,6 +201,7 @@ def load_identity(account_id: uuid.UUID, user_id: uuid.UUID, session_kind: str, 
         subdomain=account.subdomain,
         permissions=effective_permissions(user.role, session_kind, user.permissions),
         licenses=frozenset(l for l in (account.licenses or []) if l in LICENSES),
+        via_sso=claims.get(SSO_CLAIM) is True,
     )
 
 

@@ -11,6 +11,7 @@ from app.models.media import Recording, Transcript
 from app.models.platform import ClusterConfig, ComplianceAccessLog, EventOutbox
 from app.models.records import CallRecord, InteractionSegment, InteractionSummary, UsageMeter
 from app.models.sip_targets import SipTargetHost
+from app.models.sso import SsoProvider
 from app.models.tenancy import Account, ServiceProvider
 from app.models.trunks import Carrier, Gateway
 from app.models.users import ApiKey, User
@@ -37,6 +38,7 @@ TENANT_TABLES: tuple[str, ...] = (
     "recordings",
     "transcripts",
     "sip_target_hosts",
+    "sso_providers",
 )
 # Tables where account_id NULL means "platform-owned, readable by every tenant".
 SHARED_TABLES: tuple[str, ...] = ("carriers", "gateways", "lcr", "lcr_routes", "lcr_carrier_set_entries")
@@ -68,6 +70,7 @@ __all__ = [
     "Recording",
     "ServiceProvider",
     "SipTargetHost",
+    "SsoProvider",
     "SHARED_TABLES",
     "TENANT_TABLES",
     "Transcript",

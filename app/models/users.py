@@ -47,9 +47,15 @@ class User(TenantOwned, Base):
     totp_recovery_hashes: Mapped[list[str]] = mapped_column(
         ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")
     )
+    # Single sign-on (app/accounts/sso, migration 0011): the identity provider's stable subject,
+    # ``iss`` and ``sub`` together (OIDC Core 5.7), what a sign-in is matched by; both or neither.
+    sso_issuer: Mapped[str | None] = mapped_column(String(2048))
+    sso_subject: Mapped[str | None] = mapped_column(String(255))
 
     __table_args__ = (
         UniqueConstraint("account_id", "username"),
+        UniqueConstraint("account_id", "sso_issuer", "sso_subject", name="uq_users_account_sso_subject"),
+        CheckConstraint("(sso_issuer IS NULL) = (sso_subject IS NULL)", name="sso_subject_pair"),
         # target of composite foreign keys that pin a child row to the same account
         UniqueConstraint("id", "account_id", name="uq_users_id_account"),
         CheckConstraint(in_list("role", USER_ROLES), name="role_known"),

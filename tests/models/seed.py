@@ -32,6 +32,7 @@ from app.models import (
     Queue,
     Recording,
     SipTargetHost,
+    SsoProvider,
     Transcript,
     UsageMeter,
 )
@@ -115,6 +116,10 @@ def seed_tenant(account: Any) -> dict[str, Any]:
         s.add(rows["transcripts"])
         rows["sip_target_hosts"] = SipTargetHost(id=uuid.uuid4(), account_id=acc, host="pbx.example.com")
         s.add(rows["sip_target_hosts"])
+        rows["sso_providers"] = SsoProvider(
+            id=uuid.uuid4(), account_id=acc, issuer="https://idp.example.com", client_id="sbc",
+            client_secret_encrypted="not-a-real-token", display_name="Example IdP")
+        s.add(rows["sso_providers"])
         s.flush()
         ids: dict[str, Any] = {name: row.id for name, row in rows.items() if hasattr(row, "id")}
         ids.update(

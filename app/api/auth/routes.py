@@ -98,7 +98,7 @@ def _refused_request(error: HTTPException) -> ResponseReturnValue:
     return _count_refused_login(error.code or 500) or handle_http_exception(error)
 
 
-def _body(grant: service.Grant) -> dict[str, Any]:
+def login_body(grant: service.Grant) -> dict[str, Any]:
     return {
         "token": grant.issued.token,
         "token_type": "Bearer",
@@ -133,8 +133,8 @@ def login(data: dict[str, Any]) -> dict[str, Any]:
 
     Failed logins are rate limited per (tenant, username) and per client address (429)."""
     subdomain = request_tenant()
-    return _body(service.login(subdomain, data["username"], data["password"], data.get("session"),
-                               throttle=login_throttle(), address=request.remote_addr))
+    return login_body(service.login(subdomain, data["username"], data["password"], data.get("session"),
+                                    throttle=login_throttle(), address=request.remote_addr))
 
 
 @blp.route("/refresh", methods=["POST"])
@@ -144,7 +144,7 @@ def login(data: dict[str, Any]) -> dict[str, Any]:
 def refresh() -> dict[str, Any]:
     """Re-issue a token for the same user and session (the presented token must still be valid)."""
     with tenant_db() as db:
-        return _body(service.reissue(db, current_identity()))
+        return login_body(service.reissue(db, current_identity()))
 
 
 @blp.route("/exchange", methods=["POST"])
@@ -155,7 +155,7 @@ def refresh() -> dict[str, Any]:
 def exchange(data: dict[str, Any]) -> dict[str, Any]:
     """Trade a valid token for the other session (admin ↔ agent) of the same user."""
     with tenant_db() as db:
-        return _body(service.reissue(db, current_identity(), data.get("session"), exchange=True))
+        return login_body(service.reissue(db, current_identity(), data.get("session"), exchange=True))
 
 
 @blp.route("/login/mfa", methods=["POST"])
@@ -173,7 +173,7 @@ def login_mfa(data: dict[str, Any]) -> dict[str, Any]:
     Answers the login body. The challenge is single use; wrong codes are throttled like
     passwords."""
     subdomain = request_tenant()
-    return _body(service.login_second_factor(
+    return login_body(service.login_second_factor(
         subdomain, data["challenge_token"], data["code"], throttle=login_throttle(),
         revocations=session_revocations(), address=request.remote_addr, now=mfa_now()))
 
@@ -274,10 +274,10 @@ def mfa_confirm(data: dict[str, Any]) -> dict[str, Any]:
     With an enrolment token the answer also carries ``login``: the session, as a login would."""
     with _enrolling_user(data.get("enrolment_token")) as (db, user, account, pending):
         codes = mfa.confirm(db, user, data["code"], mfa_now())
-        grant = service.grant_after_enrolment(db, user, account, pending.session) if pending else None
+        grant = service.grant_verified(db, user, account, pending.session) if pending else None
         enrolled_at = user.totp_confirmed_at
     return {"recovery_codes": codes, "enrolled_at": enrolled_at,
-            "login": _body(grant) if grant is not None else None}
+            "login": login_body(grant) if grant is not None else None}
 
 
 @blp.route("/mfa/recovery-codes", methods=["POST"])

@@ -86,16 +86,17 @@ def _agent_id(db: Session, user_id: uuid.UUID) -> uuid.UUID | None:
     return db.scalar(select(Agent.id).where(Agent.user_id == user_id))
 
 
-def _grant(user: User, account: Account, session: str, agent_id: uuid.UUID | None) -> Grant:
+def _grant(user: User, account: Account, session: str, agent_id: uuid.UUID | None, *,
+           via_sso: bool = False) -> Grant:
     issued = issue_token(
         user_id=user.id, account_id=account.id, tenant=account.subdomain, role=user.role,
-        session=session,
+        session=session, via_sso=via_sso,
     )
     permissions = effective_permissions(user.role, session, user.permissions)
     return Grant(issued, user, account, permissions, agent_id)
 
 
-def _account_for_subdomain(subdomain: str) -> uuid.UUID | None:
+def account_for_subdomain(subdomain: str) -> uuid.UUID | None:
     """The one fact the API role may learn before a tenant is known (SECURITY DEFINER function)."""
     with app_engine().connect() as conn:
         return conn.scalar(text("SELECT account_id_for_subdomain(:s)"), {"s": subdomain})
@@ -193,8 +194,10 @@ def _challenge_unused(revocations: SessionRevocations, pending: challenge.Restri
                            code="invalid_mfa_challenge") from None
 
 
-def grant_after_enrolment(db: Session, user: User, account: Account, session: str | None) -> Grant:
-    """The session an enrol-only token leads to once the first code confirmed the factor."""
+def grant_verified(db: Session, user: User, account: Account, session: str | None, *,
+                   via_sso: bool = False) -> Grant:
+    """The session a user proven another way gets: an enrol-only token once the first code
+    confirmed the factor, or a single sign-on (``app.api.sso``, ``via_sso``: no TOTP asked)."""
     ensure_enabled(account)
     agent_id = _agent_id(db, user.id)
     allowed = allowed_sessions(user, agent_id)
@@ -202,7 +205,7 @@ def grant_after_enrolment(db: Session, user: User, account: Account, session: st
     if chosen is None or chosen not in allowed:
         raise Forbidden(f"This user cannot open a '{chosen or 'admin'}' session.",
                         code="session_not_allowed", details={"allowed_sessions": list(allowed)})
-    return _grant(user, account, chosen, agent_id)
+    return _grant(user, account, chosen, agent_id, via_sso=via_sso)
 
 
 def _verified_user(subdomain: str, username: str, password: str) -> tuple[Row, uuid.UUID | None]:
@@ -210,7 +213,7 @@ def _verified_user(subdomain: str, username: str, password: str) -> tuple[Row, u
     ``invalid_credentials`` answer after one bcrypt check."""
     row = None
     agent_id = None
-    account_id = _account_for_subdomain(subdomain)
+    account_id = account_for_subdomain(subdomain)
     if account_id is not None:
         with tenant_session(account_id) as db:
             row = db.execute(
@@ -249,5 +252,6 @@ def reissue(db: Session, identity: Identity, session: str | None = None, *, exch
                 f"This user can no longer open a {target} session.", code="session_not_allowed",
                 details={"allowed_sessions": list(allowed)},
             )
-    _require_enrolment_if_needed(user, account, target, with_token=False)
-    return _grant(user, account, target, agent_id)
+    if not identity.via_sso:  # a single sign-on's MFA is the identity provider's (docs/sso.md)
+        _require_enrolment_if_needed(user, account, target, with_token=False)
+    return _grant(user, account, target, agent_id, via_sso=identity.via_sso)

@@ -30,6 +30,9 @@ from app.accounts.revocation import ISSUED_MS_CLAIM
 from app.errors import ValidationFailed
 
 SESSIONS: tuple[str, ...] = ("admin", "agent")
+# Claim of a session that began with a single sign-on (docs/sso.md): refresh keeps it, and the
+# account's TOTP requirement does not apply to it (the identity provider owns that person's MFA).
+SSO_CLAIM = "sso"
 LIFETIME_ENV = "SBC_TOKEN_LIFETIME_SECONDS"
 CONFIG_KEY = "SBC_TOKEN_LIFETIME_SECONDS"
 
@@ -58,7 +61,7 @@ class IssuedToken:
 
 def issue_token(
     *, user_id: uuid.UUID, account_id: uuid.UUID, tenant: str, role: str, session: str,
-    lifetime_seconds: int | None = None,
+    lifetime_seconds: int | None = None, via_sso: bool = False,
 ) -> IssuedToken:
     """Sign a fresh access token. Callers have already decided the session is allowed."""
     if session not in SESSIONS:
@@ -72,6 +75,7 @@ def issue_token(
         additional_claims={
             "acct": str(account_id), "tenant": tenant, "session": session, "role": role,
             ISSUED_MS_CLAIM: int(now.timestamp() * 1000),
+            **({SSO_CLAIM: True} if via_sso else {}),
         },
         expires_delta=timedelta(seconds=seconds),
         fresh=False,

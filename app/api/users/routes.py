@@ -8,9 +8,11 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from app.api.auth import mfa
-from app.api.common import ListQuerySchema, page_schema, require_admin
+from app.api.common import ListQuerySchema, flush_or_raise, page_schema, require_admin
 from app.api.errors import ErrorSchema
 from app.api.security import current_identity, session_revocations, tenant_db
+from app.api.sso import config as sso_config
+from app.api.sso.schemas import SsoLinkSchema, SsoLinkWriteSchema
 from app.api.users import service
 from app.api.users.schemas import UserPatchSchema, UserSchema, UserWriteSchema
 
@@ -105,4 +107,39 @@ class UserMfa(MethodView):
             mfa.reset(db, row)
             revocations.revoke_user(row.id)
         revocations.revoke_user(user_id)
+        return None
+
+
+@blp.route("/<uuid:user_id>/sso")
+class UserSso(MethodView):
+    @require_admin
+    @blp.arguments(SsoLinkWriteSchema)
+    @blp.response(200, SsoLinkSchema)
+    @blp.alt_response(404, schema=ErrorSchema, description="user_not_found, sso_not_configured")
+    @blp.alt_response(409, schema=ErrorSchema, description="sso_subject_taken: another user of the account has it")
+    def put(self, data: dict[str, Any], user_id: uuid.UUID):
+        """Link an existing user to a person at the account's identity provider (docs/sso.md
+        "Who is who"): their single sign-on then opens this user, with its role and history.
+
+        Single sign-on never links by e-mail or name by itself; this is the admin's decision."""
+        me = current_identity()
+        with tenant_db() as db:
+            provider = sso_config.get(db, me.account_id)
+            row = service.get_for_update(db, me.account_id, user_id)
+            row.sso_issuer, row.sso_subject = provider.issuer, data["subject"]
+            flush_or_raise(db, conflict="Another user of the account is linked to this subject.",
+                           conflict_code="sso_subject_taken")
+            return {"issuer": row.sso_issuer, "subject": row.sso_subject}
+
+    @require_admin
+    @blp.response(204)
+    @blp.alt_response(404, schema=ErrorSchema, description="user_not_found")
+    def delete(self, user_id: uuid.UUID):
+        """Unlink: the person's next single sign-on no longer opens this user (their current
+        sessions are not ended; DELETE /api/users/{id}/sessions does that)."""
+        me = current_identity()
+        with tenant_db() as db:
+            row = service.get_for_update(db, me.account_id, user_id)
+            row.sso_issuer = row.sso_subject = None
+            db.flush()
         return None
