@@ -79,16 +79,18 @@ export function AuthProvider({ children }) {
   const logout = useCallback(async () => {
     const current = storedToken();
     storeToken(null); // cleared first: a failed server call must not leave the user signed in here
-    setToken(null);
-    setIdentity(null);
-    setNotice('You are signed out.');
+    let message = 'You are signed out.';
     if (current) {
       try {
         await request('/auth/logout', { method: 'POST', token: current });
       } catch {
-        // the local token is gone; the server's revocation is best effort (it expires anyway)
+        // the token is gone from this browser; the server could not revoke it, so say so
+        message = 'You are signed out here, but the server could not be told: the session ends when it expires.';
       }
     }
+    setToken(null);
+    setIdentity(null);
+    setNotice(message);
     navigate('/login', { replace: true });
   }, [navigate]);
 

@@ -1,0 +1,131 @@
+"""The console end to end (issue 22): Debian's chromium driven by playwright-core
+(web/e2e/console.test.js, node's test runner) against the real ``sbc api`` process on this run's
+database, with axe-core run on every screen and 1280×800 screenshots written to
+``$CONSOLE_ARTIFACTS`` (default ``build/console-screenshots``).
+
+This test provisions what the screens need through the REST API (a tenant with every license,
+one without ``programmable-voice``, a call flow on an application two numbers share), starts the
+API, and runs the node suite; the browser-side assertions are in the node file. Without node,
+chromium or web/node_modules it skips, except under CI=true, where that is a failure."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+import requests
+
+from app.accounts.service import create_tenant
+from app.api.console import STATIC_DIR
+from tests.plugins.database import unique_number
+from tests.plugins.eventually import eventually
+from tests.plugins.skips import skip_or_fail_in_ci
+from tests.sdk.harness import free_port, listening
+
+ROOT = Path(__file__).resolve().parents[2]
+WEB = ROOT / "web"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = Path(os.environ.get("CONSOLE_ARTIFACTS", ROOT / "build" / "console-screenshots"))
+PASSWORD = "console-admin-password-1"
+SUITE_TIMEOUT_SECONDS = 300
+E2E_TESTS = 8  # the tests of web/e2e/console.test.js: all of them must have run
+FLOW = json.loads((ROOT / "tests" / "fixtures" / "api" / "call_flows_good.json").read_text())[0]["body"]
+
+
+def _missing() -> str | None:
+    if shutil.which("node") is None:
+        return "node is not installed (bash scripts/install-system)"
+    if not Path(CHROMIUM).exists():
+        return f"chromium is not installed at {CHROMIUM} (bash scripts/install-system)"
+    if not (WEB / "node_modules" / "playwright-core").is_dir():
+        return "web/ has no node_modules (bash scripts/install runs npm ci)"
+    if not (STATIC_DIR / "index.html").is_file():
+        return "the console is not built (bash scripts/install builds web/)"
+    return None
+
+
+@pytest.fixture
+def api_port(database: str, tmp_path: Path) -> Iterator[int]:
+    """``sbc api`` as a process on this run's database (conftest's environment)."""
+    port = free_port()
+    log = tmp_path / "api.log"
+    # the URL guard as in production (no loopback webhooks): the refusal shown is the real one
+    env = {k: v for k, v in os.environ.items() if k != "SBC_ALLOW_LOOPBACK_WEBHOOKS"}
+    env.update(SBC_BASE_DOMAIN="localhost", PYTHONUNBUFFERED="1")
+    with open(log, "ab") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "app.cli", "api", "--host", "127.0.0.1", "--port", str(port),
+                                 "--no-access-log"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        eventually(lambda: listening(port), timeout=60, interval=0.1, what=f"sbc api on {port}")
+        yield port
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+class Rest:
+    def __init__(self, port: int, subdomain: str) -> None:
+        self.base = f"http://127.0.0.1:{port}"
+        self.headers = {"Host": f"{subdomain}.localhost"}
+        body = self.call("POST", "/auth/login", {"username": "admin", "password": PASSWORD})
+        self.headers["Authorization"] = f"Bearer {body['token']}"
+
+    def call(self, method: str, path: str, body: Any = None) -> Any:
+        response = requests.request(method, self.base + path, json=body, headers=self.headers, timeout=10)
+        assert response.status_code < 300, (path, response.status_code, response.text)
+        return response.json()
+
+
+def _tenant(port: int, licenses: list[str]) -> tuple[str, Rest]:
+    subdomain = f"con-{uuid.uuid4().hex[:10]}"
+    create_tenant(subdomain, "admin", PASSWORD, licenses, bcrypt_rounds=4)
+    return subdomain, Rest(port, subdomain)
+
+
+@pytest.mark.timeout(SUITE_TIMEOUT_SECONDS + 60)
+def test_the_console_works_in_chromium_against_the_real_api_with_no_accessibility_violation(api_port) -> None:
+    missing = _missing()
+    if missing:
+        skip_or_fail_in_ci(f"console browser tests: {missing}")
+    full, admin = _tenant(api_port, ["api-access", "queue-mgmt", "programmable-voice"])
+    flow = admin.call("POST", "/api/call-flows", FLOW)
+    shared = admin.call("POST", "/api/applications", {"name": "Main line", "call_flow_sid": flow["id"]})
+    numbers = [admin.call("POST", "/api/phone-numbers", {"number": unique_number(), "application_id": shared["id"]})
+               for _ in range(2)]
+    basic, basic_admin = _tenant(api_port, ["api-access"])
+    basic_number = basic_admin.call("POST", "/api/phone-numbers", {"number": unique_number()})
+    setup = {
+        "port": api_port, "password": PASSWORD, "artifacts": str(ARTIFACTS),
+        "full": {"subdomain": full, "sharedNumber": numbers[0], "otherNumber": numbers[1], "flow": flow,
+                 "application": shared},
+        "basic": {"subdomain": basic, "number": basic_number},
+    }
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, CONSOLE_E2E=json.dumps(setup), CHROMIUM=CHROMIUM)
+    proc = subprocess.Popen(["node", "--test", "--test-concurrency=1", "e2e/console.test.js"], cwd=WEB, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        output, _ = proc.communicate(timeout=SUITE_TIMEOUT_SECONDS)
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(30)
+        raise
+    assert proc.returncode == 0, "console e2e failed:\n" + output[-10000:]
+    counts = dict(line[2:].split(" ", 1) for line in output.splitlines()
+                  if line.startswith(("# tests ", "# pass ", "# fail ")))
+    assert counts == {"tests": str(E2E_TESTS), "pass": str(E2E_TESTS), "fail": "0"}, output[-4000:]
+    # the other number kept the shared application: the split touched only the edited number
+    other = admin.call("GET", f"/api/phone-numbers/{numbers[1]['id']}")
+    assert other["application_id"] == shared["id"] and other["answering_mode"] == "call_flow"
+    print("\n".join(line for line in output.splitlines() if line.startswith("# ")))
