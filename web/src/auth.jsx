@@ -1,7 +1,7 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState } from 'react';
 import { useLocation, useNavigate } from 'react-router';
 import { ApiError, SESSION_ENDED, request } from './api.js';
-import { refreshDelay, storeToken, storedToken, tokenExpiry } from './session.js';
+import { delayUntil, refreshAt, storeToken, storedToken } from './session.js';
 
 const AuthContext = createContext(null);
 
@@ -49,20 +49,22 @@ export function AuthProvider({ children }) {
       .finally(() => setChecking(false));
   }, []); // eslint-disable-line react-hooks/exhaustive-deps
 
-  // refresh before expiry
+  // refresh before expiry (the session's end goes through a ref: the timer is set once per token)
+  const endRef = useRef(endSession);
+  endRef.current = endSession;
   useEffect(() => {
     if (!token) return undefined;
-    const expiresAt = tokenExpiry(token);
-    if (!expiresAt) return undefined;
+    const at = refreshAt(token);
+    if (!at) return undefined;
     const timer = setTimeout(() => {
       request('/auth/refresh', { method: 'POST', token })
         .then(accept)
         .catch((err) => {
-          if (err instanceof ApiError && err.status === 401) endSession('Your session has ended. Sign in again.');
+          if (err instanceof ApiError && err.status === 401) endRef.current('Your session has ended. Sign in again.');
         });
-    }, refreshDelay(expiresAt, Date.now()));
+    }, delayUntil(at, Date.now()));
     return () => clearTimeout(timer);
-  }, [token, accept, endSession]);
+  }, [token, accept]);
 
   const call = useCallback(async (path, options = {}) => {
     try {

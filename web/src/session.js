@@ -17,22 +17,32 @@ export function tenantFromHost(hostname) {
   return labels[0].toLowerCase();
 }
 
-/** The token's `exp` in epoch ms (the JWT payload is readable; the server checks the signature). */
-export function tokenExpiry(token) {
+function claims(token) {
   try {
     const part = token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
-    const payload = JSON.parse(atob(part + '='.repeat((4 - (part.length % 4)) % 4)));
-    return typeof payload.exp === 'number' ? payload.exp * 1000 : null;
+    return JSON.parse(atob(part + '='.repeat((4 - (part.length % 4)) % 4)));
   } catch {
     return null;
   }
 }
 
-/** Milliseconds from `now` until the refresh: REFRESH_MARGIN_MS before expiry, or halfway. */
-export function refreshDelay(expiresAtMs, nowMs) {
-  const left = expiresAtMs - nowMs;
-  const delay = left > 2 * REFRESH_MARGIN_MS ? left - REFRESH_MARGIN_MS : left / 2;
-  return Math.max(MIN_REFRESH_DELAY_MS, Math.floor(delay));
+/**
+ * When to refresh, in epoch ms: REFRESH_MARGIN_MS before expiry, or halfway through the life of
+ * a short token. Fixed by the token (its `iat` and `exp`), not by when it is asked, so a screen
+ * that schedules again does not push the refresh later.
+ */
+export function refreshAt(token) {
+  const payload = claims(token);
+  if (!payload || typeof payload.exp !== 'number') return null;
+  const exp = payload.exp * 1000;
+  const iat = typeof payload.iat === 'number' ? payload.iat * 1000 : exp - 2 * REFRESH_MARGIN_MS;
+  const life = exp - iat;
+  return life > 2 * REFRESH_MARGIN_MS ? exp - REFRESH_MARGIN_MS : iat + Math.floor(life / 2);
+}
+
+/** Milliseconds from `nowMs` until `atMs`, never less than MIN_REFRESH_DELAY_MS. */
+export function delayUntil(atMs, nowMs) {
+  return Math.max(MIN_REFRESH_DELAY_MS, Math.floor(atMs - nowMs));
 }
 
 /** A return address inside the console only (never another origin: `//evil`, `https:`). */
