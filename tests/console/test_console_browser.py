@@ -19,6 +19,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Iterator
 
+import pyotp
 import pytest
 import requests
 
@@ -35,7 +36,7 @@ CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(os.environ.get("CONSOLE_ARTIFACTS", ROOT / "build" / "console-screenshots"))
 PASSWORD = "console-admin-password-1"
 SUITE_TIMEOUT_SECONDS = 300
-E2E_TESTS = 8  # the tests of web/e2e/console.test.js: all of them must have run
+E2E_TESTS = 9  # the tests of web/e2e/console.test.js: all of them must have run
 FLOW = json.loads((ROOT / "tests" / "fixtures" / "api" / "call_flows_good.json").read_text())[0]["body"]
 
 
@@ -75,16 +76,27 @@ def api_port(database: str, tmp_path: Path) -> Iterator[int]:
 
 
 class Rest:
-    def __init__(self, port: int, subdomain: str) -> None:
+    def __init__(self, port: int, subdomain: str, username: str = "admin") -> None:
         self.base = f"http://127.0.0.1:{port}"
         self.headers = {"Host": f"{subdomain}.localhost"}
-        body = self.call("POST", "/auth/login", {"username": "admin", "password": PASSWORD})
+        body = self.call("POST", "/auth/login", {"username": username, "password": PASSWORD})
         self.headers["Authorization"] = f"Bearer {body['token']}"
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
         response = requests.request(method, self.base + path, json=body, headers=self.headers, timeout=10)
         assert response.status_code < 300, (path, response.status_code, response.text)
         return response.json()
+
+
+def _mfa_user(port: int, subdomain: str, admin: Rest) -> dict[str, str]:
+    """An admin user with a confirmed authenticator (TOTP) second factor: its secret goes to the
+    browser test, which computes the code of the next 30 s step (this one is spent by the
+    confirmation; the server accepts one step either side)."""
+    admin.call("POST", "/api/users", {"username": "mfa-admin", "password": PASSWORD, "role": "admin"})
+    user = Rest(port, subdomain, "mfa-admin")
+    secret = user.call("POST", "/auth/mfa/totp", {})["secret"]
+    user.call("POST", "/auth/mfa/totp/confirm", {"code": pyotp.TOTP(secret).now()})
+    return {"username": "mfa-admin", "secret": secret}
 
 
 def _tenant(port: int, licenses: list[str]) -> tuple[str, Rest]:
@@ -108,7 +120,7 @@ def test_the_console_works_in_chromium_against_the_real_api_with_no_accessibilit
     setup = {
         "port": api_port, "password": PASSWORD, "artifacts": str(ARTIFACTS),
         "full": {"subdomain": full, "sharedNumber": numbers[0], "otherNumber": numbers[1], "flow": flow,
-                 "application": shared},
+                 "application": shared, "mfa": _mfa_user(api_port, full, admin)},
         "basic": {"subdomain": basic, "number": basic_number},
     }
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@
  * test, axe-core run inside the page, screenshots into the artifact folder.
  * Setup comes from tests/console/test_console_browser.py in $CONSOLE_E2E.
  */
+import { createHmac } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -56,4 +57,17 @@ export async function signIn(page, subdomain, route = '/') {
   await page.getByLabel('Username').fill('admin');
   await page.getByLabel('Password').fill(SETUP.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** RFC 6238 (SHA-1, 30 s, 6 digits) as every authenticator app computes it, for `atMs`. */
+export function totp(base32Secret, atMs) {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = '';
+  for (const ch of base32Secret.replace(/=+$/, '').toUpperCase()) bits += alphabet.indexOf(ch).toString(2).padStart(5, '0');
+  const key = Buffer.from(bits.match(/.{8}/g).map((b) => parseInt(b, 2)));
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(Math.floor(atMs / 30000)));
+  const mac = createHmac('sha1', key).update(counter).digest();
+  const offset = mac[mac.length - 1] & 0xf;
+  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1000000).padStart(6, '0');
 }

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { SETUP, axeViolations, consoleUrl, launch, newPage, screenshot, signIn } from './browser.js';
+import { SETUP, axeViolations, consoleUrl, launch, newPage, screenshot, signIn, totp } from './browser.js';
 
 const FULL = SETUP.full;
 const BASIC = SETUP.basic;
@@ -44,6 +44,25 @@ test('sign in with the keyboard: a wrong password is said beside the form, the r
   const token = await page.evaluate(() => localStorage.getItem('admin_auth_token'));
   assert.match(token, /^ey[\w-]+\.[\w-]+\.[\w-]+$/);
   assert.equal(await page.evaluate(() => document.cookie), '', 'no cookies');
+}));
+
+test('a user with a second factor: the password step, then the authenticator code step', () => withPage(async (page) => {
+  await page.goto(consoleUrl(FULL.subdomain, '/calls'));
+  await page.getByLabel('Username').fill(FULL.mfa.username);
+  await page.getByLabel('Password').fill(SETUP.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const code = page.getByLabel('Authentication code');
+  await code.waitFor();
+  assert.deepEqual(await axeViolations(page), []);
+  await screenshot(page, 'login-mfa');
+  await code.fill('000000');
+  await page.getByRole('button', { name: 'Verify' }).click();
+  await page.getByText('That code is not right.', { exact: false }).waitFor();
+  // the confirmation spent this 30 s step: the next step's code is within the accepted window
+  await code.fill(totp(FULL.mfa.secret, Date.now() + 30000));
+  await page.getByRole('button', { name: 'Verify' }).click();
+  await page.getByRole('heading', { name: 'Call records' }).waitFor();
+  assert.match(await page.evaluate(() => localStorage.getItem('admin_auth_token')), /^ey/);
 }));
 
 test('Phone numbers: the list, a search, a refused and an accepted new number', () => withPage(async (page) => {
