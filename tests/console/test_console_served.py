@@ -2,6 +2,7 @@
 it shadows the API, auth or health routes (issue 22)."""
 from __future__ import annotations
 
+import gzip
 import re
 
 import pytest
@@ -37,12 +38,24 @@ def test_given_the_built_console_when_its_assets_are_fetched_then_each_is_served
         assert response.status_code == 200, name
         assert response.data == (STATIC_DIR / "assets" / name).read_bytes()
         assert "immutable" in response.headers["Cache-Control"]
+        assert "Content-Encoding" not in response.headers
+
+
+def test_given_a_browser_that_accepts_gzip_when_assets_are_fetched_then_they_are_sent_gzipped(api, built):
+    for name in re.findall(r'/console/assets/([\w.-]+)', built):
+        response = api.client.get(f"/console/assets/{name}", headers={"Accept-Encoding": "gzip, deflate, br"})
+        raw = (STATIC_DIR / "assets" / name).read_bytes()
+        assert response.headers["Content-Encoding"] == "gzip" and response.headers["Vary"] == "Accept-Encoding"
+        assert gzip.decompress(response.data) == raw
+        assert len(response.data) < len(raw) / 2
+        assert response.mimetype in ("text/javascript", "application/javascript", "text/css")
 
 
 @pytest.mark.parametrize("path", ["/console/assets/missing.js", "/console/assets/../index.html",
-                                  "/console/assets/%2e%2e/%2e%2e/__init__.py"])
-def test_given_a_path_outside_the_built_assets_when_fetched_then_404_json_and_no_file(api, built, path):
-    response = api.client.get(path)
+                                  "/console/assets/%2e%2e/%2e%2e/__init__.py", "/console/assets/../../__init__.py"])
+@pytest.mark.parametrize("encoding", ["", "gzip"])
+def test_given_a_path_outside_the_built_assets_when_fetched_then_404_json_and_no_file(api, built, path, encoding):
+    response = api.client.get(path, headers={"Accept-Encoding": encoding})
     assert response.status_code == 404
     assert response.get_json()["code"] == "not_found"
 

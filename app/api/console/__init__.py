@@ -10,9 +10,13 @@ router shows the screen), never cached, with a strict Content-Security-Policy.
 """
 from __future__ import annotations
 
+import gzip
+import mimetypes
+from functools import lru_cache
 from pathlib import Path
 
-from flask import Blueprint, Response, redirect, send_from_directory
+from flask import Blueprint, Response, redirect, request, send_from_directory
+from werkzeug.security import safe_join
 
 from app.errors import NotFound
 
@@ -25,6 +29,12 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' 
        "media-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
        "form-action 'self'")
 IMMUTABLE = "public, max-age=31536000, immutable"
+# Text assets are sent gzipped to a browser that accepts it (every one does): the first page's
+# JavaScript shrinks about 3x, and no reverse proxy is needed for that. Each file is compressed
+# once per process (the names are content hashes, so a file never changes under its name).
+COMPRESSIBLE = (".js", ".css", ".svg", ".json")
+GZIP_LEVEL = 9
+GZIP_CACHE_FILES = 64
 
 blp = Blueprint("console", __name__)
 
@@ -45,11 +55,25 @@ def console_no_slash() -> Response:
     return redirect(CONSOLE_PATH + "/", code=301)
 
 
+@lru_cache(maxsize=GZIP_CACHE_FILES)
+def _gzipped(path: str, mtime_ns: int) -> bytes:
+    """``mtime_ns`` is part of the key: a rebuilt file is compressed again."""
+    return gzip.compress(Path(path).read_bytes(), compresslevel=GZIP_LEVEL, mtime=0)
+
+
 @blp.get(CONSOLE_PATH + "/assets/<path:name>")
 def asset(name: str) -> Response:
     if not ASSETS_DIR.is_dir():
         raise _not_built()
-    response = send_from_directory(ASSETS_DIR, name)  # safe_join: no path outside assets/
+    target = safe_join(str(ASSETS_DIR), name)  # None for any path that leaves assets/
+    if target is not None and name.endswith(COMPRESSIBLE) and "gzip" in request.accept_encodings \
+            and Path(target).is_file():
+        response = Response(_gzipped(target, Path(target).stat().st_mtime_ns),
+                            mimetype=mimetypes.guess_type(name)[0] or "application/octet-stream")
+        response.headers["Content-Encoding"] = "gzip"
+    else:
+        response = send_from_directory(ASSETS_DIR, name)  # 404 for a missing or outside path
+    response.headers["Vary"] = "Accept-Encoding"
     response.headers["Cache-Control"] = IMMUTABLE
     response.headers["X-Content-Type-Options"] = "nosniff"
     return response
