@@ -19,12 +19,22 @@ import uuid
 from pathlib import Path
 from typing import Any, Iterator
 
+from datetime import timedelta
+
+import numpy as np
 import pyotp
 import pytest
 import requests
+import soundfile
+from sqlalchemy.engine import Engine
 
 from app.accounts.service import create_tenant
 from app.api.console import STATIC_DIR
+from app.db.engine import platform_session
+from app.media.jobs import recording_id
+from app.media.storage import recording_file_name
+from app.models import CallRecord, Recording, Transcript
+from tests.api_management.records_seed import BASE_TIME, insert_records
 from tests.plugins.database import unique_number
 from tests.plugins.eventually import eventually
 from tests.plugins.skips import skip_or_fail_in_ci
@@ -36,6 +46,8 @@ CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(os.environ.get("CONSOLE_ARTIFACTS", ROOT / "build" / "console-screenshots"))
 PASSWORD = "console-admin-password-1"
 SUITE_TIMEOUT_SECONDS = 300
+RECORDS = 60  # more than one page of the console's 50
+RECORDING_SECONDS = 2.0
 E2E_TESTS = 9  # the tests of web/e2e/console.test.js: all of them must have run
 FLOW = json.loads((ROOT / "tests" / "fixtures" / "api" / "call_flows_good.json").read_text())[0]["body"]
 
@@ -53,7 +65,21 @@ def _missing() -> str | None:
 
 
 @pytest.fixture
-def api_port(database: str, tmp_path: Path) -> Iterator[int]:
+def recording_dir(database: str, tmp_path: Path) -> Iterator[Path]:
+    """``recording.dir`` for the API process (read at its start), restored afterwards."""
+    from app.config import get_config, set_value
+
+    before = get_config().get("recording.dir")
+    root = tmp_path / "rec"
+    root.mkdir()
+    set_value("recording.dir", str(root), announce=False)
+    yield root
+    set_value("recording.dir", before, announce=False)
+    get_config().reload()
+
+
+@pytest.fixture
+def api_port(recording_dir: Path, tmp_path: Path) -> Iterator[int]:
     """``sbc api`` as a process on this run's database (conftest's environment)."""
     port = free_port()
     log = tmp_path / "api.log"
@@ -99,28 +125,60 @@ def _mfa_user(port: int, subdomain: str, admin: Rest) -> dict[str, str]:
     return {"username": "mfa-admin", "secret": secret}
 
 
-def _tenant(port: int, licenses: list[str]) -> tuple[str, Rest]:
+def _calls(account_id: uuid.UUID, owner_engine: Engine, recording_dir: Path) -> dict[str, Any]:
+    """60 inbound records with their interaction summaries (two pages of 50), and one outbound
+    call with a 2.0 s recording and a transcript, as the media workers leave them."""
+    insert_records(owner_engine, account_id, RECORDS, with_summary=True)
+    path = recording_dir / recording_file_name(account_id, uuid.uuid4(), "wav")
+    tone = (0.3 * np.sin(2 * np.pi * 440 * np.arange(int(RECORDING_SECONDS * 8000)) / 8000) * 32767).astype(np.int16)
+    soundfile.write(path, np.stack([tone, tone], axis=1), 8000, format="WAV")
+    record = CallRecord(account_id=account_id, trace_id=uuid.uuid4(), call_id=uuid.uuid4(), direction="outbound",
+                        started_at=BASE_TIME + timedelta(minutes=5), status="completed", from_number="15550001",
+                        to_number="15550002", talk_ms=2000, duration_ms=2500)
+    rec_id = recording_id(account_id, str(path))
+    with platform_session() as s:
+        s.add(record)
+        s.flush()
+        s.add(Recording(id=rec_id, account_id=account_id, call_id=record.call_id, format="wav", stereo=True,
+                        path=str(path), status="transcribed", duration_ms=int(RECORDING_SECONDS * 1000),
+                        size_bytes=path.stat().st_size))
+        s.flush()
+        s.add(Transcript(id=uuid.uuid4(), account_id=account_id, recording_id=rec_id, call_id=record.call_id,
+                         engine="whisper", text="caller: This is terrible.\ncallee: Happy to help.",
+                         segments=[{"speaker": "caller", "start": 0.2, "end": 1.0, "text": "This is terrible.",
+                                    "polarity": -1.0, "subjectivity": 1.0},
+                                   {"speaker": "callee", "start": 1.2, "end": 1.9, "text": "Happy to help.",
+                                    "polarity": 0.8, "subjectivity": 1.0}],
+                         sentiment={"call": {"polarity": -0.1, "label": "negative"}}, sentiment_score=-0.1,
+                         sentiment_label="negative", audio_seconds=2, processing_ms=10))
+        public_id = record.public_id
+    return {"records": RECORDS + 1, "recorded": str(public_id), "recordingSeconds": RECORDING_SECONDS}
+
+
+def _tenant(port: int, licenses: list[str]) -> tuple[str, uuid.UUID, Rest]:
     subdomain = f"con-{uuid.uuid4().hex[:10]}"
-    create_tenant(subdomain, "admin", PASSWORD, licenses, bcrypt_rounds=4)
-    return subdomain, Rest(port, subdomain)
+    account = create_tenant(subdomain, "admin", PASSWORD, licenses, bcrypt_rounds=4)
+    return subdomain, account.id, Rest(port, subdomain)
 
 
 @pytest.mark.timeout(SUITE_TIMEOUT_SECONDS + 60)
-def test_the_console_works_in_chromium_against_the_real_api_with_no_accessibility_violation(api_port) -> None:
+def test_the_console_works_in_chromium_against_the_real_api_with_no_accessibility_violation(
+        api_port: int, owner_engine: Engine, recording_dir: Path) -> None:
     missing = _missing()
     if missing:
         skip_or_fail_in_ci(f"console browser tests: {missing}")
-    full, admin = _tenant(api_port, ["api-access", "queue-mgmt", "programmable-voice"])
+    full, account_id, admin = _tenant(api_port, ["api-access", "queue-mgmt", "programmable-voice"])
     flow = admin.call("POST", "/api/call-flows", FLOW)
     shared = admin.call("POST", "/api/applications", {"name": "Main line", "call_flow_sid": flow["id"]})
     numbers = [admin.call("POST", "/api/phone-numbers", {"number": unique_number(), "application_id": shared["id"]})
                for _ in range(2)]
-    basic, basic_admin = _tenant(api_port, ["api-access"])
+    basic, _, basic_admin = _tenant(api_port, ["api-access"])
     basic_number = basic_admin.call("POST", "/api/phone-numbers", {"number": unique_number()})
     setup = {
         "port": api_port, "password": PASSWORD, "artifacts": str(ARTIFACTS),
         "full": {"subdomain": full, "sharedNumber": numbers[0], "otherNumber": numbers[1], "flow": flow,
-                 "application": shared, "mfa": _mfa_user(api_port, full, admin)},
+                 "application": shared, "mfa": _mfa_user(api_port, full, admin),
+                 "calls": _calls(account_id, owner_engine, recording_dir)},
         "basic": {"subdomain": basic, "number": basic_number},
     }
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -191,14 +191,42 @@ test('a lost network or a 500 shows a banner with Retry, and Retry loads the scr
   assert.equal(await page.getByRole('alert').count(), 0);
 }));
 
-test('Call records: filters and the list', () => withPage(async (page) => {
+test('Call records: cursor pages, filters, and a record with its summary, recording and transcript', () => withPage(async (page) => {
+  const calls = FULL.calls;
   await signIn(page, FULL.subdomain, '/calls');
   await page.getByRole('heading', { name: 'Call records' }).waitFor();
-  await page.getByText('No call records match.').waitFor();
-  await page.getByLabel('Direction').selectOption('inbound');
+  const rows = page.locator('table tbody tr');
+  await page.getByRole('button', { name: 'Load more' }).waitFor();
+  assert.equal(await rows.count(), 50);
+  assert.deepEqual(await axeViolations(page), []);
+  await screenshot(page, 'call-records');
+  await page.getByRole('button', { name: 'Load more' }).click();
+  await page.getByRole('button', { name: 'Load more' }).waitFor({ state: 'detached' });
+  assert.equal(await rows.count(), calls.records);
+
   await page.getByLabel('Call ID').fill('not-a-uuid');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await page.getByText('Not a valid UUID.').waitFor();
+  assert.equal(await page.getByLabel('Call ID').getAttribute('aria-invalid'), 'true');
+  await page.getByLabel('Call ID').fill('');
+  await page.getByLabel('Direction').selectOption('outbound');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await page.waitForURL(/direction=outbound/);
+  await page.getByText('Not a valid UUID.').waitFor({ state: 'detached' });
+  await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 1);
+
+  await rows.first().getByRole('link').click();
+  await page.waitForURL(new RegExp(`/console/calls/${calls.recorded}$`));
+  await page.getByRole('heading', { name: 'Transcript' }).waitFor();
+  await page.getByText('This is terrible.').waitFor();
+  await page.getByText('negative (-1.00)').waitFor();
+  const audio = page.locator('audio');
+  await audio.waitFor();
+  const duration = await audio.evaluate((el) => new Promise((resolve) => {
+    if (el.readyState >= 1 && el.src) resolve(el.duration);
+    el.addEventListener('loadedmetadata', () => resolve(el.duration), { once: true });
+  }));
+  assert.ok(Math.abs(duration - calls.recordingSeconds) < 0.05, `recording plays ${duration} s`);
   assert.deepEqual(await axeViolations(page), []);
-  await screenshot(page, 'call-records');
+  await screenshot(page, 'call-record');
 }));

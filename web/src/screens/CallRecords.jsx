@@ -11,7 +11,7 @@ const PAGE_SIZE = 50;
 const FILTERS = ['from', 'to', 'direction', 'status', 'call_id'];
 const STATUSES = ['completed', 'no-answer', 'busy', 'failed', 'canceled', 'refused'];
 
-const seconds = (ms) => (ms == null ? '' : `${Math.round(ms / 1000)} s`);
+const seconds = (ms) => (ms == null ? "" : `${(ms / 1000).toFixed(1)} s`);
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : '');
 /** datetime-local has no zone: the browser's local time, sent as an ISO instant (UTC). */
 const toInstant = (local) => (local ? new Date(local).toISOString() : '');
@@ -111,9 +111,13 @@ export function CallRecordDetail() {
   const { id } = useParams();
   const { call } = useAuth();
   const loaded = useResource(async () => {
-    const [record, recordings] = await Promise.all([
-      call(`/api/call-records/${id}`), call(`/api/call-records/${id}/recordings`)]);
-    return { record, recordings: recordings.items };
+    const [record, recordings, transcript] = await Promise.all([
+      call(`/api/call-records/${id}`), call(`/api/call-records/${id}/recordings`),
+      call(`/api/call-records/${id}/transcript`).catch((err) => {
+        if (err.code === 'transcript_not_found') return null; // not written (yet) by the media workers
+        throw err;
+      })]);
+    return { record, recordings: recordings.items, transcript };
   }, [call, id]);
   if (loaded.error && !loaded.data) {
     return (
@@ -125,7 +129,7 @@ export function CallRecordDetail() {
     );
   }
   if (!loaded.data) return <p role="status">Loading…</p>;
-  const { record: r, recordings } = loaded.data;
+  const { record: r, recordings, transcript } = loaded.data;
   const s = r.summary;
   return (
     <>
@@ -166,8 +170,29 @@ export function CallRecordDetail() {
       ) : <p>No agent took part.</p>}
       <h2>Recordings</h2>
       {recordings.length ? recordings.map((rec) => <Recording key={rec.id} recording={rec} />) : <p>No recording.</p>}
+      <h2>Transcript</h2>
+      {transcript?.segments?.length ? (
+        <table>
+          <thead><tr><th scope="col">At</th><th scope="col">Speaker</th><th scope="col">Said</th><th scope="col">Sentiment</th></tr></thead>
+          <tbody>
+            {transcript.segments.map((seg) => (
+              <tr key={`${seg.speaker}-${seg.start}`}>
+                <td>{seg.start.toFixed(1)} s</td><td>{seg.speaker}</td><td>{seg.text}</td>
+                <td>{sentiment(seg.polarity)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : <p>No transcript.</p>}
     </>
   );
+}
+
+/** TextBlob's polarity (-1..1) in words by the media pipeline's rule (app/media/sentiment.py), with the figure. */
+function sentiment(polarity) {
+  if (polarity == null) return '';
+  const word = polarity >= 0.1 ? 'positive' : polarity <= -0.1 ? 'negative' : 'neutral';
+  return `${word} (${polarity.toFixed(2)})`;
 }
 
 function Recording({ recording }) {
