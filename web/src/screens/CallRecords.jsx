@@ -11,7 +11,7 @@ const PAGE_SIZE = 50;
 const FILTERS = ['from', 'to', 'direction', 'status', 'call_id'];
 const STATUSES = ['completed', 'no-answer', 'busy', 'failed', 'canceled', 'refused'];
 
-const seconds = (ms) => (ms == null ? "" : `${(ms / 1000).toFixed(1)} s`);
+const seconds = (ms) => (ms == null ? '' : `${(ms / 1000).toFixed(1)} s`);
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : '');
 /** datetime-local has no zone: the browser's local time, sent as an ISO instant (UTC). */
 const toInstant = (local) => (local ? new Date(local).toISOString() : '');
