@@ -16,10 +16,9 @@ import signal
 import subprocess
 import sys
 import uuid
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Iterator
-
-from datetime import timedelta
 
 import numpy as np
 import pyotp
@@ -30,13 +29,12 @@ from sqlalchemy.engine import Engine
 
 from app.accounts.service import create_tenant
 from app.api.console import STATIC_DIR
-from app.db.engine import platform_session
-from app.media.jobs import recording_id
 from app.media.storage import recording_file_name
-from app.models import CallRecord, Recording, Transcript
 from tests.api_management.records_seed import BASE_TIME, insert_records
+from tests.media.recorded_calls import seed_recorded_call
 from tests.plugins.database import unique_number
 from tests.plugins.eventually import eventually
+from tests.plugins.node_suite import run_in_own_group
 from tests.plugins.skips import skip_or_fail_in_ci
 from tests.sdk.harness import free_port, listening
 
@@ -132,27 +130,10 @@ def _calls(account_id: uuid.UUID, owner_engine: Engine, recording_dir: Path) -> 
     path = recording_dir / recording_file_name(account_id, uuid.uuid4(), "wav")
     tone = (0.3 * np.sin(2 * np.pi * 440 * np.arange(int(RECORDING_SECONDS * 8000)) / 8000) * 32767).astype(np.int16)
     soundfile.write(path, np.stack([tone, tone], axis=1), 8000, format="WAV")
-    record = CallRecord(account_id=account_id, trace_id=uuid.uuid4(), call_id=uuid.uuid4(), direction="outbound",
-                        started_at=BASE_TIME + timedelta(minutes=5), status="completed", from_number="15550001",
-                        to_number="15550002", talk_ms=2000, duration_ms=2500)
-    rec_id = recording_id(account_id, str(path))
-    with platform_session() as s:
-        s.add(record)
-        s.flush()
-        s.add(Recording(id=rec_id, account_id=account_id, call_id=record.call_id, format="wav", stereo=True,
-                        path=str(path), status="transcribed", duration_ms=int(RECORDING_SECONDS * 1000),
-                        size_bytes=path.stat().st_size))
-        s.flush()
-        s.add(Transcript(id=uuid.uuid4(), account_id=account_id, recording_id=rec_id, call_id=record.call_id,
-                         engine="whisper", text="caller: This is terrible.\ncallee: Happy to help.",
-                         segments=[{"speaker": "caller", "start": 0.2, "end": 1.0, "text": "This is terrible.",
-                                    "polarity": -1.0, "subjectivity": 1.0},
-                                   {"speaker": "callee", "start": 1.2, "end": 1.9, "text": "Happy to help.",
-                                    "polarity": 0.8, "subjectivity": 1.0}],
-                         sentiment={"call": {"polarity": -0.1, "label": "negative"}}, sentiment_score=-0.1,
-                         sentiment_label="negative", audio_seconds=2, processing_ms=10))
-        public_id = record.public_id
-    return {"records": RECORDS + 1, "recorded": str(public_id), "recordingSeconds": RECORDING_SECONDS}
+    call = seed_recorded_call(account_id, path, recording_ms=int(RECORDING_SECONDS * 1000), direction="outbound",
+                              started_at=BASE_TIME + timedelta(minutes=5), from_number="15550001",
+                              to_number="15550002", talk_ms=2000, duration_ms=2500)
+    return {"records": RECORDS + 1, "recorded": str(call.public_id), "recordingSeconds": RECORDING_SECONDS}
 
 
 def _tenant(port: int, licenses: list[str]) -> tuple[str, uuid.UUID, Rest]:
@@ -183,15 +164,9 @@ def test_the_console_works_in_chromium_against_the_real_api_with_no_accessibilit
     }
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, CONSOLE_E2E=json.dumps(setup), CHROMIUM=CHROMIUM)
-    proc = subprocess.Popen(["node", "--test", "--test-concurrency=1", "e2e/console.test.js"], cwd=WEB, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        output, _ = proc.communicate(timeout=SUITE_TIMEOUT_SECONDS)
-    except BaseException:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(30)
-        raise
-    assert proc.returncode == 0, "console e2e failed:\n" + output[-10000:]
+    returncode, output = run_in_own_group(["node", "--test", "--test-concurrency=1", "e2e/console.test.js"],
+                                          cwd=WEB, env=env, timeout=SUITE_TIMEOUT_SECONDS)
+    assert returncode == 0, "console e2e failed:\n" + output[-10000:]
     counts = dict(line[2:].split(" ", 1) for line in output.splitlines()
                   if line.startswith(("# tests ", "# pass ", "# fail ")))
     assert counts == {"tests": str(E2E_TESTS), "pass": str(E2E_TESTS), "fail": "0"}, output[-4000:]
