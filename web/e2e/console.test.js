@@ -140,7 +140,7 @@ test('Answering without programmable-voice: only the call-flow field is offered'
   assert.deepEqual(await axeViolations(page), []);
 }));
 
-test('an ended session returns to login, then to the page the user was on', () => withPage(async (page) => {
+test('an ended session (at start, or mid-session on an API call) returns to login, then to the page the user was on', () => withPage(async (page) => {
   const route = `/numbers/${FULL.otherNumber.id}`;
   await page.goto(consoleUrl(FULL.subdomain, '/login'));
   await page.evaluate(() => localStorage.setItem('admin_auth_token', 'eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjF9.x'));
@@ -153,6 +153,24 @@ test('an ended session returns to login, then to the page the user was on', () =
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: `+${FULL.otherNumber.number}` }).waitFor();
   assert.ok(page.url().endsWith(`/console${route}`));
+
+  // mid-session: the server ends the session (as "sign out everywhere" would) while the user
+  // types; the save gets 401 token_revoked, the user signs in again and is back on the page
+  // with what they typed
+  await page.evaluate(async () => {
+    await fetch('/auth/logout', { method: 'POST', headers: { Authorization: `Bearer ${localStorage.getItem('admin_auth_token')}` } });
+  });
+  await page.getByLabel('Your server (webhook)').check();
+  await page.getByLabel('Webhook URL').fill('https://8.8.8.8/typed-before-expiry');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.waitForURL(/\/console\/login\?next=/);
+  await page.getByText('Your session has ended. Sign in again.').waitFor();
+  await page.getByLabel('Username').fill('admin');
+  await page.getByLabel('Password').fill(SETUP.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: `+${FULL.otherNumber.number}` }).waitFor();
+  assert.equal(await page.getByLabel('Your server (webhook)').isChecked(), true);
+  assert.equal(await page.getByLabel('Webhook URL').inputValue(), 'https://8.8.8.8/typed-before-expiry');
 }));
 
 test('Sign out clears the token and the server refuses it from then on', () => withPage(async (page) => {

@@ -66,17 +66,19 @@ export function AuthProvider({ children }) {
     return () => clearTimeout(timer);
   }, [token, accept]);
 
+  // stable for the whole session (the screens load with it as a dependency): the session's end
+  // goes through the ref, whose target changes with the router's location
   const call = useCallback(async (path, options = {}) => {
     try {
       return await request(path, { ...options, token: storedToken() });
     } catch (err) {
       if (err instanceof ApiError && err.status === 401 && SESSION_ENDED.has(err.code)) {
-        endSession(err.code === 'token_expired' ? 'Your session has expired. Sign in again.'
+        endRef.current(err.code === 'token_expired' ? 'Your session has expired. Sign in again.'
           : 'Your session has ended. Sign in again.');
       }
       throw err;
     }
-  }, [endSession]);
+  }, []);
 
   const logout = useCallback(async () => {
     const current = storedToken();
