@@ -31,12 +31,12 @@ from app.accounts.service import create_tenant
 from app.api.console import STATIC_DIR
 from app.media.storage import recording_file_name
 from tests.api_management.records_seed import BASE_TIME, insert_records
+from tests.faults.processes import free_port, listening
 from tests.media.recorded_calls import seed_recorded_call
 from tests.plugins.database import unique_number
 from tests.plugins.eventually import eventually
 from tests.plugins.node_suite import run_in_own_group
 from tests.plugins.skips import skip_or_fail_in_ci
-from tests.sdk.harness import free_port, listening
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "web"
