@@ -131,6 +131,28 @@ test('Answering: webhook on a shared number — refusal beside the URL, nothing 
   await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
 }));
 
+test('keyboard: the answering settings are reached and changed without a mouse; axe does catch a missing label', () => withPage(async (page) => {
+  await signIn(page, FULL.subdomain, `/numbers/${FULL.otherNumber.id}`);
+  await page.getByRole('heading', { name: `+${FULL.otherNumber.number}` }).waitFor();
+  await page.keyboard.press('Tab'); // the skip link first
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Skip to content');
+  let steps = 0;
+  while (await page.evaluate(() => document.activeElement.name) !== 'mode' && steps < 20) {
+    await page.keyboard.press('Tab');
+    steps += 1;
+  }
+  assert.equal(await page.evaluate(() => document.activeElement.value), 'call_flow');
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await page.getByLabel('Your server (webhook)').isChecked(), true);
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.name), 'url');
+  await page.keyboard.type('https://8.8.8.8/by-keyboard');
+  assert.equal(await page.getByLabel('Webhook URL').inputValue(), 'https://8.8.8.8/by-keyboard');
+  // the accessibility check is not vacuous: an unlabelled field is reported
+  await page.evaluate(() => document.querySelector('form').append(document.createElement('input')));
+  assert.ok((await axeViolations(page)).some((v) => v.startsWith('label:')));
+}));
+
 test('Answering without programmable-voice: only the call-flow field is offered', () => withPage(async (page) => {
   await signIn(page, BASIC.subdomain, `/numbers/${BASIC.number.id}`);
   await page.getByRole('heading', { name: `+${BASIC.number.number}` }).waitFor();
