@@ -64,15 +64,14 @@ def _missing() -> str | None:
 
 @pytest.fixture
 def recording_dir(database: str, tmp_path: Path) -> Iterator[Path]:
-    """``recording.dir`` for the API process (read at its start), restored afterwards."""
-    from app.config import get_config, set_value
+    """``recording.dir`` for the API process (read at its start); back to the default after."""
+    from app.config import get_config, set_value, unset_value
 
-    before = get_config().get("recording.dir")
     root = tmp_path / "rec"
     root.mkdir()
     set_value("recording.dir", str(root), announce=False)
     yield root
-    set_value("recording.dir", before, announce=False)
+    unset_value("recording.dir", announce=False)
     get_config().reload()
 
 
