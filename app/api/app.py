@@ -33,6 +33,7 @@ from app.api.calls.routes import blp as calls_blp
 from app.api.campaigns.routes import blp as campaigns_blp
 from app.api.carriers.routes import blp as carriers_blp
 from app.api.carriers.routes import gateways_blp
+from app.api.console import blp as console_blp
 from app.api.docs_ui import blp as docs_ui_blp
 from app.api.docs_ui import is_docs_path
 from app.api.input_guard import refuse_unusable_input
@@ -135,6 +136,7 @@ def create_app(config: Mapping[str, Any] | None = None, *, bind_host: str | None
     for blueprint in BLUEPRINTS:
         api.register_blueprint(blueprint)
     app.register_blueprint(docs_ui_blp)  # /api/docs: a page, not an API operation (not in OpenAPI)
+    app.register_blueprint(console_blp)  # /console/: the web console's page and files (web/)
     # /api/agents/me/channel: a WebSocket (docs/agents.md), authenticated by its first message
     app.register_blueprint(agent_channel_blp)
     errors.register_error_handlers(app)

@@ -105,6 +105,29 @@ def test_given_a_number_when_deleted_then_it_is_gone(api, seed):
     assert_error(admin.get(f"/api/phone-numbers/{num['id']}"), 404, "phone_number_not_found")
 
 
+def test_given_numbers_when_searching_by_part_of_a_number_then_only_the_accounts_matches_are_listed(api, seed):
+    _, admin = admin_client(api, seed)
+    _, other = admin_client(api, seed)
+    stem = unique_number()[:9]
+    mine = [_number(admin)["number"] for _ in range(2)]
+    for suffix in ("01", "02", "03"):
+        assert admin.post("/api/phone-numbers", json={"number": stem + suffix}).status_code == 201
+    assert other.post("/api/phone-numbers", json={"number": stem + "04"}).status_code == 201
+    first = admin.get("/api/phone-numbers", query_string={"number": "+" + stem, "limit": 2}).get_json()
+    second = admin.get("/api/phone-numbers", query_string={"number": stem, "cursor": first["next_cursor"]}).get_json()
+    assert [n["number"] for n in first["items"] + second["items"]] == [stem + "01", stem + "02", stem + "03"]
+    assert second["next_cursor"] is None
+    listed = [n["number"] for n in admin.get("/api/phone-numbers", query_string={"limit": 200}).get_json()["items"]]
+    assert set(mine) <= set(listed) and len(listed) == 5
+
+
+@pytest.mark.parametrize("search", ["55%", "_", "12-34", "+", "1" * 21])
+def test_given_a_search_that_is_not_digits_when_listing_numbers_then_422_names_the_number_filter(api, seed, search):
+    _, admin = admin_client(api, seed)
+    body = assert_error(admin.get("/api/phone-numbers", query_string={"number": search}), 422, "validation_failed")
+    assert "number" in body["details"]["query"]
+
+
 # --- answering settings ----------------------------------------------------------------------
 
 def test_given_no_programmable_voice_license_when_reading_answering_then_only_call_flow_is_offered(api, seed):

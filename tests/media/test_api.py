@@ -3,17 +3,15 @@ through the real Flask app as the API role (row-level security applies)."""
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
-from types import SimpleNamespace
 
 import pytest
 
 from app.config import get_config, set_value
 from app.db.engine import platform_session
-from app.media.jobs import recording_id
 from app.media.storage import recording_file_name
-from app.models import CallRecord, Recording, Transcript
+from app.models import CallRecord
 from tests.api_management.helpers import admin_client, assert_error
+from tests.media.recorded_calls import seed_recorded_call
 
 
 @pytest.fixture
@@ -31,30 +29,6 @@ def _owned(storage, account_id):
     return storage / recording_file_name(account_id, uuid.uuid4(), "wav")
 
 
-def _seed_call(account_id, path, *, transcript: bool = True) -> SimpleNamespace:
-    now = datetime.now(timezone.utc)
-    record = CallRecord(account_id=account_id, trace_id=uuid.uuid4(), call_id=uuid.uuid4(),
-                        direction="inbound", started_at=now, status="completed")
-    rec_id = recording_id(account_id, str(path))
-    with platform_session() as s:
-        s.add(record)
-        s.flush()
-        s.add(Recording(id=rec_id, account_id=account_id, call_id=record.call_id, format="wav",
-                        stereo=True, path=str(path), status="transcribed", duration_ms=1000,
-                        size_bytes=path.stat().st_size if path.exists() else None))
-        s.flush()
-        if transcript:
-            s.add(Transcript(
-                id=uuid.uuid4(), account_id=account_id, recording_id=rec_id, call_id=record.call_id,
-                engine="whisper", text="caller: This is terrible.\ncallee: Happy to help.",
-                segments=[{"speaker": "caller", "start": 0.2, "end": 1.5, "text": "This is terrible.",
-                           "polarity": -1.0, "subjectivity": 1.0},
-                          {"speaker": "callee", "start": 1.8, "end": 2.6, "text": "Happy to help.",
-                           "polarity": 0.8, "subjectivity": 1.0}],
-                sentiment={"call": {"polarity": -0.1, "label": "negative"}}, sentiment_score=-0.1,
-                sentiment_label="negative", audio_seconds=3, processing_ms=10))
-        public_id = record.public_id
-    return SimpleNamespace(public_id=public_id, recording_id=rec_id, call_id=record.call_id)
 
 
 def test_recording_metadata_is_served_to_its_tenant_only(api, seed, storage):
@@ -62,7 +36,7 @@ def test_recording_metadata_is_served_to_its_tenant_only(api, seed, storage):
     other, stranger = admin_client(api, seed)
     path = _owned(storage, tenant.account_id)
     path.write_bytes(b"RIFF" + bytes(2000))
-    call = _seed_call(tenant.account_id, path)
+    call = seed_recorded_call(tenant.account_id, path)
 
     body = admin.get(f"/api/recordings/{call.recording_id}").get_json()
 
@@ -79,7 +53,7 @@ def test_audio_is_streamed_whole_or_by_range(api, seed, storage):
     content = bytes(range(256)) * 40
     path = _owned(storage, tenant.account_id)
     path.write_bytes(content)
-    call = _seed_call(tenant.account_id, path)
+    call = seed_recorded_call(tenant.account_id, path)
 
     whole = admin.get(f"/api/recordings/{call.recording_id}/audio")
     part = admin.get(f"/api/recordings/{call.recording_id}/audio", headers={"Range": "bytes=100-199"})
@@ -99,8 +73,8 @@ def test_audio_outside_the_recording_directory_or_gone_is_404(api, seed, storage
     tenant, admin = admin_client(api, seed)
     outside = tmp_path / recording_file_name(tenant.account_id, uuid.uuid4(), "wav")
     outside.write_bytes(b"secret")
-    gone = _seed_call(tenant.account_id, _owned(storage, tenant.account_id))
-    elsewhere = _seed_call(tenant.account_id, outside)
+    gone = seed_recorded_call(tenant.account_id, _owned(storage, tenant.account_id))
+    elsewhere = seed_recorded_call(tenant.account_id, outside)
 
     for call in (gone, elsewhere):
         assert_error(admin.get(f"/api/recordings/{call.recording_id}/audio"), 404,
@@ -111,7 +85,7 @@ def test_call_record_lists_its_recordings_and_serves_its_transcript(api, seed, s
     tenant, admin = admin_client(api, seed)
     path = _owned(storage, tenant.account_id)
     path.write_bytes(b"RIFF")
-    call = _seed_call(tenant.account_id, path)
+    call = seed_recorded_call(tenant.account_id, path)
 
     listing = admin.get(f"/api/call-records/{call.public_id}/recordings").get_json()
     transcript = admin.get(f"/api/call-records/{call.public_id}/transcript").get_json()
@@ -124,7 +98,7 @@ def test_call_record_lists_its_recordings_and_serves_its_transcript(api, seed, s
 
 def test_call_without_transcript_answers_404_transcript_not_found(api, seed, storage):
     tenant, admin = admin_client(api, seed)
-    call = _seed_call(tenant.account_id, _owned(storage, tenant.account_id), transcript=False)
+    call = seed_recorded_call(tenant.account_id, _owned(storage, tenant.account_id), transcript=False)
     assert_error(admin.get(f"/api/call-records/{call.public_id}/transcript"), 404, "transcript_not_found")
     assert_error(admin.get(f"/api/call-records/{uuid.uuid4()}/transcript"), 404, "call_record_not_found")
 
@@ -133,7 +107,7 @@ def test_recordings_need_the_recordings_view_permission(api, seed, storage):
     tenant = seed.tenant()
     path = _owned(storage, tenant.account_id)
     path.write_bytes(b"RIFF")
-    call = _seed_call(tenant.account_id, path)
+    call = seed_recorded_call(tenant.account_id, path)
     seed.user(tenant, "plain", role="agent")
     plain = api.login(tenant, "plain")
     for url in (f"/api/recordings/{call.recording_id}", f"/api/recordings/{call.recording_id}/audio",
@@ -149,7 +123,7 @@ def test_csv_export_carries_the_pipelines_sentiment_and_recording_url(api, seed,
     tenant, admin = admin_client(api, seed)
     path = _owned(storage, tenant.account_id)
     path.write_bytes(b"RIFF")
-    call = _seed_call(tenant.account_id, path)
+    call = seed_recorded_call(tenant.account_id, path)
     with platform_session() as s:  # what the pipeline's final transaction writes
         s.query(CallRecord).filter_by(call_id=call.call_id).update(
             {"sentiment_score": -0.4125, "sentiment_label": "negative", "has_transcript": True,
@@ -177,9 +151,9 @@ def test_audio_of_another_accounts_file_is_404_even_when_the_row_names_it(api, s
     mine = _owned(storage, tenant.account_id)
     mine.write_bytes(b"RIFF" + b"my call" * 100)
 
-    foreign = _seed_call(tenant.account_id, theirs)
-    subdirectory = _seed_call(tenant.account_id, nested / theirs.name)
-    own = _seed_call(tenant.account_id, mine)
+    foreign = seed_recorded_call(tenant.account_id, theirs)
+    subdirectory = seed_recorded_call(tenant.account_id, nested / theirs.name)
+    own = seed_recorded_call(tenant.account_id, mine)
 
     for call in (foreign, subdirectory):
         assert_error(admin.get(f"/api/recordings/{call.recording_id}/audio"), 404,
@@ -196,7 +170,7 @@ def test_audio_range_rfc9110_asks_to_ignore_gets_200_and_the_whole_file(api, see
     content = bytes(range(256)) * 40
     path = _owned(storage, tenant.account_id)
     path.write_bytes(content)
-    call = _seed_call(tenant.account_id, path)
+    call = seed_recorded_call(tenant.account_id, path)
 
     response = admin.get(f"/api/recordings/{call.recording_id}/audio", headers={"Range": header})
 

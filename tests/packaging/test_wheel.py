@@ -18,6 +18,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from tests.plugins.database import _maintenance, _quote_ident
+from tests.plugins.skips import skip_or_fail_in_ci
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("setup.cfg", "pyproject.toml", "README.md", "alembic.ini", "app", "esl", "migrations",
@@ -79,3 +80,15 @@ def test_given_the_built_wheel_when_sbc_db_upgrade_runs_outside_a_checkout_then_
         assert "latest migration" in result.stdout
     finally:
         _maintenance(f"DROP DATABASE IF EXISTS {_quote_ident(url.database)} WITH (FORCE)")
+
+
+def test_given_the_built_wheel_then_it_carries_the_built_console_so_sbc_api_serves_it_without_node(installed, tmp_path):
+    built = ROOT / "app" / "api" / "console" / "static"
+    if not (built / "index.html").is_file():
+        skip_or_fail_in_ci("the console is not built (bash scripts/install builds web/ before the wheel)")
+    probe = ("from app.api.console import STATIC_DIR\n"
+             "print(STATIC_DIR)\n"
+             "print(' '.join(sorted(p.name for p in (STATIC_DIR / 'assets').iterdir())))\n")
+    where, assets = _run(installed / "python", "-c", probe, cwd=tmp_path).stdout.splitlines()
+    assert "site-packages" in where and (Path(where) / "index.html").read_bytes() == (built / "index.html").read_bytes()
+    assert assets.split() == sorted(p.name for p in (built / "assets").iterdir())

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.plugins.node_suite import run_in_own_group
 from tests.plugins.skips import skip_or_fail_in_ci
 
 SDK = Path(__file__).resolve().parents[2] / "sdk" / "agent-js"
@@ -38,14 +37,8 @@ def test_the_agent_sdk_suite_passes_against_the_real_api_and_agent_channel() -> 
     env = dict(os.environ, SBC_PYTHON=sys.executable)
     # its own process group: on a timeout the node runner, its harnesses and their product
     # processes all go (a harness also stops by itself when its stdin closes)
-    proc = subprocess.Popen(["npm", "test", "--silent"], cwd=SDK, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        output, _ = proc.communicate(timeout=SUITE_TIMEOUT_SECONDS)
-    except BaseException:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(30)
-        raise
+    returncode, output = run_in_own_group(["npm", "test", "--silent"], cwd=SDK, env=env,
+                                          timeout=SUITE_TIMEOUT_SECONDS)
     summary = [line for line in output.splitlines() if line.startswith("# ")][-8:]
-    assert proc.returncode == 0, "npm test failed:\n" + output[-8000:]
+    assert returncode == 0, "npm test failed:\n" + output[-8000:]
     print("\n".join(summary))

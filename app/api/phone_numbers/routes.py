@@ -7,12 +7,13 @@ from typing import Any
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from app.api.common import ListQuerySchema, page_schema, require_admin
+from app.api.common import page_schema, require_admin
 from app.api.phone_numbers import answering, service
 from app.api.phone_numbers.schemas import (
     AnsweringSchema,
     AnsweringWriteSchema,
     PhoneNumberCreateSchema,
+    PhoneNumberListQuerySchema,
     PhoneNumberPatchSchema,
     PhoneNumberSchema,
 )
@@ -24,13 +25,14 @@ blp = Blueprint("phone_numbers", __name__, url_prefix="/api/phone-numbers", desc
 @blp.route("")
 class PhoneNumbers(MethodView):
     @require_admin
-    @blp.arguments(ListQuerySchema, location="query")
+    @blp.arguments(PhoneNumberListQuerySchema, location="query")
     @blp.response(200, page_schema(PhoneNumberSchema))
     def get(self, query: dict[str, Any]):
-        """List the account's numbers, by number."""
+        """List the account's numbers, by number; ``number`` searches by part of the number."""
         with tenant_db() as db:
             account_id = current_identity().account_id
-            page = service.list_page(db, account_id, cursor=query["cursor"], limit=query["limit"])
+            page = service.list_page(db, account_id, cursor=query["cursor"], limit=query["limit"],
+                                     containing=query["number"])
             return page.to_dict(service.views(db, account_id, list(page.items)))
 
     @require_admin

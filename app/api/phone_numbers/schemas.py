@@ -10,9 +10,11 @@ from typing import Any
 import marshmallow as ma
 from marshmallow import validate
 
+from app.api.common import ListQuerySchema
 from app.models.enums import ANSWERING_MODES, HOOK_METHODS
 
 NUMBER_PATTERN = r"^\+?[0-9]{1,20}\Z"
+SEARCH_PATTERN = NUMBER_PATTERN
 URL_MAX = 2048
 # A short secret would be mostly disclosed by its displayed last four characters.
 SIGNING_SECRET_MIN = 16
@@ -29,6 +31,22 @@ class PhoneNumberCreateSchema(ma.Schema):
     @ma.post_load
     def _digits(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
         data["number"] = data["number"].lstrip("+")
+        return data
+
+
+class PhoneNumberListQuerySchema(ListQuerySchema):
+    """The list's query: the page, and an optional search by part of the number (the console's
+    search box): digits, a leading ``+`` ignored as it is when a number is stored."""
+    number = ma.fields.String(
+        load_default=None,
+        validate=validate.Regexp(SEARCH_PATTERN, error="Digits only, optionally with a leading +."),
+        metadata={"description": "Only numbers containing these digits (a leading + is ignored)"},
+    )
+
+    @ma.post_load
+    def _digits(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
+        if data["number"] is not None:
+            data["number"] = data["number"].lstrip("+")
         return data
 
 

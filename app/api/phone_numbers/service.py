@@ -102,6 +102,10 @@ def delete(db: Session, account_id: uuid.UUID, number_id: uuid.UUID) -> None:
     db.flush()
 
 
-def list_page(db: Session, account_id: uuid.UUID, *, cursor: str | None, limit: int) -> Page[PhoneNumber]:
+def list_page(db: Session, account_id: uuid.UUID, *, cursor: str | None, limit: int,
+              containing: str | None = None) -> Page[PhoneNumber]:
+    """``containing``: digits only (the query schema checks it), so no LIKE wildcard can be in it."""
     stmt = select(PhoneNumber).where(PhoneNumber.account_id == account_id)
+    if containing:
+        stmt = stmt.where(PhoneNumber.number.contains(containing, autoescape=True))
     return keyset_page(db, stmt, [PhoneNumber.number, PhoneNumber.id], cursor=cursor, limit=limit)

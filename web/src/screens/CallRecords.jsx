@@ -1,0 +1,214 @@
+import { useEffect, useState } from 'react';
+import { Link, useParams, useSearchParams } from 'react-router';
+import { fetchBlob } from '../api.js';
+import { useAuth } from '../auth.jsx';
+import { OutageBanner } from '../components/Banner.jsx';
+import { Field } from '../components/Field.jsx';
+import { useResource } from '../hooks.js';
+import { errorsByField, humanMessage } from '../messages.js';
+
+const PAGE_SIZE = 50;
+const FILTERS = ['from', 'to', 'direction', 'status', 'call_id'];
+const STATUSES = ['completed', 'no-answer', 'busy', 'failed', 'canceled', 'refused'];
+
+const seconds = (ms) => (ms == null ? '' : `${(ms / 1000).toFixed(1)} s`);
+const when = (iso) => (iso ? new Date(iso).toLocaleString() : '');
+/** datetime-local has no zone: the browser's local time, sent as an ISO instant (UTC). */
+const toInstant = (local) => (local ? new Date(local).toISOString() : '');
+
+/** Call records: the API's filters in the address (shareable), newest first, cursor pages. */
+export function CallRecords() {
+  const { call } = useAuth();
+  const [params, setParams] = useSearchParams();
+  const applied = Object.fromEntries(FILTERS.map((f) => [f, params.get(f) || '']));
+  const [form, setForm] = useState(applied);
+  const [more, setMore] = useState({ items: [], cursor: undefined, error: null });
+  const key = FILTERS.map((f) => applied[f]).join('|');
+  const query = { ...applied, from: toInstant(applied.from), to: toInstant(applied.to), limit: PAGE_SIZE };
+  const list = useResource(() => {
+    setMore({ items: [], cursor: undefined, error: null });
+    return call('/api/call-records', { query });
+  }, [call, key]);
+  const items = [...(list.data?.items || []), ...more.items];
+  const nextCursor = more.cursor === undefined ? list.data?.next_cursor : more.cursor;
+
+  async function loadMore() {
+    try {
+      const page = await call('/api/call-records', { query: { ...query, cursor: nextCursor } });
+      setMore((m) => ({ items: [...m.items, ...page.items], cursor: page.next_cursor, error: null }));
+    } catch (error) {
+      setMore((m) => ({ ...m, error }));
+    }
+  }
+
+  function apply(event) {
+    event.preventDefault();
+    setParams(Object.fromEntries(Object.entries(form).filter(([, v]) => v)));
+  }
+
+  const set = (name) => (e) => setForm((f) => ({ ...f, [name]: e.target.value }));
+  const { fields, form: formError } = errorsByField(list.error && !list.error.isOutage ? list.error : null, FILTERS);
+  return (
+    <>
+      <h1>Call records</h1>
+      <OutageBanner error={list.error?.isOutage ? list.error : null} onRetry={list.reload} />
+      <OutageBanner error={more.error?.isOutage ? more.error : null} onRetry={loadMore} />
+      <form className="filters" onSubmit={apply} noValidate>
+        {formError && <p className="form-error" role="alert">{formError}</p>}
+        <Field label="From" error={fields.from}>
+          {(p) => <input {...p} type="datetime-local" value={form.from} onChange={set('from')} />}
+        </Field>
+        <Field label="To" error={fields.to}>
+          {(p) => <input {...p} type="datetime-local" value={form.to} onChange={set('to')} />}
+        </Field>
+        <Field label="Direction" error={fields.direction}>
+          {(p) => (
+            <select {...p} value={form.direction} onChange={set('direction')}>
+              <option value="">Any</option><option value="inbound">Inbound</option><option value="outbound">Outbound</option>
+            </select>
+          )}
+        </Field>
+        <Field label="Status" error={fields.status}>
+          {(p) => (
+            <select {...p} value={form.status} onChange={set('status')}>
+              <option value="">Any</option>
+              {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+            </select>
+          )}
+        </Field>
+        <Field label="Call ID" error={fields.call_id}>
+          {(p) => <input {...p} value={form.call_id} onChange={set('call_id')} />}
+        </Field>
+        <button type="submit">Apply filters</button>
+      </form>
+      <table>
+        <caption className="visually-hidden">Call records, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Time</th><th scope="col">Direction</th><th scope="col">Caller</th>
+            <th scope="col">Callee</th><th scope="col">Status</th><th scope="col">Talk</th>
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((r) => (
+            <tr key={r.id}>
+              <td><Link to={`/calls/${r.id}`}>{when(r.started_at)}</Link></td>
+              <td>{r.direction}</td><td>{r.from_number}</td><td>{r.to_number}</td>
+              <td>{r.status}</td><td>{seconds(r.talk_ms)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {list.loading && <p role="status">Loading…</p>}
+      {!list.loading && !list.error && items.length === 0 && <p role="status">No call records match.</p>}
+      {nextCursor && <button type="button" onClick={loadMore}>Load more</button>}
+    </>
+  );
+}
+
+/** One record: its facts, interaction summary, segments and recordings (played from a blob). */
+export function CallRecordDetail() {
+  const { id } = useParams();
+  const { call } = useAuth();
+  const loaded = useResource(async () => {
+    const [record, recordings, transcript] = await Promise.all([
+      call(`/api/call-records/${id}`), call(`/api/call-records/${id}/recordings`),
+      call(`/api/call-records/${id}/transcript`).catch((err) => {
+        if (err.code === 'transcript_not_found') return null; // not written (yet) by the media workers
+        throw err;
+      })]);
+    return { record, recordings: recordings.items, transcript };
+  }, [call, id]);
+  if (loaded.error && !loaded.data) {
+    return (
+      <>
+        <h1>Call record</h1>
+        {loaded.error.isOutage ? <OutageBanner error={loaded.error} onRetry={loaded.reload} />
+          : <p role="alert">{humanMessage(loaded.error)}</p>}
+      </>
+    );
+  }
+  if (!loaded.data) return <p role="status">Loading…</p>;
+  const { record: r, recordings, transcript } = loaded.data;
+  const s = r.summary;
+  return (
+    <>
+      <p><Link to="/calls">Call records</Link></p>
+      <h1>Call of {when(r.started_at)}</h1>
+      <dl className="facts">
+        <dt>Direction</dt><dd>{r.direction}</dd>
+        <dt>Caller</dt><dd>{r.from_number}</dd>
+        <dt>Callee</dt><dd>{r.to_number}</dd>
+        <dt>Status</dt><dd>{r.status}{r.hangup_cause ? ` (${r.hangup_cause})` : ''}</dd>
+        <dt>Duration</dt><dd>{seconds(r.duration_ms)}</dd>
+        <dt>Journey</dt><dd>{r.journey || '—'}</dd>
+        <dt>Call ID</dt><dd>{r.call_id}</dd>
+      </dl>
+      <h2>Interaction summary</h2>
+      {s ? (
+        <dl className="facts">
+          <dt>Queue wait</dt><dd>{seconds(s.queue_wait_ms)}</dd>
+          <dt>Talk</dt><dd>{seconds(s.talk_ms)}</dd>
+          <dt>Hold</dt><dd>{s.hold_count} ({seconds(s.hold_ms)})</dd>
+          <dt>AHT</dt><dd>{seconds(s.aht_ms)}</dd>
+          <dt>Abandoned</dt><dd>{s.abandoned ? 'yes' : 'no'}</dd>
+        </dl>
+      ) : <p>No interaction summary for this call.</p>}
+      <h2>Segments</h2>
+      {r.segments?.length ? (
+        <table>
+          <thead><tr><th scope="col">Agent</th><th scope="col">Started</th><th scope="col">Talk</th><th scope="col">Hold</th><th scope="col">Handle</th></tr></thead>
+          <tbody>
+            {r.segments.map((g) => (
+              <tr key={`${g.agent_id}-${g.started_at}`}>
+                <td>{g.agent_id}</td><td>{when(g.started_at)}</td><td>{seconds(g.talk_ms)}</td>
+                <td>{seconds(g.hold_ms)}</td><td>{seconds(g.handle_ms)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : <p>No agent took part.</p>}
+      <h2>Recordings</h2>
+      {recordings.length ? recordings.map((rec) => <Recording key={rec.id} recording={rec} />) : <p>No recording.</p>}
+      <h2>Transcript</h2>
+      {transcript?.segments?.length ? (
+        <table>
+          <thead><tr><th scope="col">At</th><th scope="col">Speaker</th><th scope="col">Said</th><th scope="col">Sentiment</th></tr></thead>
+          <tbody>
+            {transcript.segments.map((seg) => (
+              <tr key={`${seg.speaker}-${seg.start}`}>
+                <td>{seg.start.toFixed(1)} s</td><td>{seg.speaker}</td><td>{seg.text}</td>
+                <td>{sentiment(seg.polarity)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : <p>No transcript.</p>}
+    </>
+  );
+}
+
+/** TextBlob's polarity (-1..1) in words by the media pipeline's rule (app/media/sentiment.py), with the figure. */
+function sentiment(polarity) {
+  if (polarity == null) return '';
+  const word = polarity >= 0.1 ? 'positive' : polarity <= -0.1 ? 'negative' : 'neutral';
+  return `${word} (${polarity.toFixed(2)})`;
+}
+
+function Recording({ recording }) {
+  const { token } = useAuth();
+  const [src, setSrc] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    let url = null;
+    fetchBlob(recording.audio_url, token).then((blob) => { url = URL.createObjectURL(blob); setSrc(url); }, setError);
+    return () => { if (url) URL.revokeObjectURL(url); };
+  }, [recording.audio_url, token]);
+  return (
+    <figure>
+      <figcaption>Recording of {when(recording.created_at)} ({seconds(recording.duration_ms)}, {recording.format})</figcaption>
+      {error ? <p role="alert">{humanMessage(error)}</p>
+        : <audio controls src={src || undefined} aria-label={`Recording of ${when(recording.created_at)}`} />}
+    </figure>
+  );
+}
