@@ -292,3 +292,33 @@ MOH_UPLOAD_MAX_BYTES = 10 * 1024 * 1024
 MOH_UPLOAD_MAX_SECONDS = 15 * 60
 MOH_UPLOAD_MIN_SECONDS = 1  # shorter is a click on a loop, not music
 MOH_MAX_FILES_PER_ACCOUNT = 20
+
+# Outbound campaigns (docs/campaigns.md)
+# contacts in one JSON request (POST /api/campaigns/:id/contacts)
+CAMPAIGN_CONTACTS_JSON_MAX = 1000
+# data rows in one CSV upload (contacts or do-not-call); a bigger list is split by the client:
+# the whole file is validated before anything is written, so it is held in memory once
+CAMPAIGN_CSV_MAX_ROWS = 10_000
+# bytes of one CSV upload: 10,000 rows of number, name, time zone and a few attributes
+CAMPAIGN_CSV_MAX_BYTES = 2 * 1024 * 1024
+# the calling window when a campaign names none: contact local time, [start, end)
+CAMPAIGN_DEFAULT_WINDOW = ("08:00", "21:00")
+# retries when the campaign's retry_policy names no rule for an outcome: (delay s, max attempts)
+CAMPAIGN_DEFAULT_RETRIES = {
+    "busy": (600, 3),
+    "no_answer": (3600, 3),
+    "machine": (4 * 3600, 2),
+    "failed": (1800, 2),
+    "abandoned": (3600, 3),
+}
+CAMPAIGN_RETRY_MAX_ATTEMPTS = 10
+CAMPAIGN_RETRY_MAX_DELAY_SECONDS = 7 * 24 * 3600
+# power mode: lines per available agent (default, and the range a campaign may set)
+CAMPAIGN_POWER_RATIO_DEFAULT = 2.0
+CAMPAIGN_POWER_RATIO_RANGE = (1.0, 5.0)
+# predictive mode: abandoned live answers over all live answers of the rolling window, percent
+CAMPAIGN_ABANDON_CAP_PERCENT_DEFAULT = 3.0
+# a live answer not connected to an agent within this long counts as abandoned
+CAMPAIGN_ABANDON_CONNECT_SECONDS = 2.0
+# do-not-call entries added in one JSON request
+DNC_JSON_MAX = 1000

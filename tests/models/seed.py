@@ -22,6 +22,7 @@ from app.models import (
     CampaignContact,
     Carrier,
     ComplianceAccessLog,
+    DoNotCall,
     Gateway,
     InteractionSegment,
     InteractionSummary,
@@ -115,6 +116,8 @@ def seed_tenant(account: Any) -> dict[str, Any]:
         s.add(rows["transcripts"])
         rows["sip_target_hosts"] = SipTargetHost(id=uuid.uuid4(), account_id=acc, host="pbx.example.com")
         s.add(rows["sip_target_hosts"])
+        rows["do_not_call"] = DoNotCall(id=uuid.uuid4(), account_id=acc, number="15550100")
+        s.add(rows["do_not_call"])
         s.flush()
         ids: dict[str, Any] = {name: row.id for name, row in rows.items() if hasattr(row, "id")}
         ids.update(

@@ -1,0 +1,23 @@
+"""The body of a CSV upload route (app/api/raw_uploads.py) as rows, or the JSON error a client
+can act on: wrong content type (415), empty or unreadable file (422 naming the row)."""
+from __future__ import annotations
+
+from flask import request
+
+from app.api.raw_uploads import request_upload
+from app.campaigns import csv_rows
+from app.errors import UnsupportedMediaType, ValidationFailed
+
+CSV_BODY_DOC = {"required": True, "content": {"text/csv": {"schema": {"type": "string", "format": "binary"}}}}
+
+
+def uploaded_rows(*, required: str, max_rows: int) -> list[tuple[int, dict[str, str]]]:
+    if request_upload(request) is None:
+        sent = request.mimetype or "none"
+        raise UnsupportedMediaType(f"Send the file with 'Content-Type: text/csv' (got: {sent}).",
+                                   details={"content_type": sent[:100]})
+    try:
+        return csv_rows.read(request.get_data(cache=False), required=required, max_rows=max_rows)
+    except csv_rows.CsvRejected as exc:
+        raise ValidationFailed(f"Nothing imported: {exc.message}", code="invalid_csv",
+                               details={"rows": [{"row": exc.row, "message": exc.message}]}) from exc
