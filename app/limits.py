@@ -318,7 +318,21 @@ CAMPAIGN_POWER_RATIO_DEFAULT = 2.0
 CAMPAIGN_POWER_RATIO_RANGE = (1.0, 5.0)
 # predictive mode: abandoned live answers over all live answers of the rolling window, percent
 CAMPAIGN_ABANDON_CAP_PERCENT_DEFAULT = 3.0
+# the abandon rate's denominator is at least this many live answers: with the 3 % cap, the
+# first 3 abandons of a window never trip the 1:1 fallback, the 4th within 100 answers does
+CAMPAIGN_ABANDON_RATE_MIN_ANSWERS = 100
 # a live answer not connected to an agent within this long counts as abandoned
 CAMPAIGN_ABANDON_CONNECT_SECONDS = 2.0
 # do-not-call entries added in one JSON request
 DNC_JSON_MAX = 1000
+# pacing (app/campaigns/pacing.py): the rolling window the abandon rate and the answer rate are
+# measured over (a regulator's period is longer — 24 h in the UK, 30 days in the US — so a
+# campaign that stays under the cap over every hour also stays under it over the day)
+CAMPAIGN_PACING_WINDOW_SECONDS = 3600
+# predictive mode dials 1:1 until it has measured this many dial outcomes and handle times. The
+# handle times must be many: the first calls to end are the short ones, and a model fed only
+# those expects agents to free up sooner than they do (abandons just after the warm-up)
+CAMPAIGN_PACING_WARMUP_OUTCOMES = 50
+CAMPAIGN_PACING_WARMUP_HANDLES = 40
+# lines in flight per logged-in agent never exceed this, whatever the model says
+CAMPAIGN_PACING_MAX_LINES_PER_AGENT = 6
