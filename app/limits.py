@@ -336,3 +336,6 @@ CAMPAIGN_PACING_WARMUP_OUTCOMES = 50
 CAMPAIGN_PACING_WARMUP_HANDLES = 40
 # lines in flight per logged-in agent never exceed this, whatever the model says
 CAMPAIGN_PACING_MAX_LINES_PER_AGENT = 6
+# the dialer's lease on a running campaign (app/campaigns/lease.py): renewed every second or
+# so by its holder; a holder that dies loses it after this long and another instance takes over
+CAMPAIGN_LEASE_TTL_SECONDS = 5

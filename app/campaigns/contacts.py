@@ -11,8 +11,11 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from app.campaigns import numbers
+from app.errors import ValidationFailed
 
 NAME_MAX = 255
+# bad rows named in one refusal: enough to fix a file in a few rounds, not a wall of text
+MAX_ERRORS = 20
 ATTRIBUTE_KEY_MAX = 64
 # CSV columns with a meaning of their own; every other column is an attribute
 CSV_COLUMNS = ("phone_number", "name", "time_zone")
@@ -26,6 +29,16 @@ class RowError:
 
     def to_dict(self) -> dict[str, Any]:
         return {"row": self.row, "field": self.field, "message": self.message}
+
+
+def rejected(errors: list[RowError], source: str) -> ValidationFailed:
+    """The error that refuses a whole import: the first bad row in the message, up to 20 in
+    ``details[source]``; ``source`` is the JSON list's name (rows are indexes) or "rows" (CSV
+    line numbers)."""
+    first = errors[0]
+    where = f"row {first.row}" if source == "rows" else f"item {first.row}"
+    return ValidationFailed(f"Nothing imported: {where}, {first.field}: {first.message}",
+                            details={source: [e.to_dict() for e in errors[:MAX_ERRORS]]})
 
 
 class ContactsRejected(Exception):
@@ -44,9 +57,8 @@ def from_csv_row(values: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def prepare(items: Iterable[tuple[int, dict[str, Any]]], existing_numbers: set[str],
-            *, max_errors: int = 20) -> list[dict[str, Any]]:
-    """Row values for every item; ContactsRejected with up to ``max_errors`` errors otherwise."""
+def prepare(items: Iterable[tuple[int, dict[str, Any]]], existing_numbers: set[str]) -> list[dict[str, Any]]:
+    """Row values for every item; ContactsRejected with the bad rows otherwise."""
     errors: list[RowError] = []
     rows: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
@@ -75,5 +87,5 @@ def prepare(items: Iterable[tuple[int, dict[str, Any]]], existing_numbers: set[s
         rows.append({"phone_number": number.digits, "name": name, "attributes": attributes,
                      "time_zone": item.get("time_zone") or None, "time_zones": list(zones)})
     if errors:
-        raise ContactsRejected(errors[:max_errors])
+        raise ContactsRejected(errors)
     return rows

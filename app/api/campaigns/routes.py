@@ -22,7 +22,7 @@ from app.api.campaigns.schemas import (
     StartSchema,
 )
 from app.api.common import ListQuerySchema, page_schema, require_admin
-from app.api.csv_upload import CSV_BODY_DOC, uploaded_rows
+from app.api.csv_upload import documented_csv_upload, uploaded_rows
 from app.api.errors import ErrorSchema
 from app.api.security import current_identity, tenant_db
 from app.campaigns import contacts as contact_rules
@@ -124,11 +124,8 @@ class CampaignContacts(MethodView):
 @blp.route("/<uuid:campaign_id>/contacts/import")
 class CampaignContactsCsv(MethodView):
     @require_admin
-    @blp.doc(requestBody=CSV_BODY_DOC)
     @blp.response(201, ContactsImportedSchema)
-    @blp.alt_response(413, schema=ErrorSchema, description=f"payload_too_large: over {limits.CAMPAIGN_CSV_MAX_BYTES} bytes")
-    @blp.alt_response(415, schema=ErrorSchema, description="unsupported_media_type: not text/csv")
-    @blp.alt_response(422, schema=ErrorSchema, description="invalid_csv or validation_failed, naming the row(s)")
+    @documented_csv_upload(blp)
     def post(self, campaign_id: uuid.UUID):
         """Contacts as CSV (header: phone_number, optional name and time_zone; other columns are
         attributes), at most ``CAMPAIGN_CSV_MAX_ROWS`` (10,000) rows; all or nothing."""

@@ -180,10 +180,7 @@ def add_contacts(db: Session, account_id: uuid.UUID, campaign_id: uuid.UUID,
     try:
         prepared = contact_rules.prepare(items, existing)
     except contact_rules.ContactsRejected as exc:
-        first = exc.errors[0]
-        where = f"item {first.row}" if source == "contacts" else f"row {first.row}"
-        raise ValidationFailed(f"Nothing imported: {where}, {first.field}: {first.message}",
-                               details={source: [e.to_dict() for e in exc.errors]}) from exc
+        raise contact_rules.rejected(exc.errors, source) from exc
     rows = [CampaignContact(id=uuid.uuid4(), account_id=account_id, campaign_id=campaign_id, **values)
             for values in prepared]
     db.add_all(rows)

@@ -8,7 +8,7 @@ from flask_smorest import Blueprint
 
 from app import limits
 from app.api.common import ListQuerySchema, page_schema, require_admin
-from app.api.csv_upload import CSV_BODY_DOC, uploaded_rows
+from app.api.csv_upload import documented_csv_upload, uploaded_rows
 from app.api.do_not_call import service
 from app.api.do_not_call.schemas import DncAddedSchema, DncCreateSchema, DncSchema
 from app.api.errors import ErrorSchema
@@ -40,11 +40,8 @@ class DncList(MethodView):
 @blp.route("/import")
 class DncCsv(MethodView):
     @require_admin
-    @blp.doc(requestBody=CSV_BODY_DOC)
     @blp.response(201, DncAddedSchema)
-    @blp.alt_response(413, schema=ErrorSchema, description=f"payload_too_large: over {limits.CAMPAIGN_CSV_MAX_BYTES} bytes")
-    @blp.alt_response(415, schema=ErrorSchema, description="unsupported_media_type: not text/csv")
-    @blp.alt_response(422, schema=ErrorSchema, description="invalid_csv or validation_failed, naming the row(s)")
+    @documented_csv_upload(blp)
     def post(self):
         """Numbers as CSV (header: number, optional reason), at most ``CAMPAIGN_CSV_MAX_ROWS``
         (10,000) rows; all or nothing."""

@@ -11,8 +11,8 @@ from sqlalchemy.orm import Session
 
 from app.api.pagination import Page, keyset_page
 from app.campaigns import numbers
-from app.campaigns.contacts import RowError
-from app.errors import NotFound, ValidationFailed
+from app.campaigns.contacts import RowError, rejected
+from app.errors import NotFound
 from app.models import DoNotCall
 
 
@@ -30,10 +30,7 @@ def add(db: Session, account_id: uuid.UUID, items: list[tuple[int, dict[str, Any
             errors.append(RowError(row, "reason", "Longer than 255 characters."))
         values.setdefault(digits, reason)
     if errors:
-        first = errors[0]
-        where = f"item {first.row}" if source == "numbers" else f"row {first.row}"
-        raise ValidationFailed(f"Nothing imported: {where}, {first.field}: {first.message}",
-                               details={source: [e.to_dict() for e in errors[:20]]})
+        raise rejected(errors, source)
     stmt = insert(DoNotCall).values([{"id": uuid.uuid4(), "account_id": account_id, "number": n, "reason": r}
                                      for n, r in values.items()])
     result = db.execute(stmt.on_conflict_do_nothing(index_elements=["account_id", "number"]).returning(DoNotCall.id))
