@@ -303,3 +303,50 @@ MOH_UPLOAD_MAX_BYTES = 10 * 1024 * 1024
 MOH_UPLOAD_MAX_SECONDS = 15 * 60
 MOH_UPLOAD_MIN_SECONDS = 1  # shorter is a click on a loop, not music
 MOH_MAX_FILES_PER_ACCOUNT = 20
+
+# Outbound campaigns (docs/campaigns.md)
+# contacts in one JSON request (POST /api/campaigns/:id/contacts)
+CAMPAIGN_CONTACTS_JSON_MAX = 1000
+# data rows in one CSV upload (contacts or do-not-call); a bigger list is split by the client:
+# the whole file is validated before anything is written, so it is held in memory once
+CAMPAIGN_CSV_MAX_ROWS = 10_000
+# bytes of one CSV upload: 10,000 rows of number, name, time zone and a few attributes
+CAMPAIGN_CSV_MAX_BYTES = 2 * 1024 * 1024
+# the calling window when a campaign names none: contact local time, [start, end)
+CAMPAIGN_DEFAULT_WINDOW = ("08:00", "21:00")
+# retries when the campaign's retry_policy names no rule for an outcome: (delay s, max attempts)
+CAMPAIGN_DEFAULT_RETRIES = {
+    "busy": (600, 3),
+    "no_answer": (3600, 3),
+    "machine": (4 * 3600, 2),
+    "failed": (1800, 2),
+    "abandoned": (3600, 3),
+}
+CAMPAIGN_RETRY_MAX_ATTEMPTS = 10
+CAMPAIGN_RETRY_MAX_DELAY_SECONDS = 7 * 24 * 3600
+# power mode: lines per available agent (default, and the range a campaign may set)
+CAMPAIGN_POWER_RATIO_DEFAULT = 2.0
+CAMPAIGN_POWER_RATIO_RANGE = (1.0, 5.0)
+# predictive mode: abandoned live answers over all live answers of the rolling window, percent
+CAMPAIGN_ABANDON_CAP_PERCENT_DEFAULT = 3.0
+# the abandon rate's denominator is at least this many live answers: with the 3 % cap, the
+# first 3 abandons of a window never trip the 1:1 fallback, the 4th within 100 answers does
+CAMPAIGN_ABANDON_RATE_MIN_ANSWERS = 100
+# a live answer not connected to an agent within this long counts as abandoned
+CAMPAIGN_ABANDON_CONNECT_SECONDS = 2.0
+# do-not-call entries added in one JSON request
+DNC_JSON_MAX = 1000
+# pacing (app/campaigns/pacing.py): the rolling window the abandon rate and the answer rate are
+# measured over (a regulator's period is longer — 24 h in the UK, 30 days in the US — so a
+# campaign that stays under the cap over every hour also stays under it over the day)
+CAMPAIGN_PACING_WINDOW_SECONDS = 3600
+# predictive mode dials 1:1 until it has measured this many dial outcomes and handle times. The
+# handle times must be many: the first calls to end are the short ones, and a model fed only
+# those expects agents to free up sooner than they do (abandons just after the warm-up)
+CAMPAIGN_PACING_WARMUP_OUTCOMES = 50
+CAMPAIGN_PACING_WARMUP_HANDLES = 40
+# lines in flight per logged-in agent never exceed this, whatever the model says
+CAMPAIGN_PACING_MAX_LINES_PER_AGENT = 6
+# the dialer's lease on a running campaign (app/campaigns/lease.py): renewed every second or
+# so by its holder; a holder that dies loses it after this long and another instance takes over
+CAMPAIGN_LEASE_TTL_SECONDS = 5

@@ -57,6 +57,7 @@ SCOPE_BY_BLUEPRINT: dict[str, str] = {
     "users": "users",
     "agents": "agents",
     "campaigns": "campaigns",
+    "do_not_call": "campaigns",
 }
 KNOWN_SCOPES: frozenset[str] = frozenset(SCOPE_BY_BLUEPRINT.values())
 

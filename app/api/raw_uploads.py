@@ -30,7 +30,13 @@ class RawUpload:
 MOH_UPLOAD = RawUpload("PUT", re.compile(r"^/api/moh/[^/]+$"),
                        frozenset({"audio/wav", "audio/x-wav", "audio/mpeg"}),
                        limits.MOH_UPLOAD_MAX_BYTES)
-RAW_UPLOADS = (MOH_UPLOAD,)
+_CSV = frozenset({"text/csv"})
+# POST /api/campaigns/:id/contacts/import — a campaign's contacts as CSV (app/api/campaigns/routes.py)
+CONTACTS_CSV_UPLOAD = RawUpload("POST", re.compile(r"^/api/campaigns/[^/]+/contacts/import$"), _CSV,
+                                limits.CAMPAIGN_CSV_MAX_BYTES)
+# POST /api/do-not-call/import — numbers for the account's do-not-call list (app/api/do_not_call)
+DNC_CSV_UPLOAD = RawUpload("POST", re.compile(r"^/api/do-not-call/import$"), _CSV, limits.CAMPAIGN_CSV_MAX_BYTES)
+RAW_UPLOADS = (MOH_UPLOAD, CONTACTS_CSV_UPLOAD, DNC_CSV_UPLOAD)
 
 
 def raw_upload(method: str, path: str, content_type: str) -> Optional[RawUpload]:

@@ -35,6 +35,7 @@ ROUTING_KEYS: dict[str, tuple[str, ...]] = {
         "system.config.changed", "routing.config.changed",
         "system.gateway.up", "system.gateway.down",
         "interaction.*",
+        "campaign.*",  # campaign.state_changed, campaign.attempt (docs/events.md)
     ),
     USER_EVENTS: ("user.registered", "user.unregistered", "user.status_change"),
     SENTIMENT_EVENTS: ("sentiment.score", "sentiment.emotion", "sentiment.summary"),

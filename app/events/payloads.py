@@ -201,6 +201,21 @@ def config_changed(keys: list[str]) -> dict[str, Any]:
     return {"keys": list(keys)}
 
 
+def campaign_state_changed(campaign_id, *, action: str, previous: str, status: str,
+                           scheduled_at: datetime | None, at: datetime | None = None) -> dict[str, Any]:
+    """campaign.state_changed: one move of the campaign state machine (app/campaigns/states.py)."""
+    return {"campaignId": _s(campaign_id), "action": action, "from": previous, "to": status,
+            "scheduledAt": _t(scheduled_at) if scheduled_at else None, "at": _t(at)}
+
+
+def campaign_attempt(campaign_id, contact_id, *, attempt: int, outcome: str, contact_status: str,
+                     next_attempt_at: datetime | None, at: datetime | None = None) -> dict[str, Any]:
+    """campaign.attempt: how one dial attempt of a contact ended and what the retry rules made of it."""
+    return {"campaignId": _s(campaign_id), "contactId": _s(contact_id), "attempt": attempt,
+            "outcome": outcome, "contactStatus": contact_status,
+            "nextAttemptAt": _t(next_attempt_at) if next_attempt_at else None, "at": _t(at)}
+
+
 def routing_changed(*, what: str, ids: list[Any] | None = None) -> dict[str, Any]:
     """``what``: gateways | carriers | lcr | acl — so the controller knows what to rebuild."""
     return {"what": what, "ids": [_s(i) for i in (ids or [])]}

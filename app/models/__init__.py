@@ -4,7 +4,7 @@ Tenant-owned tables carry ``account_id`` and are filtered by PostgreSQL row-leve
 (see docs/data-model.md); ``Base.metadata`` is what Alembic compares against.
 """
 from app.models.base import Base
-from app.models.campaigns import Campaign, CampaignContact
+from app.models.campaigns import Campaign, CampaignContact, DoNotCall
 from app.models.contact_center import Agent, AgentQueue, Callback, Queue
 from app.models.lcr import Lcr, LcrCarrierSetEntry, LcrRoute
 from app.models.media import Recording, Transcript
@@ -30,6 +30,7 @@ TENANT_TABLES: tuple[str, ...] = (
     "callbacks",
     "campaigns",
     "campaign_contacts",
+    "do_not_call",
     "call_records",
     "interaction_summary",
     "interaction_segment",
@@ -57,6 +58,7 @@ __all__ = [
     "CampaignContact",
     "Carrier",
     "ClusterConfig",
+    "DoNotCall",
     "ComplianceAccessLog",
     "EventOutbox",
     "Gateway",

@@ -1,19 +1,26 @@
-"""Outbound campaign definitions (no dialer: SPEC marks campaigns 'Not yet wired')."""
+"""Outbound campaigns, their contacts and the account's do-not-call list.
+
+The dialing rules these columns carry (state machine, calling window, retries, do-not-call,
+pacing) live in ``app/campaigns``; docs/campaigns.md explains them."""
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import datetime, time
 from typing import Any
 
 from sqlalchemy import (
     ARRAY,
     CheckConstraint,
     DateTime,
+    Float,
     ForeignKey,
     ForeignKeyConstraint,
     Index,
     Integer,
+    SmallInteger,
     String,
+    Text,
+    Time,
     UniqueConstraint,
     Uuid,
     func,
@@ -23,7 +30,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, TenantOwned, created_at, in_list, uuid_pk
-from app.models.enums import CAMPAIGN_STATUSES, CONTACT_STATUSES, DIALER_MODES
+from app.models.enums import ATTEMPT_OUTCOMES, CAMPAIGN_STATUSES, CONTACT_STATUSES, DIALER_MODES
 
 
 class Campaign(TenantOwned, Base):
@@ -42,6 +49,25 @@ class Campaign(TenantOwned, Base):
         ARRAY(Uuid), nullable=False, server_default=text("'{}'::uuid[]")
     )
     status: Mapped[str] = mapped_column(String(16), nullable=False, server_default=text("'draft'"))
+    # when a ``scheduled`` campaign starts running
+    scheduled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # calling window in each contact's local time, [start, end), on ISO weekdays (1 = Monday)
+    window_start: Mapped[time] = mapped_column(Time, nullable=False, server_default=text("'08:00'"))
+    window_end: Mapped[time] = mapped_column(Time, nullable=False, server_default=text("'21:00'"))
+    allowed_weekdays: Mapped[list[int]] = mapped_column(
+        ARRAY(SmallInteger), nullable=False, server_default=text("'{1,2,3,4,5,6,7}'::smallint[]")
+    )
+    # per attempt outcome {"busy": {"delay_seconds": .., "max_attempts": ..}, ..}; missing
+    # outcomes take app/limits.py's defaults (app/campaigns/retries.py)
+    retry_policy: Mapped[dict[str, Any]] = mapped_column(
+        JSONB, nullable=False, server_default=text("'{}'::jsonb")
+    )
+    # power mode: lines per available agent; predictive: the abandon-rate cap in percent
+    power_ratio: Mapped[float] = mapped_column(Float, nullable=False, server_default=text("2.0"))
+    abandon_cap_percent: Mapped[float] = mapped_column(Float, nullable=False, server_default=text("3.0"))
+    status_changed_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), nullable=False, server_default=func.now()
+    )
     created_at: Mapped[datetime] = created_at()
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), nullable=False, server_default=func.now(), onupdate=func.now()
@@ -51,6 +77,9 @@ class Campaign(TenantOwned, Base):
         UniqueConstraint("id", "account_id", name="uq_campaigns_id_account"),
         CheckConstraint(in_list("dialer_mode", DIALER_MODES), name="dialer_mode_known"),
         CheckConstraint(in_list("status", CAMPAIGN_STATUSES), name="status_known"),
+        CheckConstraint("window_start < window_end", name="window_ordered"),
+        CheckConstraint("power_ratio >= 1 AND power_ratio <= 5", name="power_ratio_range"),
+        CheckConstraint("abandon_cap_percent > 0 AND abandon_cap_percent <= 100", name="abandon_cap_range"),
     )
 
 
@@ -68,6 +97,18 @@ class CampaignContact(TenantOwned, Base):
     attempts: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("0"))
     last_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     last_result: Mapped[str | None] = mapped_column(String(64))
+    # the IANA zone given on import; None = derived from the number (``time_zones``)
+    time_zone: Mapped[str | None] = mapped_column(String(64))
+    # the zones the calling window must hold in (one, or every zone of the number's region);
+    # empty on rows imported before 0012: derived from the number when they are picked
+    time_zones: Mapped[list[str]] = mapped_column(
+        ARRAY(String(64)), nullable=False, server_default=text("'{}'::varchar[]")
+    )
+    # a retry is not dialled before this (None = due now)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    disposition: Mapped[str | None] = mapped_column(String(64))
+    disposition_note: Mapped[str | None] = mapped_column(Text)
+    disposed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = created_at()
 
     __table_args__ = (
@@ -79,5 +120,23 @@ class CampaignContact(TenantOwned, Base):
         ),
         CheckConstraint(in_list("status", CONTACT_STATUSES), name="status_known"),
         CheckConstraint("attempts >= 0", name="attempts_non_negative"),
+        CheckConstraint("last_result IS NULL OR " + in_list("last_result", ATTEMPT_OUTCOMES),
+                        name="last_result_known"),
         Index("ix_campaign_contacts_campaign_status", "campaign_id", "status"),
+        Index("ix_campaign_contacts_due", "campaign_id", "next_attempt_at",
+              postgresql_where=text("status = 'pending'")),
     )
+
+
+class DoNotCall(TenantOwned, Base):
+    """A number the account must never dial from a campaign (checked when the contact is
+    picked, so a number listed after the import is still never dialled)."""
+
+    __tablename__ = "do_not_call"
+
+    id: Mapped[uuid.UUID] = uuid_pk()
+    number: Mapped[str] = mapped_column(String(32), nullable=False)
+    reason: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime] = created_at()
+
+    __table_args__ = (UniqueConstraint("account_id", "number", name="uq_do_not_call_account_number"),)

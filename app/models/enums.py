@@ -19,9 +19,12 @@ CALLBACK_STATUSES: tuple[str, ...] = ("pending", "dialing", "completed", "failed
 # how a queue picks the agent for its first waiting caller (docs/agents.md "Strategies")
 QUEUE_STRATEGIES: tuple[str, ...] = ("longest_idle", "round_robin", "fewest_calls", "ring_all")
 
-DIALER_MODES: tuple[str, ...] = ("preview", "progressive", "power")
+DIALER_MODES: tuple[str, ...] = ("preview", "progressive", "power", "predictive")
 CAMPAIGN_STATUSES: tuple[str, ...] = ("draft", "scheduled", "running", "paused", "completed", "archived")
 CONTACT_STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed", "failed", "do_not_call")
+# what one dial attempt of a campaign contact ended as (app/campaigns/retries.py): ``human`` is a
+# live answer connected to an agent; every other one may be retried per the campaign's policy
+ATTEMPT_OUTCOMES: tuple[str, ...] = ("human", "busy", "no_answer", "machine", "failed", "abandoned")
 
 CALL_DIRECTIONS: tuple[str, ...] = ("inbound", "outbound")
 CALL_STATUSES: tuple[str, ...] = ("completed", "no-answer", "busy", "failed", "canceled", "refused")

@@ -28,7 +28,7 @@ def test_given_owned_caller_id_trunk_and_queue_when_creating_a_campaign_then_201
     assert campaign["caller_id"] == body["caller_id"].lstrip("+")
     assert campaign["carrier_id"] == body["carrier_id"] and campaign["agent_group_ids"] == body["agent_group_ids"]
     assert admin.get(f"/api/campaigns/{campaign['id']}").get_json() == campaign
-    assert admin.patch(f"/api/campaigns/{campaign['id']}", json={"status": "paused"}).get_json()["status"] == "paused"
+    assert admin.patch(f"/api/campaigns/{campaign['id']}", json={"status": "archived"}).get_json()["status"] == "archived"
 
 
 @pytest.mark.parametrize("case", cases("campaigns_bad.json"))

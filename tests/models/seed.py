@@ -22,6 +22,7 @@ from app.models import (
     CampaignContact,
     Carrier,
     ComplianceAccessLog,
+    DoNotCall,
     Gateway,
     InteractionSegment,
     InteractionSummary,
@@ -120,6 +121,8 @@ def seed_tenant(account: Any) -> dict[str, Any]:
             id=uuid.uuid4(), account_id=acc, issuer="https://idp.example.com", client_id="sbc",
             client_secret_encrypted="not-a-real-token", display_name="Example IdP")
         s.add(rows["sso_providers"])
+        rows["do_not_call"] = DoNotCall(id=uuid.uuid4(), account_id=acc, number="15550100")
+        s.add(rows["do_not_call"])
         s.flush()
         ids: dict[str, Any] = {name: row.id for name, row in rows.items() if hasattr(row, "id")}
         ids.update(

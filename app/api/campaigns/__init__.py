@@ -1,2 +1,3 @@
-"""/api/campaigns — outbound campaign definitions and contact lists. SPEC: "Not yet wired":
-nothing dials; ``status`` is stored for the future dialer and does not start anything."""
+"""/api/campaigns — outbound campaigns: definitions, the state actions, contact lists (JSON and
+CSV) and dispositions. The rules live in ``app.campaigns``; no process dials yet
+(docs/campaigns.md "What is not built yet")."""

@@ -1,12 +1,29 @@
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import marshmallow as ma
 from marshmallow import validate
 
+from app import limits
+from app.campaigns import retries
+from app.campaigns.retries import RETRYABLE
 from app.models.enums import CAMPAIGN_STATUSES, CONTACT_STATUSES, DIALER_MODES
 
-MAX_CONTACTS_PER_REQUEST = 1000
 PHONE = validate.Regexp(r"^\+?[0-9]{1,32}\Z", error="Digits only, optionally with a leading +.")
+_HHMM = validate.Regexp(r"^([01][0-9]|2[0-3]):[0-5][0-9]\Z", error="A time of day as HH:MM (24 h).")
+
+
+class RetryRuleSchema(ma.Schema):
+    delay_seconds = ma.fields.Integer(required=True, validate=validate.Range(
+        min=0, max=limits.CAMPAIGN_RETRY_MAX_DELAY_SECONDS))
+    max_attempts = ma.fields.Integer(required=True, validate=validate.Range(
+        min=1, max=limits.CAMPAIGN_RETRY_MAX_ATTEMPTS))
+
+
+# one rule per retryable attempt outcome; an outcome left out keeps its default (docs/campaigns.md)
+RetryPolicySchema = ma.Schema.from_dict({outcome: ma.fields.Nested(RetryRuleSchema) for outcome in RETRYABLE},
+                                        name="RetryPolicySchema")
 
 
 class CampaignWriteSchema(ma.Schema):
@@ -17,7 +34,21 @@ class CampaignWriteSchema(ma.Schema):
     carrier_id = ma.fields.UUID(allow_none=True, metadata={"description": "Trunk: own or platform carrier"})
     agent_group_ids = ma.fields.List(ma.fields.UUID(), validate=validate.Length(max=100),
                                      metadata={"description": "Queues whose agents take connected calls"})
-    status = ma.fields.String(validate=validate.OneOf(CAMPAIGN_STATUSES), metadata={"description": "Default draft"})
+    status = ma.fields.String(validate=validate.OneOf(CAMPAIGN_STATUSES), metadata={
+        "description": "On create: draft (default). On update: only a legal move of the state machine "
+                       "(same as the start/pause/resume/stop/archive actions); else 409 illegal_transition"})
+    window_start = ma.fields.String(validate=_HHMM, metadata={
+        "description": f"Calling window opens, contact local time (default {limits.CAMPAIGN_DEFAULT_WINDOW[0]})"})
+    window_end = ma.fields.String(validate=_HHMM, metadata={
+        "description": f"Calling window closes, exclusive (default {limits.CAMPAIGN_DEFAULT_WINDOW[1]})"})
+    allowed_weekdays = ma.fields.List(ma.fields.Integer(validate=validate.Range(min=1, max=7)),
+                                      validate=validate.Length(min=1, max=7),
+                                      metadata={"description": "ISO weekdays, 1 = Monday (default all seven)"})
+    retry_policy = ma.fields.Nested(RetryPolicySchema)
+    power_ratio = ma.fields.Float(validate=validate.Range(*limits.CAMPAIGN_POWER_RATIO_RANGE), metadata={
+        "description": f"Power mode: lines per available agent (default {limits.CAMPAIGN_POWER_RATIO_DEFAULT})"})
+    abandon_cap_percent = ma.fields.Float(validate=validate.Range(min=0.1, max=100), metadata={
+        "description": f"Predictive mode: abandon-rate cap (default {limits.CAMPAIGN_ABANDON_CAP_PERCENT_DEFAULT})"})
 
 
 class CampaignPatchSchema(CampaignWriteSchema):
@@ -32,19 +63,37 @@ class CampaignSchema(ma.Schema):
     carrier_id = ma.fields.UUID(allow_none=True)
     agent_group_ids = ma.fields.List(ma.fields.UUID())
     status = ma.fields.String()
+    scheduled_at = ma.fields.AwareDateTime(allow_none=True)
+    window_start = ma.fields.Time(format="%H:%M")
+    window_end = ma.fields.Time(format="%H:%M")
+    allowed_weekdays = ma.fields.List(ma.fields.Integer())
+    retry_policy = ma.fields.Method("_retry_policy", metadata={"description": "Every outcome's rule, defaults filled in"})
+    power_ratio = ma.fields.Float()
+    abandon_cap_percent = ma.fields.Float()
+    status_changed_at = ma.fields.AwareDateTime()
     created_at = ma.fields.AwareDateTime()
     updated_at = ma.fields.AwareDateTime()
 
+    def _retry_policy(self, campaign) -> dict:
+        return {outcome: asdict(rule) for outcome, rule in retries.rules(campaign.retry_policy).items()}
+
+
+class StartSchema(ma.Schema):
+    at = ma.fields.AwareDateTime(load_default=None, metadata={
+        "description": "Start at this time (state scheduled); omitted or past: run now"})
+
 
 class ContactInSchema(ma.Schema):
-    phone_number = ma.fields.String(required=True, validate=PHONE)
+    phone_number = ma.fields.String(required=True, validate=PHONE, metadata={"description": "E.164"})
     name = ma.fields.String(allow_none=True, validate=validate.Length(max=255))
+    time_zone = ma.fields.String(allow_none=True, validate=validate.Length(max=64), metadata={
+        "description": "IANA zone; omitted: derived from the number (docs/campaigns.md)"})
     attributes = ma.fields.Dict(keys=ma.fields.String(validate=validate.Length(min=1, max=64)))
 
 
 class ContactsCreateSchema(ma.Schema):
     contacts = ma.fields.List(ma.fields.Nested(ContactInSchema), required=True,
-                              validate=validate.Length(min=1, max=MAX_CONTACTS_PER_REQUEST))
+                              validate=validate.Length(min=1, max=limits.CAMPAIGN_CONTACTS_JSON_MAX))
 
 
 class ContactSchema(ma.Schema):
@@ -57,6 +106,12 @@ class ContactSchema(ma.Schema):
     attempts = ma.fields.Integer()
     last_attempt_at = ma.fields.AwareDateTime(allow_none=True)
     last_result = ma.fields.String(allow_none=True)
+    time_zone = ma.fields.String(allow_none=True)
+    time_zones = ma.fields.List(ma.fields.String())
+    next_attempt_at = ma.fields.AwareDateTime(allow_none=True)
+    disposition = ma.fields.String(allow_none=True)
+    disposition_note = ma.fields.String(allow_none=True)
+    disposed_at = ma.fields.AwareDateTime(allow_none=True)
     created_at = ma.fields.AwareDateTime()
 
 
@@ -65,7 +120,17 @@ class ContactsCreatedSchema(ma.Schema):
     items = ma.fields.List(ma.fields.Nested(ContactSchema))
 
 
+class ContactsImportedSchema(ma.Schema):
+    created = ma.fields.Integer()
+
+
 class ContactListQuerySchema(ma.Schema):
     limit = ma.fields.Integer(load_default=50, validate=validate.Range(min=1, max=200))
     cursor = ma.fields.String(load_default=None, validate=validate.Length(max=512))
     status = ma.fields.String(validate=validate.OneOf(CONTACT_STATUSES))
+
+
+class DispositionSchema(ma.Schema):
+    disposition = ma.fields.String(required=True, validate=validate.Regexp(
+        r"^[A-Za-z0-9_.-]{1,64}\Z", error="1-64 letters, digits, '_', '.' or '-' (e.g. sale, callback_later)."))
+    note = ma.fields.String(load_default=None, allow_none=True, validate=validate.Length(max=2000))

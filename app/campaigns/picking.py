@@ -1,0 +1,112 @@
+"""Contacts at dial time: which ones the dialer may call now, and what an attempt's outcome
+does to them. The rules that must hold *when the call is placed*, not when the list was
+imported, are checked here: the campaign is running, the number is not on the account's
+do-not-call list (which may have grown since), and the calling window is open in the contact's
+zones at ``now`` (the clock is a parameter, so tests and the benchmark inject it).
+
+Safe across several dialer instances: rows are taken with ``FOR UPDATE SKIP LOCKED`` and leave
+``pending`` in the same transaction (``in_progress``), so a contact is never dialled twice at
+once — a second picker skips the locked rows and, after the commit, no longer sees them.
+"""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from app.campaigns import numbers, retries
+from app.campaigns.window import CallingWindow
+from app.events.payloads import campaign_attempt, emit
+from app.models import Campaign, CampaignContact, DoNotCall
+
+# batches looked at per pick: a batch's rows may all be outside their window or listed
+SCAN_ROUNDS = 4
+# a contact whose window opens nowhere in the next days is looked at again this much later
+WINDOW_RECHECK = timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class Picked:
+    contact_id: uuid.UUID
+    phone_number: str
+    attempt: int
+
+
+def window_of(campaign: Campaign) -> CallingWindow:
+    return CallingWindow(campaign.window_start, campaign.window_end, frozenset(campaign.allowed_weekdays))
+
+
+def zones_of(contact: CampaignContact) -> tuple[str, ...]:
+    """Stored zones; rows imported before zones were stored derive them from the number."""
+    if contact.time_zones:
+        return tuple(contact.time_zones)
+    try:
+        return numbers.parse(contact.phone_number).time_zones
+    except numbers.InvalidContactNumber:
+        return ()
+
+
+def pick(db: Session, campaign: Campaign, now: datetime, limit: int) -> list[Picked]:
+    """Take up to ``limit`` contacts to dial now (marked ``in_progress``, attempt counted).
+    Listed numbers become ``do_not_call`` and are never dialled; contacts outside their window
+    are put off to its next opening. The caller commits.
+
+    Rows are locked ``limit`` at a time and every locked row is changed (taken, listed or put
+    off), so a picker never holds rows it does not use and a second picker is never starved."""
+    if campaign.status != "running" or limit <= 0:
+        return []
+    window = window_of(campaign)
+    picked: list[Picked] = []
+    for _ in range(SCAN_ROUNDS):
+        wanted = limit - len(picked)
+        candidates = db.scalars(
+            select(CampaignContact)
+            .where(CampaignContact.campaign_id == campaign.id, CampaignContact.account_id == campaign.account_id,
+                   CampaignContact.status == "pending",
+                   or_(CampaignContact.next_attempt_at.is_(None), CampaignContact.next_attempt_at <= now))
+            .order_by(CampaignContact.next_attempt_at.asc().nulls_first(), CampaignContact.created_at,
+                      CampaignContact.id)
+            .limit(wanted)
+            .with_for_update(skip_locked=True)
+        ).all()
+        listed = set(db.scalars(select(DoNotCall.number).where(
+            DoNotCall.account_id == campaign.account_id,
+            DoNotCall.number.in_([c.phone_number for c in candidates])))) if candidates else set()
+        for contact in candidates:
+            if contact.phone_number in listed:
+                contact.status = "do_not_call"
+                continue
+            zones = zones_of(contact)
+            if not window.allows(now, zones):
+                contact.next_attempt_at = window.next_opening(now, zones) or now + WINDOW_RECHECK
+                continue
+            contact.status = "in_progress"
+            contact.attempts += 1
+            contact.last_attempt_at = now
+            picked.append(Picked(contact.id, contact.phone_number, contact.attempts))
+        db.flush()
+        if len(candidates) < wanted or len(picked) == limit:
+            break
+    return picked
+
+
+def record_outcome(db: Session, campaign: Campaign, contact_id: uuid.UUID, outcome: str, now: datetime) -> str:
+    """Apply one attempt's ``outcome`` to the contact per the campaign's retry rules and queue
+    ``campaign.attempt`` in the same transaction; returns the contact's new status. The caller
+    commits."""
+    contact = db.scalar(select(CampaignContact).where(
+        CampaignContact.id == contact_id, CampaignContact.campaign_id == campaign.id,
+        CampaignContact.account_id == campaign.account_id).with_for_update())
+    if contact is None:
+        raise LookupError(f"no contact {contact_id} in campaign {campaign.id}")
+    decision = retries.decide(campaign.retry_policy, outcome, contact.attempts, now)
+    contact.status, contact.next_attempt_at, contact.last_result = decision.status, decision.next_attempt_at, outcome
+    db.flush()
+    emit("campaign.attempt", campaign_attempt(campaign.id, contact.id, attempt=contact.attempts, outcome=outcome,
+                                              contact_status=decision.status,
+                                              next_attempt_at=decision.next_attempt_at, at=now),
+         account_id=campaign.account_id, session=db)
+    return decision.status

@@ -1,0 +1,229 @@
+"""Campaign pacing on a simulated population (app/campaigns/pacing.py): figures, not pass/fail.
+
+A discrete-event simulation on a fast clock drives the *real* pacing code (the same
+``pacer_for`` and ``PacingStats`` the dialer uses): every simulated second the pacer is asked
+how many calls to place, and every outcome is fed back to its statistics as it happens.
+
+The population (drawn once per seed, so every mode faces the same people in the same order):
+- 2,000 contacts, each dialled once (retries off: they only stretch the run over hours);
+- per dial: 30 % a person answers, 20 % an answering machine, 10 % busy, 40 % no answer;
+- a person or machine answers after 3-15 s of ringing (uniform); AMD says HUMAN 1.5 s and
+  MACHINE 1.8 s after the answer (the figures measured in ../shared/freeswitch/amd); busy
+  comes back after 1-3 s; no answer ends at the 30 s ring timeout;
+- talk time log-normal, mean 90 s (sigma 0.6, at least 10 s), then 10 s of wrap-up;
+- 20 agents, all logged in throughout.
+
+A person is connected to a ready agent when AMD says HUMAN; with none ready the call waits,
+and if no agent is ready within 2 s (CAMPAIGN_ABANDON_CONNECT_SECONDS) it is **abandoned**
+(the safe-harbour message plays and the call ends).
+
+Printed per mode, over the time from the first dial to the last contact dialled (the tail
+where the list has run out is left out, it is the same for every mode):
+- talk share: agents' talk time / agents' logged-in time (the issue's goal: predictive ≥ 1.5×
+  progressive, with the abandon rate ≤ 3 %);
+- occupancy: (talk + wrap-up) / logged-in time;
+- abandon rate: abandoned / live answers (people), over the whole run, against the cap;
+- contacts per agent-hour: people connected to an agent per agent-hour;
+- and the minutes it took to get through the list.
+
+Run: python benchmarks/dialer_bench.py [--seeds N] [--contacts N] [--agents N] [--power-ratio R] [--cap P]
+     [--people SHARE] [--machines SHARE]
+"""
+from __future__ import annotations
+
+import argparse
+import heapq
+import itertools
+import math
+import random
+import statistics
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app import limits  # noqa: E402
+from app.campaigns.pacing import Lines, PacingStats, pacer_for  # noqa: E402
+
+HUMAN, MACHINE, BUSY, NO_ANSWER = "human", "machine", "busy", "no_answer"
+PEOPLE_SHARE, MACHINE_SHARE, BUSY_SHARE = 0.30, 0.20, 0.10  # the rest: no answer
+RING_SECONDS = (3.0, 15.0)
+AMD_HUMAN_SECONDS, AMD_MACHINE_SECONDS = 1.5, 1.8
+BUSY_SECONDS = (1.0, 3.0)
+RING_TIMEOUT_SECONDS = 30.0
+TALK_MEAN_SECONDS, TALK_SIGMA, TALK_MIN_SECONDS = 90.0, 0.6, 10.0
+WRAP_UP_SECONDS = 10.0
+TICK_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class Contact:
+    outcome: str
+    resolve_after: float  # seconds from dial to AMD verdict / busy / ring timeout
+    talk: float
+
+
+def population(seed: int, contacts: int, people: float = PEOPLE_SHARE,
+               machines: float = MACHINE_SHARE) -> list[Contact]:
+    rng = random.Random(seed)
+    outcomes = (HUMAN, MACHINE, BUSY, NO_ANSWER)
+    weights = (people, machines, BUSY_SHARE, 1 - people - machines - BUSY_SHARE)
+    mu = math.log(TALK_MEAN_SECONDS) - TALK_SIGMA ** 2 / 2  # log-normal with that mean
+    people = []
+    for _ in range(contacts):
+        outcome = rng.choices(outcomes, weights)[0]
+        ring = rng.uniform(*RING_SECONDS)
+        resolve = {HUMAN: ring + AMD_HUMAN_SECONDS, MACHINE: ring + AMD_MACHINE_SECONDS,
+                   BUSY: rng.uniform(*BUSY_SECONDS), NO_ANSWER: RING_TIMEOUT_SECONDS}[outcome]
+        people.append(Contact(outcome, resolve, max(TALK_MIN_SECONDS, rng.lognormvariate(mu, TALK_SIGMA))))
+    return people
+
+
+@dataclass
+class Run:
+    mode: str
+    agents: int
+    ready: int = 0
+    busy_since: dict[int, float] = field(default_factory=dict)  # agent slot -> connected at
+    ringing: dict[int, float] = field(default_factory=dict)  # call -> dialled at
+    waiting: dict[int, float] = field(default_factory=dict)  # call -> talk time, oldest first
+    talk: float = 0.0
+    wrap: float = 0.0
+    live: int = 0
+    connected: int = 0
+    abandoned: int = 0
+    dials: int = 0
+    last_dial: float = 0.0
+    rules: dict[str, int] = field(default_factory=dict)
+
+
+def simulate(mode: str, people: list[Contact], agents: int, power_ratio: float, cap: float) -> Run:
+    pacer = pacer_for(mode, power_ratio=power_ratio, abandon_cap_percent=cap)
+    stats = PacingStats(cap_percent=cap)
+    run = Run(mode, agents, ready=agents)
+    events: list[tuple[float, int, str, object]] = []
+    order = itertools.count()
+    slots = itertools.count()
+    todo = iter(people)
+    left = len(people)
+
+    def at(when: float, kind: str, data: object = None) -> None:
+        heapq.heappush(events, (when, next(order), kind, data))
+
+    def connect(now: float, talk: float) -> None:
+        run.ready -= 1
+        run.connected += 1
+        slot = next(slots)
+        run.busy_since[slot] = now
+        at(now + talk, "talk_end", (slot, talk))
+
+    at(0.0, "tick")
+    now = 0.0
+    while events:
+        now, _, kind, data = heapq.heappop(events)
+        if kind == "tick":
+            lines = Lines(run.ready, tuple(now - t for t in run.busy_since.values()),
+                          tuple(now - t for t in run.ringing.values()), len(run.waiting))
+            decision = pacer(lines, stats, now)
+            run.rules[decision.rule] = run.rules.get(decision.rule, 0) + decision.dial
+            for _ in range(min(decision.dial, left)):
+                contact = next(todo)
+                left -= 1
+                call = run.dials
+                run.dials += 1
+                run.ringing[call] = now
+                run.last_dial = now
+                at(now + contact.resolve_after, "resolved", (call, contact))
+            if left:
+                at(now + TICK_SECONDS, "tick")
+        elif kind == "resolved":
+            call, contact = data  # type: ignore[misc]
+            human = contact.outcome == HUMAN
+            stats.dial_outcome(now, human=human, delay=now - run.ringing.pop(call))
+            if human:
+                run.live += 1
+                if run.ready > 0 and not run.waiting:
+                    stats.live_answer(now, abandoned=False)
+                    connect(now, contact.talk)
+                else:
+                    run.waiting[call] = contact.talk
+                    at(now + limits.CAMPAIGN_ABANDON_CONNECT_SECONDS, "grace_over", call)
+        elif kind == "grace_over":
+            if run.waiting.pop(data, None) is not None:  # type: ignore[call-overload]
+                run.abandoned += 1
+                stats.live_answer(now, abandoned=True)
+        elif kind == "talk_end":
+            slot, talk = data  # type: ignore[misc]
+            connected_at = run.busy_since[slot]
+            run.talk += _inside(connected_at, now, run)
+            at(now + WRAP_UP_SECONDS, "wrap_end", (slot, talk))
+        elif kind == "wrap_end":
+            slot, talk = data  # type: ignore[misc]
+            run.wrap += _inside(now - WRAP_UP_SECONDS, now, run)
+            del run.busy_since[slot]
+            run.ready += 1
+            stats.handles.add(talk + WRAP_UP_SECONDS)
+            if run.waiting:
+                oldest = next(iter(run.waiting))
+                stats.live_answer(now, abandoned=False)
+                connect(now, run.waiting.pop(oldest))
+    return run
+
+
+def _inside(start: float, end: float, run: Run) -> float:
+    """The part of [start, end] before the last dial (the measured period). Talk that ends after
+    it is counted up to it only once the run is over; see ``measure``."""
+    return max(0.0, min(end, run.last_dial if run.last_dial else end) - start)
+
+
+def measure(run: Run) -> dict[str, float]:
+    period = run.last_dial
+    agent_time = run.agents * period
+    return {
+        "talk_share": run.talk / agent_time,
+        "occupancy": (run.talk + run.wrap) / agent_time,
+        "abandon": run.abandoned / run.live if run.live else 0.0,
+        "per_agent_hour": run.connected / (agent_time / 3600),
+        "minutes": period / 60,
+        "dials": run.dials,
+    }
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--contacts", type=int, default=2000)
+    parser.add_argument("--agents", type=int, default=20)
+    parser.add_argument("--power-ratio", type=float, default=limits.CAMPAIGN_POWER_RATIO_DEFAULT)
+    parser.add_argument("--cap", type=float, default=limits.CAMPAIGN_ABANDON_CAP_PERCENT_DEFAULT)
+    parser.add_argument("--people", type=float, default=PEOPLE_SHARE, help="share of dials a person answers")
+    parser.add_argument("--machines", type=float, default=MACHINE_SHARE, help="share answered by a machine")
+    args = parser.parse_args(argv)
+    modes = ("progressive", "power", "predictive")
+    figures: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
+    for seed in range(args.seeds):
+        people = population(seed, args.contacts, args.people, args.machines)
+        for mode in modes:
+            figures[mode].append(measure(simulate(mode, people, args.agents, args.power_ratio, args.cap)))
+    print(f"{args.contacts} contacts, {args.agents} agents, {args.people:.0%} people, {args.machines:.0%} machines, "
+          f"power ratio {args.power_ratio}, abandon cap {args.cap} %, {args.seeds} seeds (mean, and min-max over seeds)")
+    print(f"{'mode':<12} {'talk share':>18} {'occupancy':>18} {'abandon rate':>20} "
+          f"{'contacts/agent-h':>20} {'minutes':>8} {'vs progressive':>15}")
+    base = statistics.mean(f["talk_share"] for f in figures["progressive"])
+    for mode in modes:
+        rows = figures[mode]
+
+        def cell(key: str, scale: float = 1.0, fmt: str = "{:.1f}") -> str:
+            values = [r[key] * scale for r in rows]
+            return f"{fmt.format(statistics.mean(values))} ({fmt.format(min(values))}-{fmt.format(max(values))})"
+
+        share = statistics.mean(r["talk_share"] for r in rows)
+        print(f"{mode:<12} {cell('talk_share', 100):>18} {cell('occupancy', 100):>18} "
+              f"{cell('abandon', 100, '{:.2f}'):>20} {cell('per_agent_hour'):>20} "
+              f"{statistics.mean(r['minutes'] for r in rows):>8.1f} {share / base:>14.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

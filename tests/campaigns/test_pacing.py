@@ -1,0 +1,107 @@
+"""Pacing (app/campaigns/pacing.py), pure and clock-injected: progressive reserves an agent per
+call, power keeps its ratio, predictive warms up 1:1, falls back to 1:1 at once above the cap,
+reads each ringing call's own chance of becoming a person, and corrects its plan with what it
+measures; on a seeded simulated population it stays under the cap and beats power 2:1."""
+from __future__ import annotations
+
+import pytest
+
+from app import limits
+from app.campaigns import pacing
+from app.campaigns.pacing import Lines, PacingStats
+from benchmarks import dialer_bench
+
+
+def _measured(answers: int = 300, *, people_every: int = 3) -> PacingStats:
+    """A campaign that has seen ``answers`` dials: every ``people_every``-th a person after
+    10 s, the others resolved after 30 s; handle times 60-119 s; no abandon."""
+    stats = PacingStats()
+    for n in range(answers):
+        stats.dial_outcome(float(n), human=n % people_every == 0, delay=10.0 if n % people_every == 0 else 30.0)
+        stats.handles.add(60.0 + n % 60)
+    return stats
+
+
+@pytest.mark.parametrize(("ready", "ringing", "waiting", "dial"), [(3, 0, 0, 3), (3, 1, 0, 2), (2, 3, 0, 0), (3, 1, 1, 1)])
+def test_given_ready_agents_when_progressive_then_one_call_per_agent_not_already_reserved(ready, ringing, waiting, dial):
+    lines = Lines(ready, (30.0,), (1.0,) * ringing, waiting)
+    assert pacing.progressive(lines).dial == dial
+
+
+@pytest.mark.parametrize(("ratio", "ready", "ringing", "dial"), [(2.0, 3, 0, 6), (2.0, 3, 4, 2), (2.5, 3, 0, 7), (3.0, 0, 0, 0)])
+def test_given_a_ratio_when_power_then_ratio_lines_per_ready_agent_minus_those_ringing(ratio, ready, ringing, dial):
+    assert pacing.power(Lines(ready, (), (5.0,) * ringing), ratio).dial == dial
+
+
+def test_given_too_few_measurements_when_predictive_then_it_dials_one_per_ready_agent():
+    stats = _measured(limits.CAMPAIGN_PACING_WARMUP_OUTCOMES - 1)
+    decision = pacing.predictive(Lines(4, (50.0,) * 16, ()), stats, 100.0, cap_percent=3.0)
+    assert (decision.rule, decision.dial) == ("warmup", 4)
+
+
+def test_given_an_abandon_rate_above_the_cap_when_predictive_then_one_to_one_at_once():
+    stats = _measured()
+    for n in range(100):
+        stats.live_answer(300.0 + n, abandoned=n < 4)  # 4 % over the window
+    decision = pacing.predictive(Lines(4, (50.0,) * 16, ()), stats, 400.0, cap_percent=3.0)
+    assert (decision.rule, decision.dial) == ("over_cap", 4)
+    assert pacing.predictive(Lines(4, (50.0,) * 16, ()), stats, 400.0, cap_percent=5.0).rule == "predictive"
+
+
+def test_given_few_answers_when_measuring_the_abandon_rate_then_at_least_the_minimum_denominator_counts():
+    stats = PacingStats()
+    stats.live_answer(0.0, abandoned=True)
+    for n in range(9):
+        stats.live_answer(1.0 + n, abandoned=False)
+    assert stats.abandon_rate(10.0) == pytest.approx(1 / limits.CAMPAIGN_ABANDON_RATE_MIN_ANSWERS)
+    assert stats.abandon_rate(10.0 + limits.CAMPAIGN_PACING_WINDOW_SECONDS + 1) == 0.0  # rolled out of the window
+
+
+def test_given_agents_about_to_be_free_when_predictive_then_lines_for_them_too_but_none_for_agents_far_from_it():
+    stats = _measured()  # handle times 60-119 s
+    ending = pacing.predictive(Lines(2, (110.0,) * 18, ()), stats, 400.0, cap_percent=3.0)
+    far = pacing.predictive(Lines(2, (30.0,) * 18, ()), stats, 400.0, cap_percent=3.0)
+    assert ending.rule == far.rule == "predictive"
+    assert far.dial == 2  # nobody frees within the next 23 s: a third call could find no agent
+    assert ending.dial > 2 * 3  # 18 agents about to finish: several lines each for the 2 ready
+    assert pacing.predictive(Lines(0, (1.0,) * 20, ()), stats, 400.0, cap_percent=3.0).dial == 0
+
+
+def test_given_calls_ringing_longer_than_people_ever_take_when_predictive_then_they_count_as_no_one():
+    stats = _measured()
+    assert stats.p_person(0.33, 5.0) == pytest.approx(0.33)
+    assert stats.p_person(0.33, 12.0) == 0.0  # people answered after 10 s, all of them
+    fresh = pacing.predictive(Lines(4, (30.0,) * 16, (1.0,) * 6), stats, 400.0, cap_percent=3.0)
+    stale = pacing.predictive(Lines(4, (30.0,) * 16, (20.0,) * 6), stats, 400.0, cap_percent=3.0)
+    assert stale.dial > fresh.dial
+
+
+def test_given_answers_when_measured_then_the_plan_shrinks_on_an_abandon_and_grows_on_connects():
+    stats = PacingStats()
+    start = stats.gain
+    stats.live_answer(0.0, abandoned=True)
+    after_abandon = stats.gain
+    for n in range(100):
+        stats.live_answer(1.0 + n, abandoned=False)
+    assert after_abandon < start < stats.gain
+
+
+def test_given_measured_answers_when_bounding_the_answer_rate_then_the_bound_is_above_the_rate_and_tightens():
+    few, many = _measured(30), _measured(300)
+    assert many.answer_rate_upper() < few.answer_rate_upper()
+    assert 1 / 3 < many.answer_rate_upper() < 0.40
+
+
+def test_given_the_seeded_population_when_simulated_then_predictive_stays_under_the_cap_and_beats_power():
+    people = dialer_bench.population(7, 800)
+    figures = {mode: dialer_bench.measure(dialer_bench.simulate(mode, people, 20, 2.0, 3.0))
+               for mode in ("progressive", "power", "predictive")}
+    assert figures["progressive"]["abandon"] == 0.0
+    assert figures["predictive"]["abandon"] <= 0.03
+    assert figures["predictive"]["talk_share"] > figures["power"]["talk_share"] > figures["progressive"]["talk_share"]
+
+
+def test_given_a_mode_when_asking_for_its_pacer_then_preview_has_none():
+    assert pacing.pacer_for("power", power_ratio=2.0, abandon_cap_percent=3.0)(Lines(2, (), ()), PacingStats(), 0.0).dial == 4
+    with pytest.raises(KeyError):
+        pacing.pacer_for("preview", power_ratio=2.0, abandon_cap_percent=3.0)
