@@ -33,11 +33,8 @@ from app.api.calls.routes import blp as calls_blp
 from app.api.campaigns.routes import blp as campaigns_blp
 from app.api.carriers.routes import blp as carriers_blp
 from app.api.carriers.routes import gateways_blp
-<<<<<<< HEAD
 from app.api.console import blp as console_blp
-=======
 from app.api.do_not_call.routes import blp as do_not_call_blp
->>>>>>> dialer23
 from app.api.docs_ui import blp as docs_ui_blp
 from app.api.docs_ui import is_docs_path
 from app.api.input_guard import refuse_unusable_input
