@@ -630,7 +630,7 @@ const HANDLERS = Object.freeze({
  * @param {string} url
  * @returns {{code?: string, state?: string, error?: string}}
  */
-function ssoParams(url) {
+export function ssoParams(url) {
   const query = new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1).split('#')[0] : url);
   return { code: query.get('code') || undefined, state: query.get('state') || undefined, error: query.get('error') || undefined };
 }
