@@ -24,6 +24,17 @@ the pipe exits → everything here is stopped and the database, vhost and keys a
   eavesdrop starts or ends (the simulator has no eavesdrop; the relay and the SDK are real).
 - ``POST /licenses`` ``{"accountId", "licenses"}`` → the account's licenses replaced (as
   ``sbc tenant update`` does).
+- ``POST /totp/enrol`` ``{"subdomain", "username", "password"}`` → ``{"secret", "recoveryCodes"}``:
+  the user enrols an authenticator through the REST API (``/auth/mfa/totp`` then ``/confirm``,
+  with the code of the current step, which is then used up).
+- ``POST /sso/configure`` ``{"subdomain", "host", "redirectPath", "userId", "subject"}`` → the
+  tenant's single sign-on at a real OpenID provider (oidc-provider, tests/sso/provider, started
+  on first use), the client's redirect URI ``http://<host><redirectPath>``, and the user linked
+  to the provider's person ``subject``.
+- ``POST /sso/sign-in`` ``{"authorizationUrl", "login"}`` → the provider's redirect query
+  (``code``, ``state``, ``iss``) once ``login`` signed in at its pages.
+- ``POST /totp/code`` ``{"secret", "steps"}`` → ``{"code"}``: what the authenticator app shows
+  ``steps`` 30-second steps from now (pyotp, as the user's phone computes it).
 """
 from __future__ import annotations
 
@@ -51,6 +62,7 @@ os.environ["SBC_REDIS_KEY_PREFIX"] = f"sbc:{RUN_ID}:"
 os.environ["SBC_AMQP_URL"] = f"amqp://guest:guest@127.0.0.1:5672/sbc_{RUN_ID}"
 os.environ["SBC_JWT_SECRET"] = "sdk-test-secret-" + uuid.uuid4().hex
 os.environ["SBC_BASE_DOMAIN"] = "localhost"
+os.environ["SBC_ALLOW_LOOPBACK_SSO"] = "1"  # the OpenID provider of /sso/configure is on 127.0.0.1
 
 import gevent  # noqa: E402
 import gevent.event  # noqa: E402
@@ -126,6 +138,7 @@ class Stack:
         self.api_port = free_port()
         self.controller_port = free_port()
         self.sim = None
+        self.oidc: Any = None
         self.calls: dict[str, Any] = {}
         self.phones: dict[str, Any] = {}
         env = dict(os.environ, PYTHONUNBUFFERED="1", SBC_FS_GENERATED_DIR=str(workdir / "generated"),
@@ -176,6 +189,8 @@ class Stack:
             call.kill()
         if self.sim is not None:
             self.sim.stop()
+        if self.oidc is not None:
+            self.oidc.stop()
         from app.db.engine import reset_engines
 
         reset_engines()
@@ -301,6 +316,26 @@ class Stack:
             engine.dispose()
         return {"ok": True}
 
+    def totp_enrol(self, body: dict[str, Any]) -> dict[str, Any]:
+        user = Rest(self.api_port, body["subdomain"]).login(body["username"], body["password"])
+        secret = user.post("/auth/mfa/totp", {})["secret"]
+        confirmed = user.post("/auth/mfa/totp/confirm", {"code": totp_code(secret, 0)})
+        return {"secret": secret, "recoveryCodes": confirmed["recovery_codes"]}
+
+    def sso_configure(self, body: dict[str, Any]) -> dict[str, Any]:
+        from tests.sso.provider import OidcProviders
+
+        if self.oidc is None:
+            self.oidc = OidcProviders(count=1)
+        issuer = self.oidc.issuers[0]
+        client_id, secret = self.oidc.register_client(issuer, [f"http://{body['host']}{body['redirectPath']}"])
+        admin = self.admin(body["subdomain"])
+        admin.put("/api/account/sso", {
+            "issuer": issuer, "client_id": client_id, "client_secret": secret, "display_name": "Example IdP",
+            "role_mapping": [], "default_role": "agent", "create_users": False, "enabled": True})
+        admin.put(f"/api/users/{body['userId']}/sso", {"subject": body["subject"]})
+        return {"issuer": issuer}
+
     def events(self, body: dict[str, Any]) -> dict[str, Any]:
         from sqlalchemy import create_engine, text
 
@@ -333,10 +368,23 @@ class Rest:
         return self
 
     def post(self, path: str, body: Any) -> Any:
-        response = self.http.post(self.base + path, json=body, timeout=15)
+        return self._send("POST", path, body)
+
+    def put(self, path: str, body: Any) -> Any:
+        return self._send("PUT", path, body)
+
+    def _send(self, method: str, path: str, body: Any) -> Any:
+        response = self.http.request(method, self.base + path, json=body, timeout=15)
         if response.status_code not in (200, 201):
-            raise RuntimeError(f"POST {path} -> {response.status_code}: {response.text[:300]}")
+            raise RuntimeError(f"{method} {path} -> {response.status_code}: {response.text[:300]}")
         return response.json()
+
+
+def totp_code(secret: str, steps: int) -> str:
+    """The code an authenticator app shows ``steps`` steps from now (RFC 6238 defaults)."""
+    import pyotp
+
+    return pyotp.TOTP(secret).at(time.time(), counter_offset=steps)
 
 
 def _maintenance(sql: str) -> None:
@@ -356,7 +404,9 @@ def control_app(stack: Stack) -> Callable:
         "/tenant": stack.tenant, "/call": stack.call, "/phone": stack.phone,
         "/api/restart": lambda _body: stack.restart_api(), "/events": stack.events,
         "/caller": lambda body: {"ok": _caller(stack, body)}, "/licenses": stack.licenses,
-        "/supervision": stack.supervision,
+        "/supervision": stack.supervision, "/totp/enrol": stack.totp_enrol,
+        "/sso/configure": stack.sso_configure, "/sso/sign-in": _sso_sign_in,
+        "/totp/code": lambda body: {"code": totp_code(body["secret"], int(body.get("steps", 0)))},
     }
 
     def app(environ: dict, start_response: Callable) -> list[bytes]:
@@ -374,6 +424,12 @@ def control_app(stack: Stack) -> Callable:
         return [json.dumps(result, default=str).encode()]
 
     return app
+
+
+def _sso_sign_in(body: dict[str, Any]) -> dict[str, Any]:
+    from tests.sso.provider import sign_in_at_provider
+
+    return sign_in_at_provider(body["authorizationUrl"], body["login"])
 
 
 def _caller(stack: Stack, body: dict[str, Any]) -> bool:

@@ -16,6 +16,7 @@ import pytest
 
 from tests.plugins.node_suite import run_in_own_group
 from tests.plugins.skips import skip_or_fail_in_ci
+from tests.sso.provider import missing_reason as provider_missing
 
 SDK = Path(__file__).resolve().parents[2] / "sdk" / "agent-js"
 SUITE_TIMEOUT_SECONDS = 900  # three harness start-ups and ~25 tests; ~2 min on an idle machine
@@ -26,7 +27,7 @@ def _missing() -> str | None:
         return "node/npm are not installed (bash scripts/install-system)"
     if not (SDK / "node_modules" / "ws").is_dir():
         return "sdk/agent-js has no node_modules (bash scripts/install runs npm ci)"
-    return None
+    return provider_missing()  # the SDK's single sign-on test signs in at the suite's OpenID provider
 
 
 @pytest.mark.timeout(SUITE_TIMEOUT_SECONDS + 60)

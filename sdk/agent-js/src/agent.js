@@ -23,6 +23,7 @@ import { ADMIN_TOKEN_KEY, AGENT_TOKEN_KEY, defaultStorage } from './storage.js';
 /** @typedef {import('../types/index.js').Grant} Grant */
 /** @typedef {import('../types/index.js').OfferEnd} OfferEnd */
 /** @typedef {import('../types/index.js').SipCredentials} SipCredentials */
+/** @typedef {import('../types/index.js').SsoOptions} SsoOptions */
 /** @typedef {import('./channel.js').ServerMessage} ServerMessage */
 
 /**
@@ -89,15 +90,59 @@ export class Agent extends Emitter {
 
   /**
    * Log in with the agent's username and password; resolves once the channel is open.
+   * A user with a second factor gets a rejection with code `mfa_required` (not an `error`
+   * event: it is a step, not a failure) whose `completeMfa(code)` finishes the sign-in.
    * @param {string} username
    * @param {string} password
    * @returns {Promise<Grant>}
    */
   async login(username, password) {
-    const grant = await this._authFailure(() => this.http.login(username, password));
-    this.session.adopt(grant);
-    await this.connect();
-    return grant;
+    let grant;
+    try {
+      grant = await this.http.login(username, password);
+    } catch (err) {
+      const error = /** @type {AgentError} */ (err);
+      const challenge = error.code === ErrorCodes.MFA_REQUIRED && /** @type {any} */ (error.details)?.challenge_token;
+      if (!challenge) throw this._fail(error);
+      // the challenge stays valid after a wrong code (only a sign-in uses it up), so the
+      // continuation may be called again with the next code
+      error.completeMfa = (code) => this._start(() => this.http.loginMfa(challenge, code));
+      throw error;
+    }
+    return this._adopt(grant);
+  }
+
+  /**
+   * What single sign-on the tenant offers (`GET /auth/sso`): `startUrl` is where the login
+   * page's "Sign in with {displayName}" button navigates; the identity provider then sends the
+   * browser to `redirectPath` (a page on this host) with `code` and `state` for `loginWithSso()`.
+   * @param {{redirectPath?: string}} [options]
+   * @returns {Promise<SsoOptions>}
+   */
+  async ssoOptions({ redirectPath } = {}) {
+    const options = await this._authFailure(() => this.http.ssoOptions());
+    if (!options.enabled || !options.start_url) return { enabled: false, displayName: null, startUrl: null };
+    const query = new URLSearchParams({ session: 'agent' });
+    if (redirectPath) query.set('redirect_path', redirectPath);
+    return { enabled: true, displayName: options.display_name, startUrl: `${this.http.baseUrl}${options.start_url}?${query}` };
+  }
+
+  /**
+   * Finish a single sign-on on the redirect page: `code` and `state` from its URL (pass
+   * `location.search` or `location.href` as they are, or `{code, state}`). Resolves like
+   * `login()` once the channel is open; a provider's refusal (`error` in the URL) rejects with
+   * `sso_denied` without asking the API.
+   * @param {string | {code: string, state: string}} callback
+   * @returns {Promise<Grant>}
+   */
+  loginWithSso(callback) {
+    /** @type {{code?: string, state?: string, error?: string}} */
+    const params = typeof callback === 'string' ? ssoParams(callback) : callback;
+    if (params.error) {
+      return Promise.reject(this._fail(new AgentError(ErrorCodes.SSO_DENIED,
+        `The identity provider did not sign the user in (${params.error}).`, { details: { error: params.error } })));
+    }
+    return this._start(() => this.http.ssoCallback(params.code || '', params.state || ''));
   }
 
   /**
@@ -109,10 +154,7 @@ export class Agent extends Emitter {
   async exchange(adminToken) {
     const token = adminToken || this.storage.getItem(ADMIN_TOKEN_KEY);
     if (!token) throw this._fail(new AgentError(ErrorCodes.NOT_LOGGED_IN, `No token given and none under '${ADMIN_TOKEN_KEY}'.`));
-    const grant = await this._authFailure(() => this.http.exchange(token));
-    this.session.adopt(grant);
-    await this.connect();
-    return grant;
+    return this._start(() => this.http.exchange(token));
   }
 
   /**
@@ -540,6 +582,22 @@ export class Agent extends Emitter {
   }
 
   /**
+   * A sign-in request, then its grant adopted and the channel opened.
+   * @param {() => Promise<Grant>} request
+   * @returns {Promise<Grant>}
+   */
+  async _start(request) {
+    return this._adopt(await this._authFailure(request));
+  }
+
+  /** @param {Grant} grant @returns {Promise<Grant>} */
+  async _adopt(grant) {
+    this.session.adopt(grant);
+    await this.connect();
+    return grant;
+  }
+
+  /**
    * @template T
    * @param {() => Promise<T>} request
    * @returns {Promise<T>}
@@ -566,3 +624,13 @@ const HANDLERS = Object.freeze({
   supervisor: (agent, m) => agent._onSupervisor(m),
   error: (agent, m) => agent._onError(m),
 });
+
+/**
+ * `code`, `state` and `error` of a redirect page's URL (a whole URL or its query string).
+ * @param {string} url
+ * @returns {{code?: string, state?: string, error?: string}}
+ */
+export function ssoParams(url) {
+  const query = new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1).split('#')[0] : url);
+  return { code: query.get('code') || undefined, state: query.get('state') || undefined, error: query.get('error') || undefined };
+}

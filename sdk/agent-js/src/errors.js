@@ -6,6 +6,15 @@
 export const ErrorCodes = Object.freeze({
   BAD_CREDENTIALS: 'bad_credentials',       // login refused (401 invalid_credentials)
   TOO_MANY_ATTEMPTS: 'too_many_login_attempts', // 429: wait `retryAfterSeconds`
+  MFA_REQUIRED: 'mfa_required',            // the password was right: ask for a code, then `error.completeMfa(code)`
+  INVALID_MFA_CODE: 'invalid_mfa_code',     // not the app's current code nor an unused recovery code
+  MFA_CODE_REUSED: 'mfa_code_reused',       // that code was already used: wait for the next one
+  MFA_CHALLENGE_EXPIRED: 'mfa_challenge_expired', // the code step took over 5 minutes: log in again
+  INVALID_MFA_CHALLENGE: 'invalid_mfa_challenge', // the challenge was used already: log in again
+  MFA_ENROLMENT_REQUIRED: 'mfa_enrolment_required', // the account requires a second factor the user lacks
+  SSO_DENIED: 'sso_denied',                 // the identity provider did not sign the person in
+  SSO_STATE_INVALID: 'sso_state_invalid',   // unknown, used or expired state: start the sign-in again
+  SSO_NOT_CONFIGURED: 'sso_not_configured', // the tenant has no (enabled) single sign-on
   SESSION_NOT_ALLOWED: 'session_not_allowed', // the user has no agent profile
   LICENSE_MISSING: 'license_missing',       // the account has no queue-mgmt license
   NOT_AN_AGENT: 'not_an_agent',
@@ -59,6 +68,12 @@ export class AgentError extends Error {
     this.details = extra.details;
     /** @type {number | undefined} set on a 429 (`Retry-After`) */
     this.retryAfterSeconds;
+    /**
+     * set on `mfa_required` from `login()`: send the agent's code; resolves like `login()`
+     * once the channel is open, rejects with the code's refusal (call it again with another code)
+     * @type {((code: string) => Promise<import('../types/index.js').Grant>) | undefined}
+     */
+    this.completeMfa;
     if (extra.cause !== undefined) this.cause = extra.cause;
   }
 }

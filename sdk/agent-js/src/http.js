@@ -1,5 +1,6 @@
 /**
- * The REST calls the SDK makes, over `fetch`: /auth/login, /auth/refresh, /auth/exchange,
+ * The REST calls the SDK makes, over `fetch`: /auth/login (and its second step
+ * /auth/login/mfa), /auth/sso and /auth/sso/callback, /auth/refresh, /auth/exchange,
  * /auth/logout and PUT /api/agents/me/state. The tenant is the host name (SPEC: "Tenant —
  * identified by the subdomain of the host name used"), so every URL is on `host`.
  */
@@ -55,6 +56,29 @@ export class HttpClient {
   /** @param {string} username @param {string} password @returns {Promise<Grant>} */
   login(username, password) {
     return this.request('POST', '/auth/login', { body: { username, password, session: 'agent' } });
+  }
+
+  /**
+   * The second step of a login answered 401 `mfa_required` (docs/api.md, POST /auth/login/mfa).
+   * @param {string} challengeToken the login error's `details.challenge_token`
+   * @param {string} code the authenticator app's 6 digits, or a recovery code
+   * @returns {Promise<Grant>}
+   */
+  loginMfa(challengeToken, code) {
+    return this.request('POST', '/auth/login/mfa', { body: { challenge_token: challengeToken, code } });
+  }
+
+  /** @returns {Promise<{enabled: boolean, display_name: string | null, start_url: string | null}>} */
+  ssoOptions() {
+    return this.request('GET', '/auth/sso');
+  }
+
+  /**
+   * Finish a single sign-on from the redirect page's `code` and `state` (docs/sso.md, step 4b).
+   * @param {string} code @param {string} state @returns {Promise<Grant>}
+   */
+  ssoCallback(code, state) {
+    return this.request('POST', '/auth/sso/callback', { body: { code, state } });
   }
 
   /**

@@ -82,6 +82,120 @@ describe('login', () => {
   });
 });
 
+describe('second factor (TOTP)', () => {
+  let mfaTenant;
+  before(async () => { mfaTenant = await harness.tenant({ agents: 2 }); });
+
+  /** login() with the password: the `mfa_required` rejection, caught */
+  async function passwordStep(agent, user) {
+    const err = await agent.login(user.username, user.password).then(
+      () => assert.fail('login resolved without a second factor'), (e) => e);
+    assert.equal(err.code, ErrorCodes.MFA_REQUIRED, err.message);
+    return err;
+  }
+
+  test('given an enrolled agent, when login() rejects with mfa_required, then completeMfa(code) signs in and opens the channel', async () => {
+    const user = mfaTenant.agents[0];
+    const { secret, recoveryCodes } = await harness.totpEnrol(mfaTenant, user);
+    const agent = harness.agent(mfaTenant);
+    const errors = [];
+    agent.on('error', (err) => errors.push(err.code));
+
+    const challenge = await passwordStep(agent, user);
+    assert.equal(typeof challenge.completeMfa, 'function');
+    assert.deepEqual(challenge.details.methods, ['totp', 'recovery_code']);
+    assert.equal(agent.token, null);
+    // the enrolment's confirmation used the current step: the app's next code
+    const code = await harness.totpCode(secret, 1);
+    const grant = await challenge.completeMfa(code);
+
+    assert.equal(grant.session, 'agent');
+    assert.equal(agent.agentId, user.agentId);
+    assert.equal(agent.connection, 'open');
+    assert.deepEqual(errors, [], 'mfa_required is a step, not an error event');
+    await agent.logout();
+
+    // the same code again, on a new login: replay refused with the server's code ...
+    const again = harness.agent(mfaTenant);
+    const second = await passwordStep(again, user);
+    await assert.rejects(second.completeMfa(code), { code: ErrorCodes.MFA_CODE_REUSED, status: 401 });
+    assert.equal(again.token, null);
+    // ... and the challenge is still good for another factor: a recovery code signs in
+    const recovered = await second.completeMfa(recoveryCodes[0]);
+    assert.equal(recovered.user.id, user.userId);
+    assert.equal(again.connection, 'open');
+    await again.logout();
+  });
+
+  test('given wrong codes, then each rejects with invalid_mfa_code and the fourth is throttled with Retry-After', async () => {
+    const user = mfaTenant.agents[1];
+    const { secret } = await harness.totpEnrol(mfaTenant, user);
+    const valid = new Set(await Promise.all([-1, 0, 1, 2].map((steps) => harness.totpCode(secret, steps))));
+    let wrong = 0;
+    while (valid.has(String(wrong).padStart(6, '0'))) wrong += 1;
+    const agent = harness.agent(mfaTenant);
+    const challenge = await passwordStep(agent, user);
+    const right = await harness.totpCode(secret, 1);
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      await assert.rejects(challenge.completeMfa(String(wrong).padStart(6, '0')), { code: ErrorCodes.INVALID_MFA_CODE, status: 401 });
+    }
+    // the right code is refused too while the pair waits: a throttled attempt confirms nothing
+    const throttled = await challenge.completeMfa(right).then(
+      () => assert.fail('a fourth code right after three wrong ones was let through'), (e) => e);
+    assert.equal(throttled.code, ErrorCodes.TOO_MANY_ATTEMPTS);
+    assert.equal(throttled.status, 429);
+    assert.equal(throttled.retryAfterSeconds, 2);
+    assert.equal(agent.token, null);
+  });
+});
+
+describe('single sign-on', () => {
+  test('given a tenant without single sign-on, then ssoOptions() offers none', async () => {
+    const agent = harness.agent(tenant);
+    assert.deepEqual(await agent.ssoOptions(), { enabled: false, displayName: null, startUrl: null });
+  });
+
+  test('given a state the API never issued, then loginWithSso rejects with sso_state_invalid', async () => {
+    const agent = harness.agent(tenant);
+    await assert.rejects(agent.loginWithSso({ code: 'a-code', state: 'not-a-state-we-issued' }),
+      { code: ErrorCodes.SSO_STATE_INVALID, status: 400 });
+    assert.equal(agent.token, null);
+  });
+
+  test('given the provider refused, then loginWithSso rejects with sso_denied and its error', async () => {
+    const agent = harness.agent(tenant);
+    await assert.rejects(agent.loginWithSso('https://acme.example.com/agent/sso?error=access_denied&state=s'),
+      { code: ErrorCodes.SSO_DENIED, details: { error: 'access_denied' } });
+  });
+
+  test('given a linked agent who signs in at the real OpenID provider, then the redirect page URL opens the same agent session as a password', async () => {
+    const ssoTenant = await harness.tenant({ agents: 1 });
+    const user = ssoTenant.agents[0];
+    await harness.ssoConfigure(ssoTenant, user, 'bob', '/agent/sso');
+    const agent = harness.agent(ssoTenant);
+
+    const options = await agent.ssoOptions({ redirectPath: '/agent/sso' });
+    assert.equal(options.enabled, true);
+    assert.equal(options.displayName, 'Example IdP');
+    assert.equal(options.startUrl, `http://${ssoTenant.host}/auth/sso/start?session=agent&redirect_path=%2Fagent%2Fsso`);
+    const started = await localFetch(options.startUrl); // what the button's navigation gets
+    assert.equal(started.status, 302);
+    const answer = await harness.ssoSignIn(started.headers.get('Location'), 'bob');
+    const page = `http://${ssoTenant.host}/agent/sso?${new URLSearchParams(answer)}`;
+
+    const grant = await agent.loginWithSso(page);
+
+    assert.equal(grant.session, 'agent');
+    assert.equal(grant.user.id, user.userId);
+    assert.equal(agent.agentId, user.agentId);
+    assert.equal(agent.connection, 'open');
+    assert.equal(decodeClaims(agent.token).session, 'agent');
+    // the state was single use: the same page again is refused
+    await assert.rejects(harness.agent(ssoTenant).loginWithSso(page), { code: ErrorCodes.SSO_STATE_INVALID });
+    await agent.logout();
+  });
+});
+
 describe('exchange', () => {
   test('given an admin token in storage, then exchange() trades it for an agent session', async () => {
     // an admin who also takes calls: the admin user gets an agent profile

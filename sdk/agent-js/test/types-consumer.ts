@@ -12,7 +12,15 @@ async function softphone(): Promise<void> {
     if (err.code === ErrorCodes.MICROPHONE_DENIED) console.log('allow the microphone');
   });
   agent.on('media', ({ state }) => console.log(state));
-  await agent.login('alice', 'secret');
+  try {
+    await agent.login('alice', 'secret');
+  } catch (err) {
+    if (!(err instanceof AgentError) || err.code !== ErrorCodes.MFA_REQUIRED || !err.completeMfa) throw err;
+    await err.completeMfa('123456');
+  }
+  const sso = await agent.ssoOptions({ redirectPath: '/agent/sso' });
+  if (sso.enabled) console.log(sso.displayName, sso.startUrl.length);
+  await agent.loginWithSso('?code=c&state=s');
   await agent.setState('not_ready', 'lunch');
   const grant = await agent.exchange();
   console.log(grant.account.subdomain, agent.state?.state);

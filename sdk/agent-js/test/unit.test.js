@@ -1,9 +1,11 @@
 /**
  * The SDK's own rules, without a server: DTLS-SRTP offers only, call phases forward only and
- * once, offer outcomes, API error codes → SDK codes, JWT claims, channel backoff and takeover.
+ * once, offer outcomes, API error codes → SDK codes, JWT claims, channel backoff and takeover,
+ * the single sign-on redirect page's URL.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { ssoParams } from '../src/agent.js';
 import { Call } from '../src/call.js';
 import { Channel, TAKEOVER_CLOSE_CODE } from '../src/channel.js';
 import { ErrorCodes, isDtlsSrtp } from '../src/index.js';
@@ -165,5 +167,17 @@ describe('channel', () => {
     FakeSocket.made[0].drop(1006);
     await assert.rejects(pending, { code: ErrorCodes.NOT_CONNECTED });
     channel.close();
+  });
+});
+
+describe('single sign-on redirect page', () => {
+  test('given the page URL as location.href, location.search or a bare query, then code and state are read alike', () => {
+    const expected = { code: 'c/1+x', state: 's1', error: undefined };
+    assert.deepEqual(ssoParams('https://acme.example.com/agent/sso?code=c%2F1%2Bx&state=s1&iss=https%3A%2F%2Fidp#top'), expected);
+    assert.deepEqual(ssoParams('?code=c%2F1%2Bx&state=s1'), expected);
+    assert.deepEqual(ssoParams('code=c%2F1%2Bx&state=s1'), expected);
+  });
+  test('given the provider refused, then its error is read and there is no code', () => {
+    assert.deepEqual(ssoParams('/agent/sso?error=access_denied&state=s1'), { code: undefined, state: 's1', error: 'access_denied' });
   });
 });

@@ -58,6 +58,15 @@ export interface AgentOptions {
 export declare const ErrorCodes: Readonly<{
   BAD_CREDENTIALS: 'bad_credentials';
   TOO_MANY_ATTEMPTS: 'too_many_login_attempts';
+  MFA_REQUIRED: 'mfa_required';
+  INVALID_MFA_CODE: 'invalid_mfa_code';
+  MFA_CODE_REUSED: 'mfa_code_reused';
+  MFA_CHALLENGE_EXPIRED: 'mfa_challenge_expired';
+  INVALID_MFA_CHALLENGE: 'invalid_mfa_challenge';
+  MFA_ENROLMENT_REQUIRED: 'mfa_enrolment_required';
+  SSO_DENIED: 'sso_denied';
+  SSO_STATE_INVALID: 'sso_state_invalid';
+  SSO_NOT_CONFIGURED: 'sso_not_configured';
   SESSION_NOT_ALLOWED: 'session_not_allowed';
   LICENSE_MISSING: 'license_missing';
   NOT_AN_AGENT: 'not_an_agent';
@@ -83,6 +92,12 @@ export declare class AgentError extends Error {
   status?: number;
   details?: unknown;
   retryAfterSeconds?: number;
+  /**
+   * On `mfa_required` from `login()`: send the agent's TOTP (or recovery) code. Resolves like
+   * `login()`; rejects with the refusal (`invalid_mfa_code`, `mfa_code_reused`,
+   * `too_many_login_attempts` …) and may be called again with another code.
+   */
+  completeMfa?: (code: string) => Promise<Grant>;
 }
 
 // Not exported (src/index.js does not export it): the shape the SDK's classes share.
@@ -150,6 +165,11 @@ export interface Grant {
   account: { id: string; subdomain: string; licenses: string[] };
 }
 
+/** `agent.ssoOptions()`: the tenant's single sign-on as the login page offers it. */
+export type SsoOptions =
+  | { enabled: true; displayName: string | null; startUrl: string }
+  | { enabled: false; displayName: null; startUrl: null };
+
 export type AgentEvents = {
   connection: (e: { state: ConnectionState; agentId?: string; sessionId?: string; resumed?: boolean; attempt?: number; delayMs?: number; reason?: string }) => void;
   state: (e: { state: AgentStateName; reason: string | null; changedAt: string | null; previousState: AgentStateName | null }) => void;
@@ -173,7 +193,12 @@ export declare class Agent extends Emitter<AgentEvents> {
   readonly call: Call | null;
   readonly lastCall: Call | null;
   readonly token: string | null;
+  /** Rejects with `mfa_required` (and `completeMfa`) when the user has a second factor. */
   login(username: string, password: string): Promise<Grant>;
+  /** `GET /auth/sso`; `startUrl` starts an agent sign-in that returns to `redirectPath`. */
+  ssoOptions(options?: { redirectPath?: string }): Promise<SsoOptions>;
+  /** On the redirect page: `location.href` (or its search), or `{code, state}`. */
+  loginWithSso(callback: string | { code: string; state: string }): Promise<Grant>;
   /** Without a token: the admin UI's token from storage (`admin_auth_token`) */
   exchange(adminToken?: string): Promise<Grant>;
   restore(): Promise<boolean>;

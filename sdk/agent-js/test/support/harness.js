@@ -57,6 +57,18 @@ export class Harness {
   restartApi() { return this.post('/api/restart'); }
   supervision(body) { return this.post('/supervision', body); }
   licenses(accountId, licenses) { return this.post('/licenses', { accountId, licenses }); }
+  /** The user enrols an authenticator app: `{secret, recoveryCodes}`. */
+  totpEnrol(tenant, user) {
+    return this.post('/totp/enrol', { subdomain: tenant.subdomain, username: user.username, password: user.password });
+  }
+  /** The app's code `steps` 30-second steps from now. */
+  async totpCode(secret, steps = 0) { return (await this.post('/totp/code', { secret, steps })).code; }
+  /** Single sign-on for `tenant` at a real OpenID provider; `user` is linked to its person `subject`. */
+  ssoConfigure(tenant, user, subject, redirectPath) {
+    return this.post('/sso/configure', { subdomain: tenant.subdomain, host: tenant.host, redirectPath, userId: user.userId, subject });
+  }
+  /** `login` signs in at the provider's pages: the redirect's `{code, state, iss}`. */
+  ssoSignIn(authorizationUrl, login) { return this.post('/sso/sign-in', { authorizationUrl, login }); }
   async events(accountId, prefix = '') { return (await this.post('/events', { accountId, prefix })).events; }
 
   /** An agent of the SDK wired to this stack (node transports, memory storage, no media). */
