@@ -144,7 +144,9 @@ describe('second factor (TOTP)', () => {
       () => assert.fail('a fourth code right after three wrong ones was let through'), (e) => e);
     assert.equal(throttled.code, ErrorCodes.TOO_MANY_ATTEMPTS);
     assert.equal(throttled.status, 429);
-    assert.equal(throttled.retryAfterSeconds, 2);
+    // the server's first delay is 2 s; Retry-After is what is left of it, rounded up, so a
+    // loaded machine that took over a second between the third code and this one reads 1
+    assert.ok([1, 2].includes(throttled.retryAfterSeconds), `Retry-After ${throttled.retryAfterSeconds}`);
     assert.equal(agent.token, null);
   });
 });
