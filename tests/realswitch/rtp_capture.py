@@ -7,7 +7,7 @@ that fell silent (docs/agents.md "Browser agents and trunk callers"). tshark is 
 
     capture = RtpCapture(folder / "rtp.pcap", switch.ports.rtp_start, switch.ports.rtp_end)
     ...; capture.stop()
-    packets = capture.rtp_from(switch_rtp_port)    # [(arrival s, ssrc, seq, timestamp), ...]
+    packets = capture.rtp_from(switch_rtp_port)    # [(arrival epoch s, ssrc, seq, timestamp), ...]
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ START_SECONDS = 20       # tshark prints "Capturing on 'Loopback'" within ~1 s; 
 STOP_SECONDS = 15        # it writes the rest of the pcap on SIGINT
 READ_SECONDS = 60
 
-RtpPacket = tuple[float, int, int, int]  # arrival (s since the capture began), SSRC, sequence, timestamp
+RtpPacket = tuple[float, int, int, int]  # arrival (epoch seconds, the kernel's), SSRC, sequence, timestamp
 
 
 def tshark_available() -> str | None:
@@ -60,7 +60,7 @@ class RtpCapture:
         """The RTP sent from ``port`` to 127.0.0.1, in capture order."""
         out = subprocess.run(["tshark", "-r", str(self.path), "-o", "rtp.heuristic_rtp:TRUE",
                               "-Y", f"udp.srcport == {port} && ip.dst == 127.0.0.1 && rtp.version == 2",
-                              "-T", "fields", "-e", "frame.time_relative", "-e", "rtp.ssrc", "-e", "rtp.seq",
+                              "-T", "fields", "-e", "frame.time_epoch", "-e", "rtp.ssrc", "-e", "rtp.seq",
                               "-e", "rtp.timestamp"], capture_output=True, text=True, timeout=READ_SECONDS)
         rows = [line.split("\t") for line in out.stdout.splitlines() if line.count("\t") == 3]
         return [(float(t), int(ssrc, 16), int(seq), int(ts)) for t, ssrc, seq, ts in rows]
