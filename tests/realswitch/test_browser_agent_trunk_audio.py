@@ -39,7 +39,7 @@ BROWSER_SPEECH_LEVEL = 0.01  # the same on WebRTC's 0..1 audio level scale
 CLOCK_SLACK_S = 0.5         # how far the caller's RTP clock may stray from the wall clock per packet
 MAX_SILENCE_S = 0.5         # the longest the bridged caller may go without a packet (20 ms apart normally)
 # received audio vs the caller's call: its last jitter-buffered frames and the switch's timer slips
-# on a loaded machine (60-100 ms gaps; 0.28-0.46 s short over a 31 s call, measured) - a lost
+# on a loaded machine (60-100 ms gaps; 0.25-0.46 s short over a 31 s call, measured) - a lost
 # second of the agent would exceed it
 LENGTH_TOLERANCE_S = 0.6
 
