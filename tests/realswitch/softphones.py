@@ -19,6 +19,8 @@ on free ports; baresip also listens on TCP ``sip port + 1``, so both are picked 
     caller.dial(f"sip:{number}@127.0.0.1:{switch.ports.sip}")
     caller.wait_established(); ...; caller.hangup(); caller.wait_closed()
     figures = measure_wav(caller.received_wav())      # seconds, rms_dbfs, active_seconds
+    each_second = second_rms(caller.received_wav())   # a lost second shows as one low figure
+    caller.log_matches(r"wraps backwards")            # what ctrl_tcp has no event for
 
     agent = farm.baresip("agent", account=BaresipAccount.agent(creds, switch.ports.agent_sip))
     agent.wait_registered()                             # answers offers by itself (auto)
@@ -31,6 +33,7 @@ import array
 import contextlib
 import json
 import math
+import re
 import shutil
 import socket
 import subprocess
@@ -129,6 +132,16 @@ def tone_wav(folder: Path, seconds: float, hz: float = 440.0, dbfs: float = -12.
     return write_wav(folder / f"{name}-{hz:g}hz-{seconds:g}s.wav", samples)
 
 
+def sweep_wav(folder: Path, seconds: int, name: str = "sweep") -> Path:
+    """A 300-900 Hz sweep every second (amplitude 9000, ~ -14 dBFS): a microphone never silent
+    for a whole second, so every second a listener got can be told from a lost one."""
+    folder.mkdir(parents=True, exist_ok=True)
+    samples = array.array("h")
+    for n in range(seconds * SAMPLE_RATE):
+        t = (n % SAMPLE_RATE) / SAMPLE_RATE
+        samples.append(int(9000 * math.sin(2 * math.pi * (300 * t + 300 * t * t))))
+    return write_wav(folder / f"{name}-{seconds:g}s.wav", samples)
+
 
 @dataclass(frozen=True)
 class AudioFigures:
@@ -176,6 +189,18 @@ def measure_wav(path: Path, channel: int | None = None, start: float = 0.0) -> A
     return AudioFigures(len(samples) / channels / rate, _dbfs(total, len(samples)),
                         active * FRAME_SECONDS, last)
 
+
+def second_rms(path: Path) -> list[float]:
+    """The int16 RMS of each whole second of a mono 16-bit WAV: a second that went missing or
+    silent in a call shows as one low figure, where measure_wav's totals would hide it."""
+    with wave.open(str(path), "rb") as wav:
+        if wav.getsampwidth() != 2 or wav.getnchannels() != 1:
+            raise ValueError(f"{path}: {wav.getnchannels()} channel(s) of {wav.getsampwidth() * 8}-bit "
+                             "samples, expected mono 16-bit")
+        rate = wav.getframerate()
+        samples = array.array("h", wav.readframes(wav.getnframes()))
+    return [math.sqrt(sum(s * s for s in samples[i:i + rate]) / rate)
+            for i in range(0, len(samples) - rate + 1, rate)]
 
 
 # -- baresip ------------------------------------------------------------------------------------
@@ -408,6 +433,11 @@ class Baresip:
         """The log without the call-status line baresip repaints with carriage returns."""
         return "\n".join(line for line in self._log_lines() if "audio=" not in line)
 
+    def log_matches(self, pattern: str) -> list[re.Match]:
+        """``pattern`` searched in each log line (status lines included, so no message is
+        missed), the matches in log order: what ctrl_tcp has no event for (``receiving from
+        <address>``, ``rtp timestamp wraps backwards``...)."""
+        return [m for line in self._log_lines() if (m := re.search(pattern, line))]
 
     def stop(self) -> None:
         if self.proc is None:

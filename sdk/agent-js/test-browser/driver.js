@@ -22,6 +22,9 @@
  *                         `microphone_denied` and `ended`: {"event":"denied","phases","errors"}
  *     {"cmd":"quit"}    → closes the browser and exits
  *   any failure: {"event":"error","message"} and exit 1.
+ *   stderr: the page's console, errors, crashes and navigations as they happen, and its #log at
+ *   exit (tests/sdk/browser.py keeps it as browser-<user>.log): what the agent's page saw when a
+ *   test failed, e.g. whether the SDK or the test ended a call.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -154,6 +157,13 @@ async function main() {
   const env = process.env;
   const say = (body) => process.stdout.write(JSON.stringify(body) + '\n');
   const browser = await launch({ denyMicrophone: env.SDK_DENY_MICROPHONE === '1' });
+  const trace = (text) => process.stderr.write(`${new Date().toISOString()} ${text}\n`);
+  browser.page.on('console', (m) => trace(`console.${m.type()}: ${m.text()}`));
+  browser.page.on('pageerror', (e) => trace(`pageerror: ${e}`));
+  browser.page.on('crash', () => trace('page crashed'));
+  browser.page.on('close', () => trace('page closed'));
+  browser.page.on('framenavigated', (f) => { if (f === browser.page.mainFrame()) trace(`navigated ${f.url()}`); });
+  browser.context.on('close', () => trace('context closed'));
   try {
     await ready(browser.page, {
       url: env.SDK_PAGE_URL, user: env.SDK_AGENT_USER, password: env.SDK_AGENT_PASSWORD,
@@ -180,6 +190,7 @@ async function main() {
     say({ event: 'error', message: String(err && err.stack ? err.stack : err) });
     process.exitCode = 1;
   } finally {
+    trace(`page log:\n${await browser.page.textContent('#log').catch((e) => String(e))}`);
     await browser.close();
   }
 }
