@@ -11,6 +11,7 @@ import uuid
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from app.crypto import decrypt_secret
 from app.db.engine import platform_session
 from app.models import Account, Carrier, Gateway, Lcr, LcrCarrierSetEntry, LcrRoute
 from app.routing.rows import (
@@ -33,12 +34,15 @@ def _scoped(model, account_id: uuid.UUID | None):
 
 def read_rows(session: Session, account_id: uuid.UUID | None = None) -> RoutingRows:
     carriers = tuple(
-        CarrierRow(c.id, c.name, c.account_id, c.tech_prefix or "", c.is_active, c.e164_leading_plus)
+        CarrierRow(c.id, c.name, c.account_id, c.tech_prefix or "", c.is_active, c.e164_leading_plus, c.srtp)
         for c in session.scalars(_scoped(Carrier, account_id))
     )
     gateways = tuple(
         GatewayRow(g.id, g.carrier_id, str(g.ipv4).split("/")[0] if g.ipv4 is not None else "",
-                   g.netmask, g.port, g.transport, g.inbound, g.outbound, g.is_active, g.host)
+                   g.netmask, g.port, g.transport, g.inbound, g.outbound, g.is_active, g.host,
+                   g.register, g.register_username,
+                   decrypt_secret(g.register_password_encrypted) if g.register else None,
+                   g.register_realm, g.register_expiry, g.register_retry)
         for g in session.scalars(_scoped(Gateway, account_id))
     )
     plans = tuple(

@@ -90,12 +90,14 @@ class SwitchPorts:
     rtp_end: int
     agent_sip: int = 0   # the internal (agent) profile: UDP/TCP, and WSS for browsers
     agent_wss: int = 0
+    tls_sip: int = 0     # the trunk profile's SIP over TLS listener
 
     @classmethod
     def pick(cls) -> "SwitchPorts":
         start, end = free_rtp_range()
         return cls(sip=free_port(), esl=free_port(), controller=free_port(),
-                   rtp_start=start, rtp_end=end, agent_sip=free_port(), agent_wss=free_port())
+                   rtp_start=start, rtp_end=end, agent_sip=free_port(), agent_wss=free_port(),
+                   tls_sip=free_port())
 
 
 class RealSwitch:
@@ -112,6 +114,7 @@ class RealSwitch:
         self.log_file = workdir / "log" / "freeswitch.log"
         self.recordings = workdir / "recordings"
         self._lib = workdir / "lib"
+        self.tls_dir = workdir / "tls"  # FS_TLS_CERT_DIR: scripts/dev-tls-cert's pair
 
     # configuration ---------------------------------------------------------------------
     def environment(self) -> dict[str, str]:
@@ -127,6 +130,9 @@ class RealSwitch:
             "FS_RTP_END_PORT": str(self.ports.rtp_end),
             "FS_AGENT_SIP_PORT": str(self.ports.agent_sip),
             "FS_AGENT_WSS_PORT": str(self.ports.agent_wss),
+            "FS_TLS": "true",
+            "FS_TLS_SIP_PORT": str(self.ports.tls_sip),
+            "FS_TLS_CERT_DIR": str(self.tls_dir),
         }
 
     def install_config(self) -> None:
@@ -138,6 +144,9 @@ class RealSwitch:
         shutil.copytree(REPO / "dialplan", self.conf / "dialplan")
         for folder in WORK_FOLDERS:
             (self.workdir / folder).mkdir(parents=True, exist_ok=True)
+        if not (self.tls_dir / "agent.pem").exists():
+            subprocess.run(["bash", str(REPO / "scripts" / "dev-tls-cert"), str(self.tls_dir),
+                            self.bind_ip], check=True, capture_output=True)
 
     @property
     def generated_dir(self) -> Path:

@@ -1,5 +1,5 @@
 """Carrier and gateway bodies. REGISTER credentials are accepted and stored encrypted, never
-returned; outbound registration itself is not implemented (SPEC)."""
+returned (only ``has_register_password``); the switch registers a gateway with ``register``."""
 from __future__ import annotations
 
 import ipaddress
@@ -10,7 +10,7 @@ import marshmallow as ma
 from marshmallow import validate
 
 from app import limits
-from app.models.enums import TRANSPORTS
+from app.models.enums import SRTP_MODES, TRANSPORTS
 
 
 class CarrierWriteSchema(ma.Schema):
@@ -22,6 +22,9 @@ class CarrierWriteSchema(ma.Schema):
         metadata={"description": "Dialled before the number; \"\" or null: none"})
     e164_leading_plus = ma.fields.Boolean(metadata={
         "description": "Dial the number with a leading + (after tech_prefix)"})
+    srtp = ma.fields.String(validate=validate.OneOf(SRTP_MODES), metadata={
+        "description": "SRTP (SDES) on this carrier's legs: off (plain RTP), optional (offer "
+                       "both), mandatory (SRTP or no call); docs/trunks.md \"SRTP\""})
 
     @ma.post_load
     def _no_prefix_is_null(self, data: dict, **_: object) -> dict:
@@ -41,6 +44,7 @@ class CarrierSchema(ma.Schema):
     is_active = ma.fields.Boolean()
     tech_prefix = ma.fields.String(allow_none=True)
     e164_leading_plus = ma.fields.Boolean()
+    srtp = ma.fields.String()
     platform = ma.fields.Function(lambda c: c.account_id is None, metadata={
         "description": "Platform carrier: usable in LCR and campaigns, not editable"})
     created_at = ma.fields.AwareDateTime()
@@ -80,14 +84,22 @@ class GatewayWriteSchema(ma.Schema):
     netmask = ma.fields.Integer(validate=validate.Range(min=0, max=32), metadata={
         "description": "Prefix length: 32 = exactly this address, less = a CIDR network (inbound)"})
     port = ma.fields.Integer(validate=validate.Range(min=1, max=65535))
-    transport = ma.fields.String(validate=validate.OneOf(TRANSPORTS))
+    transport = ma.fields.String(validate=validate.OneOf(TRANSPORTS), metadata={
+        "description": "udp | tcp | tls (tls: the carrier's certificate is checked, FS_TLS on)"})
     inbound = ma.fields.Boolean()
     outbound = ma.fields.Boolean()
     is_active = ma.fields.Boolean()
     register_username = ma.fields.String(allow_none=True, validate=validate.Length(min=1, max=255))
     register_password = ma.fields.String(allow_none=True, load_only=True, validate=validate.Length(min=1, max=255))
     register_realm = ma.fields.String(allow_none=True, validate=validate.Length(min=1, max=255))
-
+    register = ma.fields.Boolean(metadata={
+        "description": "Register to the carrier with register_username/register_password"})
+    register_expiry = ma.fields.Integer(validate=validate.Range(
+        min=limits.GATEWAY_REGISTER_EXPIRY_MIN_SECONDS, max=limits.GATEWAY_REGISTER_EXPIRY_MAX_SECONDS),
+        metadata={"description": "Seconds the registration asks for"})
+    register_retry = ma.fields.Integer(validate=validate.Range(
+        min=limits.GATEWAY_REGISTER_RETRY_MIN_SECONDS, max=limits.GATEWAY_REGISTER_RETRY_MAX_SECONDS),
+        metadata={"description": "Seconds before a failed registration is tried again"})
 
     @ma.validates_schema
     def _one_address(self, data: dict[str, Any], **_: Any) -> None:
@@ -120,6 +132,9 @@ class GatewaySchema(ma.Schema):
     is_active = ma.fields.Boolean()
     register_username = ma.fields.String(allow_none=True)
     register_realm = ma.fields.String(allow_none=True)
+    register = ma.fields.Boolean()
+    register_expiry = ma.fields.Integer()
+    register_retry = ma.fields.Integer()
     has_register_password = ma.fields.Function(lambda g: g.register_password_encrypted is not None)
     created_at = ma.fields.AwareDateTime()
 

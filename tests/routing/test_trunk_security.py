@@ -1,0 +1,81 @@
+"""Trunks on the internet, compiled: a gateway's transport and registration in the generated
+sofia gateway, a carrier's SRTP policy on the legs it is dialled with (issue 25)."""
+from __future__ import annotations
+
+import uuid
+import xml.etree.ElementTree as ET
+
+from app.routing.fsconfig import diff_gateways, render_gateway, render_gateways
+from app.routing.lcr import bridge_string, compile_table
+from app.routing.rows import (
+    AccountRow,
+    CarrierEntryRow,
+    CarrierRow,
+    GatewayRow,
+    PlanRow,
+    RouteRow,
+    RoutingRows,
+)
+from app.routing.srtp import leg_value
+
+CARRIER = uuid.UUID(int=1)
+
+
+def _params(gw: GatewayRow) -> dict[str, str]:
+    block = ET.fromstring(render_gateway(gw))
+    return {p.get("name"): p.get("value") for p in block.iter("param")}
+
+
+def _registering(password: str = "s3cret&<'\"") -> GatewayRow:
+    return GatewayRow(uuid.UUID(int=2), CARRIER, "", transport="tls", outbound=True, inbound=False,
+                      host="sip.carrier.example", port=5061, register=True, register_username="acct42",
+                      register_password=password, register_realm="carrier.example",
+                      register_expiry=300, register_retry=15)
+
+
+def test_given_a_tls_gateway_when_rendered_then_calls_and_registrations_use_tls():
+    params = _params(GatewayRow(uuid.UUID(int=3), CARRIER, "203.0.113.5", port=5061, transport="tls"))
+    assert params["register-transport"] == "tls"
+    assert params["proxy"] == "203.0.113.5:5061" and params["register"] == "false"
+    assert "password" not in params
+
+
+def test_given_a_registering_gateway_when_rendered_then_credentials_expiry_and_retry_are_sofias():
+    params = _params(_registering())
+    assert (params["register"], params["username"], params["realm"]) == ("true", "acct42", "carrier.example")
+    assert params["password"] == "s3cret&<'\""  # XML-escaped in the file, intact once parsed
+    assert (params["expire-seconds"], params["retry-seconds"]) == ("300", "15")
+    assert params["extension"] == "auto_to_user"  # a call to the registration dials its To user
+
+
+def test_given_a_registering_gateway_then_its_password_is_in_no_repr():
+    assert "s3cret" not in repr(_registering())
+
+
+def test_given_a_changed_password_when_diffed_then_the_gateway_is_killed_and_rescanned():
+    before = render_gateways([_registering("old-pass")])
+    after = render_gateways([_registering("new-pass")])
+    diff = diff_gateways(before, after)
+    assert diff.to_kill == (diff.changed[0],) and diff.added == () and diff.removed == ()
+
+
+def _table(srtp: str):
+    plan, route = uuid.UUID(int=10), uuid.UUID(int=11)
+    rows = RoutingRows(
+        carriers=(CarrierRow(CARRIER, "Secure", srtp=srtp),),
+        gateways=(GatewayRow(uuid.UUID(int=2), CARRIER, "203.0.113.5", transport="tls", outbound=True),),
+        plans=(PlanRow(plan, "p"),), routes=(RouteRow(route, plan, r"^1\d+"),),
+        entries=(CarrierEntryRow(uuid.UUID(int=12), route, CARRIER),),
+        accounts=(AccountRow(uuid.UUID(int=13)),))
+    return compile_table(rows)
+
+
+def test_given_a_mandatory_srtp_carrier_when_dialled_then_its_leg_offers_only_sdes_srtp():
+    dial = bridge_string(_table("mandatory").explain("15550100", None))
+    assert "rtp_secure_media_outbound=mandatory:AES_CM_128_HMAC_SHA1_80:AES_CM_128_HMAC_SHA1_32" in dial
+
+
+def test_given_each_srtp_mode_then_the_leg_value_is_freeswitchs():
+    assert leg_value("off") == "forbidden"
+    assert leg_value("optional") == "optional:AES_CM_128_HMAC_SHA1_80:AES_CM_128_HMAC_SHA1_32"
+    assert "rtp_secure_media_outbound=forbidden" in bridge_string(_table("off").explain("15550100", None))
