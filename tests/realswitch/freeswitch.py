@@ -105,7 +105,8 @@ class RealSwitch:
 
     bind_ip = "127.0.0.1"
 
-    def __init__(self, tree: Path, workdir: Path, ports: SwitchPorts, password: str) -> None:
+    def __init__(self, tree: Path, workdir: Path, ports: SwitchPorts, password: str,
+                 ca_dir: Path | None = None) -> None:
         self.tree = tree
         self.workdir = workdir
         self.ports = ports
@@ -115,6 +116,7 @@ class RealSwitch:
         self.recordings = workdir / "recordings"
         self._lib = workdir / "lib"
         self.tls_dir = workdir / "tls"  # FS_TLS_CERT_DIR: scripts/dev-tls-cert's pair
+        self.ca_dir = ca_dir  # the run's development CA (cafile.pem), shared with a carrier switch
 
     # configuration ---------------------------------------------------------------------
     def environment(self) -> dict[str, str]:
@@ -144,9 +146,15 @@ class RealSwitch:
         shutil.copytree(REPO / "dialplan", self.conf / "dialplan")
         for folder in WORK_FOLDERS:
             (self.workdir / folder).mkdir(parents=True, exist_ok=True)
-        if not (self.tls_dir / "agent.pem").exists():
-            subprocess.run(["bash", str(REPO / "scripts" / "dev-tls-cert"), str(self.tls_dir),
-                            self.bind_ip], check=True, capture_output=True)
+        self.make_certificate()
+
+    def make_certificate(self) -> None:
+        """scripts/dev-tls-cert's pair in tls_dir, signed by the run's CA when there is one."""
+        if (self.tls_dir / "agent.pem").exists():
+            return
+        env = dict(os.environ, DEV_TLS_CA=str(self.ca_dir)) if self.ca_dir else None
+        subprocess.run(["bash", str(REPO / "scripts" / "dev-tls-cert"), str(self.tls_dir), self.bind_ip],
+                       check=True, capture_output=True, env=env)
 
     @property
     def generated_dir(self) -> Path:
@@ -154,6 +162,7 @@ class RealSwitch:
 
     # process ---------------------------------------------------------------------------
     def command(self) -> list[str]:
+        """FreeSWITCH's command line: every folder in the work folder, modules from the tree."""
         w, t = self.workdir, self.tree
         return [str(t / "bin" / "freeswitch"), "-base", str(w), "-conf", str(self.conf),
                 "-log", str(w / "log"), "-db", str(w / "db"), "-run", str(w / "run"),

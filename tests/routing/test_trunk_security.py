@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 import xml.etree.ElementTree as ET
 
+from app.routing.acl import CarrierIdentifier, build_acl
 from app.routing.fsconfig import diff_gateways, render_gateway, render_gateways
 from app.routing.lcr import bridge_string, compile_table
 from app.routing.rows import (
@@ -79,3 +80,11 @@ def test_given_each_srtp_mode_then_the_leg_value_is_freeswitchs():
     assert leg_value("off") == "forbidden"
     assert leg_value("optional") == "optional:AES_CM_128_HMAC_SHA1_80:AES_CM_128_HMAC_SHA1_32"
     assert "rtp_secure_media_outbound=forbidden" in bridge_string(_table("off").explain("15550100", None))
+
+
+def test_given_an_outbound_only_registering_gateway_then_its_address_is_admitted_but_names_no_carrier():
+    registrar = GatewayRow(uuid.UUID(int=5), CARRIER, "203.0.113.9", inbound=False, outbound=True, register=True,
+                           register_username="u", register_password="p")
+    entries, rejected = build_acl([registrar], [CarrierRow(CARRIER, "Registrar")])
+    assert [str(e.network) for e in entries] == ["203.0.113.9/32"] and rejected == []
+    assert CarrierIdentifier(entries).identify("203.0.113.9") is None

@@ -1,0 +1,118 @@
+"""Trunks on the internet (issue 25) against a second FreeSWITCH playing the carrier
+(carrier.py): the product registers to it over TLS, calls it over TLS with SDES SRTP, a
+plaintext offer to it is refused, a wrong password leaves the registration in FAIL_WAIT.
+
+Everything on the product side is provisioned through the API; the carrier's certificate is
+signed by the run's development CA, which is the product's cafile.pem (a private CA)."""
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from app.routing.lcr import gateway_name
+from tests.plugins.eventually import eventually
+from tests.realswitch import outbound
+from tests.realswitch.carrier import DOMAIN, USER, CarrierSwitch
+from tests.realswitch.freeswitch import SwitchPorts, freeswitch_tree
+
+CARRIER_PASSWORD = "carrier-" + uuid.uuid4().hex[:12]
+REGISTER_WAIT_SECONDS = 30.0
+
+
+@pytest.fixture(scope="module")
+def carrier_switch(real_switch, realswitch_workdir: Path) -> Iterator[CarrierSwitch]:
+    switch = CarrierSwitch(freeswitch_tree(), realswitch_workdir / "carrier-fs", SwitchPorts.pick(),
+                           "carrier-esl", real_switch.ca_dir, CARRIER_PASSWORD)
+    switch.start()
+    try:
+        yield switch
+    finally:
+        switch.stop()
+
+
+def _secure_carrier(tenant, carrier_switch: CarrierSwitch, srtp: str, password: str) -> tuple[str, str]:
+    """(carrier id, gateway id): TLS to the carrier's listener, registering as acct42."""
+    with tenant.admin.product.routing_changes(2):
+        carrier = tenant.admin.post("/api/carriers", {"name": f"secure-{srtp}", "srtp": srtp})
+        gateway = tenant.admin.post(f"/api/carriers/{carrier['id']}/gateways", {
+            "ipv4": "127.0.0.1", "port": carrier_switch.ports.tls_sip, "transport": "tls",
+            "inbound": False, "outbound": True, "register": True, "register_username": USER,
+            "register_password": password, "register_realm": DOMAIN, "register_retry": 5})
+    return carrier["id"], gateway["id"]
+
+
+def _gateway_state(switch, gateway_id: str) -> str:
+    for line in outbound.gateway_status(switch, gateway_id).splitlines():
+        if line.startswith("State"):
+            return line.split()[1]
+    return ""
+
+
+def _channels(switch) -> list[dict]:
+    return json.loads(switch.api("show channels as json") or "{}").get("rows") or []
+
+
+def _variables(switch, uuid_: str, *names: str) -> dict[str, str]:
+    return {n: switch.api(f"uuid_getvar {uuid_} {n}", check=False).strip() for n in names}
+
+
+def test_the_product_registers_over_tls_and_calls_the_carrier_over_tls_with_srtp(
+        product, routing_tenant, sipp, carrier_switch):
+    carrier_id, gateway_id = _secure_carrier(routing_tenant, carrier_switch, "mandatory", CARRIER_PASSWORD)
+    eventually(lambda: _gateway_state(product.switch, gateway_id) == "REGED", timeout=REGISTER_WAIT_SECONDS,
+               what="the gateway registers to the carrier")
+    binding = carrier_switch.api("sofia status profile carrier reg", check=False)
+    assert f"gw+{gateway_name(uuid.UUID(gateway_id))}" in binding and "Registered(TLS)" in binding
+
+    prefix = outbound.prefix()
+    outbound.route(product, routing_tenant, prefix, [carrier_id])
+    number = routing_tenant.number_for([{"verb": "dial", "target": [{"type": "phone", "name": f"+{prefix}5550100"}]}])
+    caller = sipp.start_calls(number, scenario="uac-bye-after.xml", extra=("-d", "4000"))
+    try:
+        carrier_leg = eventually(lambda: next((r for r in _channels(carrier_switch) if r.get("callstate") == "ACTIVE"),
+                                              None), timeout=20, what="the carrier answers")
+        product_leg = eventually(lambda: next((r for r in _channels(product.switch)
+                                               if r.get("direction") == "outbound" and r.get("callstate") == "ACTIVE"),
+                                              None), timeout=10, what="the product's carrier leg is up")
+        ours = eventually(lambda: (v := _variables(product.switch, product_leg["uuid"], "rtp_secure_audio_confirmed",
+                                                   "rtp_has_crypto", "sip_req_uri"))
+                          ["rtp_secure_audio_confirmed"] == "true" and v, timeout=5, what="SRTP confirmed")
+        theirs = _variables(carrier_switch, carrier_leg["uuid"], "rtp_secure_audio_confirmed", "sip_via_protocol")
+    finally:
+        result = caller.wait()
+    assert result.ok, result.errors or result.stdout[-1500:]
+    assert ours["rtp_has_crypto"] == "AES_CM_128_HMAC_SHA1_80"
+    assert ours["sip_req_uri"].endswith(f"@127.0.0.1:{carrier_switch.ports.tls_sip};transport=tls")
+    assert theirs == {"rtp_secure_audio_confirmed": "true", "sip_via_protocol": "tls"}
+    record = routing_tenant.wait_record(number)[0]
+    assert (str(record["dial_carrier_id"]), str(record["dial_gateway_id"])) == (carrier_id, gateway_id)
+
+
+def test_a_plaintext_offer_to_the_mandatory_srtp_carrier_is_refused(product, routing_tenant, sipp, carrier_switch):
+    carrier_id, gateway_id = _secure_carrier(routing_tenant, carrier_switch, "off", CARRIER_PASSWORD)
+    eventually(lambda: _gateway_state(product.switch, gateway_id) == "REGED", timeout=REGISTER_WAIT_SECONDS,
+               what="the gateway registers to the carrier")
+    prefix = outbound.prefix()
+    outbound.route(product, routing_tenant, prefix, [carrier_id])
+    number = routing_tenant.number_for([{"verb": "dial", "target": [{"type": "phone", "name": f"+{prefix}5550100"}]},
+                                        {"verb": "hangup"}])
+    result = sipp.call(number, scenario="uac-bye-after.xml", extra=("-d", "500"))
+    assert result.ok, result.errors or result.stdout[-1500:]
+    assert carrier_switch.channel_count() == 0
+    record = routing_tenant.wait_record(number)[0]
+    assert record["dial_carrier_id"] is None  # nobody answered the dial
+    assert "INCOMPATIBLE_DESTINATION" in carrier_switch.log_tail(400)
+
+
+def test_a_wrong_password_leaves_the_registration_failing(product, routing_tenant, carrier_switch):
+    _, gateway_id = _secure_carrier(routing_tenant, carrier_switch, "mandatory", "not-the-password")
+    eventually(lambda: _gateway_state(product.switch, gateway_id) in ("FAIL_WAIT", "FAILED"),
+               timeout=REGISTER_WAIT_SECONDS, what="the registration fails")
+    with product.routing_changes(1):
+        routing_tenant.admin.patch(f"/api/gateways/{gateway_id}", {"register_password": CARRIER_PASSWORD})
+    eventually(lambda: _gateway_state(product.switch, gateway_id) == "REGED", timeout=REGISTER_WAIT_SECONDS,
+               what="the new password registers without a restart")
