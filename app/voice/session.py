@@ -77,7 +77,7 @@ class IncomingCall:
     sofia_profile: Optional[str]
     answer_state: Optional[str]     # "ringing" when FreeSWITCH hands the call over unanswered
     originated: Optional[OriginatedLeg] = None  # set on legs the controller dialled
-    # the sofia gateway whose registration the carrier called (sip_gateway_name), if any
+    # the sofia gateway whose registration the carrier called (sip_gateway_name / sip_gateway)
     sofia_gateway: Optional[str] = None
     srtp_offered: bool = False  # the offer carried SDES crypto (rtp_has_crypto)
 
@@ -93,7 +93,7 @@ class IncomingCall:
             sofia_profile=channel.variable("sofia_profile_name"),
             answer_state=channel.get("Answer-State"),
             originated=OriginatedLeg.from_variables(channel.variable),
-            sofia_gateway=channel.variable("sip_gateway_name"),
+            sofia_gateway=channel.variable("sip_gateway_name") or channel.variable("sip_gateway"),
             srtp_offered=bool(channel.variable("rtp_has_crypto")),
         )
 

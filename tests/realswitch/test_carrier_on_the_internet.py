@@ -61,12 +61,18 @@ def _variables(switch, uuid_: str, *names: str) -> dict[str, str]:
 
 
 def test_the_product_registers_over_tls_and_calls_the_carrier_over_tls_with_srtp(
-        product, routing_tenant, sipp, carrier_switch):
+        product, routing_tenant, sipp, carrier_switch, owner_engine):
     carrier_id, gateway_id = _secure_carrier(routing_tenant, carrier_switch, "mandatory", CARRIER_PASSWORD)
     eventually(lambda: _gateway_state(product.switch, gateway_id) == "REGED", timeout=REGISTER_WAIT_SECONDS,
                what="the gateway registers to the carrier")
     binding = carrier_switch.api("sofia status profile carrier reg", check=False)
     assert f"gw+{gateway_name(uuid.UUID(gateway_id))}" in binding and "Registered(TLS)" in binding
+    shown = eventually(lambda: (g := routing_tenant.admin.get(f"/api/gateways/{gateway_id}"))["registration"]
+                       and g["registration"]["state"] == "REGED" and g, timeout=10, what="the API shows REGED")
+    assert "password" not in json.dumps(shown).replace("has_register_password", "")
+    changes = [e["payload"]["state"] for e in
+               outbound.outbox(owner_engine, "system.gateway.registration", "gatewayId", gateway_id)]
+    assert changes[-1] == "REGED"
 
     prefix = outbound.prefix()
     outbound.route(product, routing_tenant, prefix, [carrier_id])
@@ -98,21 +104,48 @@ def test_a_plaintext_offer_to_the_mandatory_srtp_carrier_is_refused(product, rou
                what="the gateway registers to the carrier")
     prefix = outbound.prefix()
     outbound.route(product, routing_tenant, prefix, [carrier_id])
-    number = routing_tenant.number_for([{"verb": "dial", "target": [{"type": "phone", "name": f"+{prefix}5550100"}]},
-                                        {"verb": "hangup"}])
+    number = routing_tenant.number_for([{"verb": "dial", "target": [{"type": "phone", "name": f"+{prefix}5550100"}]}])
     result = sipp.call(number, scenario="uac-bye-after.xml", extra=("-d", "500"))
-    assert result.ok, result.errors or result.stdout[-1500:]
-    assert carrier_switch.channel_count() == 0
+    assert result.refusal == 488, result.errors  # the carrier's refusal reaches the caller unanswered
     record = routing_tenant.wait_record(number)[0]
     assert record["dial_carrier_id"] is None  # nobody answered the dial
-    assert "INCOMPATIBLE_DESTINATION" in carrier_switch.log_tail(400)
+    assert carrier_switch.channel_count() == 0
 
 
-def test_a_wrong_password_leaves_the_registration_failing(product, routing_tenant, carrier_switch):
+def test_a_wrong_password_leaves_the_registration_failing(product, routing_tenant, carrier_switch, owner_engine):
     _, gateway_id = _secure_carrier(routing_tenant, carrier_switch, "mandatory", "not-the-password")
     eventually(lambda: _gateway_state(product.switch, gateway_id) in ("FAIL_WAIT", "FAILED"),
                timeout=REGISTER_WAIT_SECONDS, what="the registration fails")
+    eventually(lambda: (routing_tenant.admin.get(f"/api/gateways/{gateway_id}")["registration"] or {})
+               .get("state") == "FAIL_WAIT", timeout=10, what="the API shows FAIL_WAIT")
+    events = outbound.outbox(owner_engine, "system.gateway.registration", "gatewayId", gateway_id)
+    assert "FAIL_WAIT" in [e["payload"]["state"] for e in events]
     with product.routing_changes(1):
         routing_tenant.admin.patch(f"/api/gateways/{gateway_id}", {"register_password": CARRIER_PASSWORD})
     eventually(lambda: _gateway_state(product.switch, gateway_id) == "REGED", timeout=REGISTER_WAIT_SECONDS,
                what="the new password registers without a restart")
+
+
+def test_a_call_through_the_registration_reaches_the_number_and_is_tied_to_the_carrier(
+        product, routing_tenant, carrier_switch):
+    carrier_id, gateway_id = _secure_carrier(routing_tenant, carrier_switch, "mandatory", CARRIER_PASSWORD)
+    eventually(lambda: _gateway_state(product.switch, gateway_id) == "REGED", timeout=REGISTER_WAIT_SECONDS,
+               what="the gateway registers to the carrier")
+    number = routing_tenant.number_for([{"verb": "say", "text": "You reached us through the registration."},
+                                        {"verb": "hangup"}])
+    # what a registrar does: the INVITE goes to the registered contact (gw+<gateway>, over TLS),
+    # the dialled number in To
+    contact = f"sip:gw+{gateway_name(uuid.UUID(gateway_id))}@127.0.0.1:{product.switch.ports.tls_sip};transport=tls"
+    reply = carrier_switch.api(f"originate {{sip_invite_to_uri=<sip:{number}@{DOMAIN}>}}sofia/carrier/{contact} &park",
+                               timeout=30)
+    assert reply.startswith("+OK"), reply
+    inbound = eventually(lambda: next((r for r in _channels(product.switch) if r.get("direction") == "inbound"
+                                       and r.get("dest") == number), None), timeout=10, what="the call arrived")
+    secure = _variables(product.switch, inbound["uuid"], "rtp_secure_audio_confirmed", "sip_gateway_name",
+                        "sip_gateway", "sip_to_user", "sip_req_user")
+    record = routing_tenant.wait_record(number)[0]
+    assert (str(record["carrier_id"]), str(record["gateway_id"]), record["status"]) == \
+        (carrier_id, gateway_id, "completed"), secure
+    assert secure["rtp_secure_audio_confirmed"] == "true"
+    assert gateway_name(uuid.UUID(gateway_id)) in (secure["sip_gateway_name"], secure["sip_gateway"])
+    assert secure["sip_to_user"] == number

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from datetime import datetime, timezone
 from typing import Any
 
 import marshmallow as ma
 from marshmallow import validate
+from redis.exceptions import RedisError
 
 from app import limits
 from app.models.enums import SRTP_MODES, TRANSPORTS
+from app.redis_pool import shared_redis
+from app.routing.gateway_registration import read_state
+from app.settings import get_settings
 
 
 class CarrierWriteSchema(ma.Schema):
@@ -117,6 +122,21 @@ class GatewayPatchSchema(GatewayWriteSchema):
     """PATCH body (partial=True)."""
 
 
+def registration_view(gateway: Any) -> dict[str, Any] | None:
+    """The registration state the controllers keep in Redis (app.routing.gateway_registration)."""
+    if not gateway.register:
+        return None
+    settings = get_settings()
+    try:
+        reg = read_state(shared_redis(settings.redis_url), settings.redis_key_prefix, gateway.id)
+    except RedisError:
+        return None
+    if reg is None:
+        return None
+    return {"state": reg.get("state"), "sip_status": reg.get("sipStatus"), "phrase": reg.get("phrase"),
+            "changed_at": datetime.fromtimestamp(reg.get("changedAt") or 0, timezone.utc).isoformat()}
+
+
 class GatewaySchema(ma.Schema):
     id = ma.fields.UUID()
     carrier_id = ma.fields.UUID()
@@ -136,6 +156,10 @@ class GatewaySchema(ma.Schema):
     register_expiry = ma.fields.Integer()
     register_retry = ma.fields.Integer()
     has_register_password = ma.fields.Function(lambda g: g.register_password_encrypted is not None)
+    registration = ma.fields.Function(registration_view, metadata={
+        "description": "A registering gateway's last registration state as the switch reported it "
+                       "({state: REGED | FAIL_WAIT | TRYING | ..., changed_at, sip_status, phrase}); "
+                       "null when it does not register, before the first report, or when Redis is away"})
     created_at = ma.fields.AwareDateTime()
 
 
