@@ -79,6 +79,12 @@ def test_given_shipped_config_then_bridged_legs_offer_every_trunk_codec_so_calls
     assert report.variables["media_mix_inbound_outbound_codecs"] == "true"
 
 
+def test_given_shipped_config_then_no_leg_copies_the_x_headers_of_the_leg_it_was_dialled_from(conf_copy):
+    """A caller's X- headers never reach a carrier (proven on the real switch in
+    tests/realswitch/test_carrier_on_the_internet.py)."""
+    assert validate(*conf_copy, CODE).variables["sip_copy_custom_headers"] == "false"
+
+
 def test_given_shipped_config_then_switch_and_esl_settings_are_set(conf_copy):
     report = validate(*conf_copy, CODE)
     switch = _settings(report.document, "switch.conf")

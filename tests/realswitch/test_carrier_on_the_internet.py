@@ -77,7 +77,7 @@ def test_the_product_registers_over_tls_and_calls_the_carrier_over_tls_with_srtp
     prefix = outbound.prefix()
     outbound.route(product, routing_tenant, prefix, [carrier_id])
     number = routing_tenant.number_for([{"verb": "dial", "target": [{"type": "phone", "name": f"+{prefix}5550100"}]}])
-    caller = sipp.start_calls(number, scenario="uac-bye-after.xml", extra=("-d", "4000"))
+    caller = sipp.start_calls(number, scenario="uac-x-headers-bye-after.xml", extra=("-d", "4000"))
     try:
         carrier_leg = eventually(lambda: next((r for r in _channels(carrier_switch) if r.get("callstate") == "ACTIVE"),
                                               None), timeout=20, what="the carrier answers")
@@ -88,12 +88,22 @@ def test_the_product_registers_over_tls_and_calls_the_carrier_over_tls_with_srtp
                                                    "rtp_has_crypto", "sip_req_uri"))
                           ["rtp_secure_audio_confirmed"] == "true" and v, timeout=5, what="SRTP confirmed")
         theirs = _variables(carrier_switch, carrier_leg["uuid"], "rtp_secure_audio_confirmed", "sip_via_protocol")
+        caller_leg = next(r for r in _channels(product.switch) if r.get("direction") == "inbound")
+        sent = _variables(product.switch, caller_leg["uuid"], "sip_h_X-Tenant-Secret")
+        received = carrier_switch.api(f"uuid_dump {carrier_leg['uuid']}", check=False)
+        seen_at_carrier = _variables(carrier_switch, carrier_leg["uuid"], "sip_via_host", "sip_contact_host",
+                                     "remote_media_ip")
     finally:
         result = caller.wait()
     assert result.ok, result.errors or result.stdout[-1500:]
     assert ours["rtp_has_crypto"] == "AES_CM_128_HMAC_SHA1_80"
     assert ours["sip_req_uri"].endswith(f"@127.0.0.1:{carrier_switch.ports.tls_sip};transport=tls")
     assert theirs == {"rtp_secure_audio_confirmed": "true", "sip_via_protocol": "tls"}
+    # header hygiene: the caller's X- headers reached the product but not the carrier, and the
+    # carrier saw only the advertised address (FS_EXTERNAL_IP, here the bind address)
+    assert sent == {"sip_h_X-Tenant-Secret": "from-the-caller"}
+    assert [line for line in received.splitlines() if "sip_h_X-" in line or "X-SBC" in line] == []
+    assert set(seen_at_carrier.values()) == {product.switch.bind_ip}, seen_at_carrier
     record = routing_tenant.wait_record(number)[0]
     assert (str(record["dial_carrier_id"]), str(record["dial_gateway_id"])) == (carrier_id, gateway_id)
 
