@@ -45,11 +45,3 @@ class CarrierSwitch(RealSwitch):
         for folder in WORK_FOLDERS:
             (self.workdir / folder).mkdir(parents=True, exist_ok=True)
         self.make_certificate()
-
-    def registration(self) -> str:
-        """The carrier's view of the SBC's registration (contact and transport), "" if none."""
-        out = self.api(f"sofia status profile carrier reg {USER}", check=False)
-        return out if "Call-ID" in out else ""
-
-    def channel_variable(self, uuid: str, name: str) -> str:
-        return self.api(f"uuid_getvar {uuid} {name}", check=False).strip()

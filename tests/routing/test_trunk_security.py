@@ -5,9 +5,14 @@ from __future__ import annotations
 import uuid
 import xml.etree.ElementTree as ET
 
+from sqlalchemy.orm import Session
+
+from app.crypto import encrypt_secret
+from app.models import Carrier, Gateway
 from app.routing.acl import CarrierIdentifier, build_acl
 from app.routing.fsconfig import diff_gateways, render_gateway, render_gateways
 from app.routing.lcr import bridge_string, compile_table
+from app.routing.loader import read_rows
 from app.routing.rows import (
     AccountRow,
     CarrierEntryRow,
@@ -88,3 +93,23 @@ def test_given_an_outbound_only_registering_gateway_then_its_address_is_admitted
     entries, rejected = build_acl([registrar], [CarrierRow(CARRIER, "Registrar")])
     assert [str(e.network) for e in entries] == ["203.0.113.9/32"] and rejected == []
     assert CarrierIdentifier(entries).identify("203.0.113.9") is None
+
+
+def test_given_a_password_encrypted_with_another_key_when_routing_loads_then_only_that_gateway_loses_it(
+        owner_engine, caplog):
+    carrier_id, good, stale = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    with Session(owner_engine) as db, db.begin():
+        db.add(Carrier(id=carrier_id, account_id=None, name=f"reg-{carrier_id.hex[:6]}"))
+        db.flush()
+        for gateway_id, ip, token in ((good, "198.51.100.71", encrypt_secret("right")),
+                                      (stale, "198.51.100.72", encrypt_secret("old", secret_key="another-key"))):
+            db.add(Gateway(id=gateway_id, account_id=None, carrier_id=carrier_id, ipv4=ip, inbound=False,
+                           register=True, register_username="u", register_password_encrypted=token))
+    try:
+        with Session(owner_engine) as db:
+            rows = {g.id: g for g in read_rows(db).gateways}
+        assert (rows[good].register_password, rows[stale].register_password) == ("right", None)
+        assert f"gateway {stale}: its register_password cannot be decrypted" in caplog.text
+    finally:
+        with Session(owner_engine) as db, db.begin():
+            db.query(Carrier).filter(Carrier.id == carrier_id).delete()
