@@ -21,6 +21,9 @@ from tests.realswitch.freeswitch import SwitchPorts, freeswitch_tree
 
 CARRIER_PASSWORD = "carrier-" + uuid.uuid4().hex[:12]
 REGISTER_WAIT_SECONDS = 30.0
+# sofia gives up on a REGISTER whose TLS connection never comes up after its transaction
+# timer (SIP timer F, 32 s), then waits register_retry
+UNTRUSTED_WAIT_SECONDS = 60.0
 
 
 @pytest.fixture(scope="module")
@@ -159,3 +162,19 @@ def test_a_call_through_the_registration_reaches_the_number_and_is_tied_to_the_c
     assert secure["rtp_secure_audio_confirmed"] == "true"
     assert gateway_name(uuid.UUID(gateway_id)) in (secure["sip_gateway_name"], secure["sip_gateway"])
     assert secure["sip_to_user"] == number
+
+
+def test_a_carrier_whose_certificate_chains_to_no_trusted_ca_is_never_registered(
+        product, routing_tenant, realswitch_workdir):
+    """Verification is on: the same carrier, its certificate from a CA the product's
+    cafile.pem does not hold, never gets the REGISTER (sofia gives up: FAIL_WAIT)."""
+    stranger = CarrierSwitch(freeswitch_tree(), realswitch_workdir / "stranger-fs", SwitchPorts.pick(),
+                             "stranger-esl", realswitch_workdir / "stranger-ca", CARRIER_PASSWORD)
+    stranger.start()
+    try:
+        _, gateway_id = _secure_carrier(routing_tenant, stranger, "off", CARRIER_PASSWORD)
+        eventually(lambda: _gateway_state(product.switch, gateway_id) == "FAIL_WAIT", timeout=UNTRUSTED_WAIT_SECONDS,
+                   what="the registration to an untrusted carrier fails")
+        assert "gw+" not in stranger.api("sofia status profile carrier reg", check=False)
+    finally:
+        stranger.stop()
