@@ -48,6 +48,14 @@ CALLBACK_ENGAGED_TTL_SECONDS = 3600
 
 # Gateway health: SIP OPTIONS interval (FreeSWITCH gateway `ping`)
 GATEWAY_PING_SECONDS = 30
+# Outbound registration to a carrier (sofia gateway expire-seconds / retry-seconds): product
+# bounds. Below a minute a REGISTER storm; above a day a lost binding goes unnoticed too long.
+GATEWAY_REGISTER_EXPIRY_DEFAULT_SECONDS = 600
+GATEWAY_REGISTER_EXPIRY_MIN_SECONDS = 60
+GATEWAY_REGISTER_EXPIRY_MAX_SECONDS = 86400
+GATEWAY_REGISTER_RETRY_DEFAULT_SECONDS = 30
+GATEWAY_REGISTER_RETRY_MIN_SECONDS = 5
+GATEWAY_REGISTER_RETRY_MAX_SECONDS = 3600
 
 # JWT lifetime ("about 8 hours")
 TOKEN_LIFETIME_SECONDS = 8 * 3600

@@ -33,7 +33,7 @@ ROUTING_KEYS: dict[str, tuple[str, ...]] = {
         "agent.*", "queue.*",
         "system.service.up", "system.service.down", "system.service.heartbeat",
         "system.config.changed", "routing.config.changed",
-        "system.gateway.up", "system.gateway.down",
+        "system.gateway.up", "system.gateway.down", "system.gateway.registration",
         "interaction.*",
         "campaign.*",  # campaign.state_changed, campaign.attempt (docs/events.md)
     ),

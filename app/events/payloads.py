@@ -231,6 +231,16 @@ def gateway_state(gateway_id, *, carrier_id, address: str | None, state: str,
             "pingMs": ping_ms, "at": _t(at)}
 
 
+def gateway_registration(gateway_id, *, carrier_id, gateway: str, state: str, previous: str | None,
+                         sip_status: str | None = None, phrase: str | None = None,
+                         at: datetime | None = None) -> dict[str, Any]:
+    """system.gateway.registration (from sofia::gateway_state ``State``): a registering
+    gateway's registration moved from ``previous`` to ``state`` (REGED, FAIL_WAIT, ...)."""
+    return {"gatewayId": _s(gateway_id), "carrierId": _s(carrier_id), "gateway": gateway,
+            "state": state, "previous": previous, "sipStatus": sip_status, "phrase": phrase,
+            "at": _t(at)}
+
+
 def interaction_step(call_id, *, step: str, details: dict[str, Any] | None = None,
                      at: datetime | None = None) -> dict[str, Any]:
     """interaction.<step>: one entry of the call-journey timeline (trace_id on the envelope)."""

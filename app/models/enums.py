@@ -12,7 +12,9 @@ USER_ROLES: tuple[str, ...] = ("admin", "agent", "supervisor")
 
 ANSWERING_MODES: tuple[str, ...] = ("call_flow", "webhook")
 HOOK_METHODS: tuple[str, ...] = ("GET", "POST")
-TRANSPORTS: tuple[str, ...] = ("udp", "tcp")
+TRANSPORTS: tuple[str, ...] = ("udp", "tcp", "tls")
+# a carrier's SRTP (SDES) policy on both legs: docs/trunks.md "SRTP"
+SRTP_MODES: tuple[str, ...] = ("off", "optional", "mandatory")
 
 AGENT_STATES: tuple[str, ...] = ("available", "not_ready", "wrap_up", "offline")
 CALLBACK_STATUSES: tuple[str, ...] = ("pending", "dialing", "completed", "failed", "cancelled")

@@ -22,8 +22,14 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import CIDR, INET
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from app.limits import (
+    GATEWAY_REGISTER_EXPIRY_MAX_SECONDS,
+    GATEWAY_REGISTER_EXPIRY_MIN_SECONDS,
+    GATEWAY_REGISTER_RETRY_MAX_SECONDS,
+    GATEWAY_REGISTER_RETRY_MIN_SECONDS,
+)
 from app.models.base import Base, MaybePlatformOwned, created_at, in_list, uuid_pk
-from app.models.enums import TRANSPORTS
+from app.models.enums import SRTP_MODES, TRANSPORTS
 
 
 class Carrier(MaybePlatformOwned, Base):
@@ -36,6 +42,8 @@ class Carrier(MaybePlatformOwned, Base):
     # digits prepended to the dialled number on this carrier (e.g. "1234#")
     tech_prefix: Mapped[str | None] = mapped_column(String(32))
     e164_leading_plus: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("false"))
+    # SRTP (SDES) on this carrier's legs, both directions: off | optional | mandatory
+    srtp: Mapped[str] = mapped_column(String(9), nullable=False, server_default=text("'off'"))
     created_at: Mapped[datetime] = created_at()
 
     gateways: Mapped[list["Gateway"]] = relationship(
@@ -44,7 +52,10 @@ class Carrier(MaybePlatformOwned, Base):
         viewonly=True,
     )
 
-    __table_args__ = (UniqueConstraint("id", "account_id", name="uq_carriers_id_account"),)
+    __table_args__ = (
+        UniqueConstraint("id", "account_id", name="uq_carriers_id_account"),
+        CheckConstraint(in_list("srtp", SRTP_MODES), name="srtp_known"),
+    )
 
 
 class Gateway(MaybePlatformOwned, Base):
@@ -71,10 +82,14 @@ class Gateway(MaybePlatformOwned, Base):
     inbound: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("true"))
     outbound: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("true"))
     is_active: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("true"))
-    # outbound REGISTER credentials: columns exist, registration is not implemented (SPEC)
+    # outbound registration to the carrier (sofia gateway register=true); the password is
+    # Fernet-encrypted (app/crypto.py), decrypted only into the switch's generated gateway file
+    register: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("false"))
     register_username: Mapped[str | None] = mapped_column(String(255))
     register_password_encrypted: Mapped[str | None] = mapped_column(Text)
     register_realm: Mapped[str | None] = mapped_column(String(255))
+    register_expiry: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("600"))
+    register_retry: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("30"))
     created_at: Mapped[datetime] = created_at()
 
     __table_args__ = (
@@ -91,5 +106,11 @@ class Gateway(MaybePlatformOwned, Base):
         CheckConstraint("netmask BETWEEN 0 AND 32", name="netmask_range"),
         CheckConstraint("port BETWEEN 1 AND 65535", name="port_range"),
         CheckConstraint(in_list("transport", TRANSPORTS), name="transport_known"),
+        CheckConstraint("NOT register OR (register_username IS NOT NULL AND register_password_encrypted IS NOT NULL)",
+                        name="register_has_credentials"),
+        CheckConstraint(f"register_expiry BETWEEN {GATEWAY_REGISTER_EXPIRY_MIN_SECONDS} "
+                        f"AND {GATEWAY_REGISTER_EXPIRY_MAX_SECONDS}", name="register_expiry_range"),
+        CheckConstraint(f"register_retry BETWEEN {GATEWAY_REGISTER_RETRY_MIN_SECONDS} "
+                        f"AND {GATEWAY_REGISTER_RETRY_MAX_SECONDS}", name="register_retry_range"),
         Index("ix_gateways_network", "network", postgresql_using="gist", postgresql_ops={"network": "inet_ops"}),
     )

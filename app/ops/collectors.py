@@ -20,6 +20,7 @@ from sqlalchemy import text
 from app import limits
 from app.db.engine import platform_session
 from app.ops.metrics import QUEUE_WAITERS
+from app.settings import get_settings
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +115,29 @@ class DatabaseCollector(Collector):
             family.add_metric([state], counts.get(state, 0))
         return [family]
 
+
+
+class GatewayRegistrationCollector(Collector):
+    """Gateways registering to their carrier, per sofia registration state (REGED, FAIL_WAIT...:
+    the fixed SOFIA_REG_STATES label set), from the state the controllers keep in Redis."""
+
+    def __init__(self, client: Any = None) -> None:
+        self._client = client
+
+    def collect(self) -> Iterator:
+        yield from _guarded("gateway_registrations", self._states)
+
+    def _states(self) -> list:
+        from app.redis_pool import shared_redis
+        from app.routing.gateway_registration import counts_by_state
+
+        settings = get_settings()
+        client = self._client or shared_redis(settings.redis_url)
+        family = GaugeMetricFamily("sbc_gateway_registrations", "Gateways registering to their carrier, "
+                                   "by sofia registration state (all tenants).", labels=["state"])
+        for state, count in counts_by_state(client, settings.redis_key_prefix).items():
+            family.add_metric([state], count)
+        return [family]
 
 
 class RegistrationCollector(Collector):

@@ -13,7 +13,12 @@ from app.calls.heartbeat import ServiceHeartbeat
 from app.config import RuntimeConfig, get_config, start_config_listener
 from app.dev_mode import listen_host
 from app.events.publisher import start_publisher, stop_publisher
-from app.ops.collectors import DatabaseCollector, ErrorsCollector, RegistrationCollector
+from app.ops.collectors import (
+    DatabaseCollector,
+    ErrorsCollector,
+    GatewayRegistrationCollector,
+    RegistrationCollector,
+)
 from app.ops.health import Readiness, dependency_checks
 from app.ops.http import OpsEndpoints, start_ops_server
 from app.settings import get_settings
@@ -25,7 +30,8 @@ class WorkersRuntime:
     def __init__(self, config: Optional[RuntimeConfig] = None) -> None:
         self.config = config or get_config()
         self.readiness = Readiness("workers", dependency_checks(get_settings()))
-        self.collectors = [DatabaseCollector(), RegistrationCollector(), ErrorsCollector()]
+        self.collectors = [DatabaseCollector(), RegistrationCollector(), GatewayRegistrationCollector(),
+                           ErrorsCollector()]
         self.heartbeat = ServiceHeartbeat(
             "workers", interval_seconds=lambda: self.config.heartbeat_interval_seconds)
         self._listener = None

@@ -28,6 +28,7 @@ from app import limits
 from app.calls.limiter import ConcurrencyLimiter
 from app.config import RuntimeConfig
 from app.db.engine import platform_session
+from app.routing.gateway_registration import read_states
 from app.routing.node_modules import missing_modules
 from app.settings import get_settings
 from esl.inbound import InboundConnection
@@ -82,6 +83,8 @@ class Status:
     errors: list[str] = field(default_factory=list)
     registered_by_transport: dict[str, int] = field(default_factory=dict)
     registration_changes: list[AgentRegistration] = field(default_factory=list)
+    # gateway id -> {state, changedAt, sipStatus, phrase}: the carriers the switches register to
+    gateway_registrations: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 # the latest registration changes shown (``sbc status --json`` too)
@@ -175,11 +178,13 @@ def gather(config: RuntimeConfig, redis_client: Optional[redis.Redis] = None) ->
         limiter = ConcurrencyLimiter(redis_client, slot_ttl_seconds=limits.LIMITER_SLOT_TTL_SECONDS)
         by_account = calls_by_account(limiter)
         by_transport, changes = registrations(limiter.redis, get_settings().redis_key_prefix)
+        gateways = {str(k): v for k, v in read_states(limiter.redis, get_settings().redis_key_prefix).items()}
     except Exception as exc:
         errors.append(f"Redis: {exc}")
-        by_account, by_transport, changes = {}, {}, []
+        by_account, by_transport, changes, gateways = {}, {}, [], {}
     gevent.joinall(jobs)
-    return Status([j.value for j in jobs], seen, backlog, oldest, by_account, errors, by_transport, changes)
+    return Status([j.value for j in jobs], seen, backlog, oldest, by_account, errors, by_transport, changes,
+                  gateways)
 
 
 def _ago(when: Optional[datetime], now: datetime) -> str:
@@ -218,6 +223,11 @@ def render(status: Status) -> str:
     now = datetime.now(timezone.utc)
     counts = "  ".join(f"{t} {n}" for t, n in status.registered_by_transport.items()) or "none"
     lines.append(f"AGENT REGISTRATIONS  registered now: {counts}")
+    lines.append("GATEWAY REGISTRATIONS" + ("" if status.gateway_registrations else "  none"))
+    for gateway_id, reg in sorted(status.gateway_registrations.items()):
+        changed = datetime.fromtimestamp(reg.get("changedAt") or 0, timezone.utc)
+        reply = " ".join(str(x) for x in (reg.get("sipStatus"), reg.get("phrase")) if x)
+        lines.append(f"  {gateway_id}  {reg.get('state', '?'):<10} since {_ago(changed, now)}  {reply}".rstrip())
     for r in status.registration_changes:
         if r.registered:
             until = f"expires in {(r.expires_at - now).total_seconds():.0f} s" if r.expires_at else ""

@@ -25,6 +25,9 @@ class AclEntry:
     carrier_id: uuid.UUID
     gateway_id: uuid.UUID
     carrier_account_id: uuid.UUID | None = None  # None: platform carrier (any tenant's numbers)
+    # False: admitted only because the gateway registers to the carrier (its calls arrive
+    # through the registration and name their gateway); never used to name a carrier by address
+    inbound: bool = True
 
 
 @dataclass(frozen=True)
@@ -50,20 +53,22 @@ def gateway_network(gateway: GatewayRow) -> ipaddress.IPv4Network:
 def build_acl(
     gateways: Iterable[GatewayRow], carriers: Iterable[CarrierRow]
 ) -> tuple[list[AclEntry], list[RejectedGateway]]:
-    """Entries for every active inbound gateway of an active carrier, in a stable order
+    """Entries for every active inbound (or registering IPv4) gateway of an active carrier, in a stable order
     (network, then gateway id) so the generated file only changes when the data does."""
     active_carriers = {c.id: c.account_id for c in carriers if c.is_active}
     entries: list[AclEntry] = []
     rejected: list[RejectedGateway] = []
     for gw in gateways:
-        if not (gw.inbound and gw.is_active and gw.carrier_id in active_carriers):
+        # a registering gateway's address sends the calls for our registration: admitted too
+        admits = gw.inbound or (gw.register and bool(gw.ipv4))
+        if not (admits and gw.is_active and gw.carrier_id in active_carriers):
             continue
         try:
             network = gateway_network(gw)
         except ValueError as exc:
             rejected.append(RejectedGateway(gw.id, str(exc)))
             continue
-        entries.append(AclEntry(network, gw.carrier_id, gw.id, active_carriers[gw.carrier_id]))
+        entries.append(AclEntry(network, gw.carrier_id, gw.id, active_carriers[gw.carrier_id], gw.inbound))
     entries.sort(key=lambda e: (int(e.network.network_address), e.network.prefixlen, str(e.gateway_id)))
     return entries, rejected
 
@@ -99,7 +104,8 @@ class CarrierIdentifier:
 
     def __init__(self, entries: Iterable[AclEntry]) -> None:
         by_len: dict[int, dict[int, list[AclEntry]]] = {}
-        for entry in sorted(entries, key=lambda e: (e.network.prefixlen, str(e.gateway_id))):
+        inbound = (e for e in entries if e.inbound)
+        for entry in sorted(inbound, key=lambda e: (e.network.prefixlen, str(e.gateway_id))):
             # sorted by gateway id: when two carriers share a network the lowest gateway id
             # wins on every controller, whatever the row order
             by_len.setdefault(entry.network.prefixlen, {}).setdefault(

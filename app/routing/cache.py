@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import AbstractSet, Any, Callable, Iterable
 
@@ -17,8 +17,8 @@ import gevent.lock
 
 from app.routing.acl import AclEntry, CarrierIdentifier, RejectedGateway, build_acl
 from app.routing.fsconfig import EslApi, GatewayDiff, apply_to_freeswitch, outbound_gateways, write_generated
-from app.routing.lcr import Explanation, LcrTable, compile_table, gateway_name
-from app.routing.rows import GatewayRow, RoutingRows
+from app.routing.lcr import Explanation, LcrTable, compile_table, gateway_id_from_name, gateway_name
+from app.routing.rows import CarrierRow, GatewayRow, RoutingRows
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +33,7 @@ class RoutingTable:
     rejected_gateways: tuple[RejectedGateway, ...]
     outbound_gateways: tuple[GatewayRow, ...]
     compile_seconds: float
+    carriers: dict[uuid.UUID, CarrierRow] = field(default_factory=dict)
 
     def identify_carrier(self, source_ip: str | None,
                          account_id: uuid.UUID | None = None) -> tuple[uuid.UUID, uuid.UUID] | None:
@@ -53,6 +54,24 @@ class RoutingTable:
                 return gw.carrier_id, f"{gw.address}:{gw.port}"
         return None
 
+    def registered_carrier(self, sofia_gateway: str | None,
+                           account_id: uuid.UUID | None) -> tuple[uuid.UUID, uuid.UUID] | None:
+        """(carrier id, gateway id) of a call the carrier sent to our registration (sofia's
+        ``sip_gateway_name``): the registering gateway's carrier, if the dialled number's
+        account may use it (a platform carrier or its own); None otherwise."""
+        gateway_id = gateway_id_from_name(sofia_gateway or "")
+        for gw in self.outbound_gateways:
+            if gw.id == gateway_id and gw.register:
+                owner = self.carriers[gw.carrier_id].account_id if gw.carrier_id in self.carriers else None
+                if owner is None or owner == account_id:
+                    return gw.carrier_id, gw.id
+        return None
+
+    def carrier_srtp(self, carrier_id: uuid.UUID | None) -> str:
+        """The carrier's SRTP mode ("off" for an unknown carrier)."""
+        carrier = self.carriers.get(carrier_id) if carrier_id is not None else None
+        return carrier.srtp if carrier is not None else "off"
+
 
 def compile_routing(rows: RoutingRows, *, cooperate: Callable[[], None] | None = None) -> RoutingTable:
     started = time.perf_counter()
@@ -64,10 +83,9 @@ def compile_routing(rows: RoutingRows, *, cooperate: Callable[[], None] | None =
         rejected_gateways=tuple(rejected),
         outbound_gateways=tuple(outbound_gateways(rows.gateways, rows.carriers)),
         compile_seconds=0.0,
+        carriers={c.id: c for c in rows.carriers},
     )
-    elapsed = time.perf_counter() - started
-    return RoutingTable(table.lcr, table.identifier, table.acl_entries, table.rejected_gateways,
-                        table.outbound_gateways, elapsed)
+    return replace(table, compile_seconds=time.perf_counter() - started)
 
 
 class RoutingCache:
@@ -110,6 +128,13 @@ class RoutingCache:
 
     def describe_gateway(self, gateway_id: uuid.UUID) -> tuple[uuid.UUID, str] | None:
         return self.table().describe_gateway(gateway_id)
+
+    def registered_carrier(self, sofia_gateway: str | None,
+                           account_id: uuid.UUID | None) -> tuple[uuid.UUID, uuid.UUID] | None:
+        return self.table().registered_carrier(sofia_gateway, account_id)
+
+    def carrier_srtp(self, carrier_id: uuid.UUID | None) -> str:
+        return self.table().carrier_srtp(carrier_id)
 
 
 class RoutingReloader:

@@ -60,21 +60,33 @@ def outbound_gateways(gateways: Iterable[GatewayRow], carriers: Iterable[Carrier
 
 
 def render_gateway(gw: GatewayRow) -> str:
-    """One sofia gateway: no REGISTER (SPEC: outbound registration not implemented), OPTIONS
-    ping every GATEWAY_PING_SECONDS so sofia marks it DOWN/UP (sofia::gateway_state), and the
-    caller id in From, which is what carriers bill and screen on."""
+    """One sofia gateway: OPTIONS ping every GATEWAY_PING_SECONDS so sofia marks it DOWN/UP
+    (sofia::gateway_state), and the caller id in From, which is what carriers bill and screen on.
+
+    ``register-transport`` is the transport of the calls too (tls: the trunk profile's TLS
+    listener, the carrier's certificate checked, docs/trunks.md). A registering gateway sends
+    REGISTER with its credentials every ``register_expiry`` seconds (``retry-seconds`` after a
+    failure); calls the carrier sends to that registration (Request-URI ``gw+<name>``) take the
+    To user as the dialled number (``extension`` auto_to_user). A changed password changes the
+    block, so the reload's killgw + rescan registers again without a restart."""
     target = f"{gw.address}:{gw.port}"  # a host name is resolved by sofia (NAPTR/SRV, A)
-    transport = gw.transport if gw.transport in ("udp", "tcp") else "udp"
     params = [
         ("proxy", target),
-        ("realm", target),
-        ("username", "sbc"),
-        ("register", "false"),
-        ("register-transport", transport),
+        ("realm", gw.register_realm or target),
+        ("username", gw.register_username or "sbc"),
+        ("register", "true" if gw.register else "false"),
+        ("register-transport", gw.transport),
         ("ping", str(GATEWAY_PING_SECONDS)),
         ("caller-id-in-from", "true"),
-        ("retry-seconds", "30"),
+        ("retry-seconds", str(gw.register_retry)),
     ]
+    if gw.register:
+        params += [
+            ("password", gw.register_password or ""),
+            ("expire-seconds", str(gw.register_expiry)),
+            ("extension", "auto_to_user"),
+            ("extension-in-contact", "false"),
+        ]
     lines = [f"  <gateway name={quoteattr(gateway_name(gw.id))}>"]
     lines += [f"    <param name={quoteattr(k)} value={quoteattr(v)}/>" for k, v in params]
     lines.append("  </gateway>")

@@ -110,7 +110,7 @@ class GatewayHealth:
         if subclass == GATEWAY_STATE:
             ping = (event.get("Ping-Status") or "").upper()
             if ping not in ("UP", "DOWN"):
-                return None  # registration-only state changes; we never register
+                return None  # registration-only state changes: app.routing.gateway_registration
             return self.set_state(gateway_id, ping.lower(), status=event.get("Status"),
                                   phrase=event.get("Phrase"), gateway=name)
         if subclass == GATEWAY_ADD:

@@ -27,6 +27,7 @@ except ImportError:  # pragma: no cover - older interpreters
 
 from app import limits
 from app.errors import ValidationFailed
+from app.routing import srtp
 from app.routing.causes import fail_on_single_reject_value
 from app.routing.rows import CarrierEntryRow, CarrierRow, GatewayRow, RouteRow, RoutingRows
 
@@ -126,6 +127,7 @@ class GatewayTarget:
     gateway_id: uuid.UUID
     name: str
     host: str  # ip:port, for explain output
+    srtp: str = "off"  # the carrier's SRTP mode (app.routing.srtp), set on the leg we dial
 
 
 def dial_prefix(carrier: CarrierRow) -> str:
@@ -193,6 +195,7 @@ class Attempt:
     gateway_name: str
     host: str
     dial_number: str
+    srtp: str = "off"
 
     @property
     def endpoint(self) -> str:
@@ -304,7 +307,7 @@ class LcrTable:
                     continue
                 usable += 1
                 attempts.append(Attempt(carrier.carrier_id, carrier.name, gw.gateway_id, gw.name,
-                                        gw.host, f"{carrier.tech_prefix}{normalized}"))
+                                        gw.host, f"{carrier.tech_prefix}{normalized}", gw.srtp))
             if not usable and carrier.gateways:
                 skipped.append(Skipped("carrier", carrier.carrier_id, carrier.name,
                                        "every outbound gateway is down"))
@@ -347,7 +350,8 @@ def bridge_string(explanation: Explanation, *, leg_vars: dict[str, str] | None =
     ``fail_on_single_reject`` stops that walk on callee refusals (see app.routing.causes).
     Inside ``{}`` a comma separates variables, so the cause list is escaped as ``\\,``.
     Each leg carries the carrier and gateway ids for the call record, and exports them to
-    the caller's leg when it answers a bridge (``answering_carrier``).
+    the caller's leg when it answers a bridge (``answering_carrier``), and its carrier's SRTP
+    policy (app.routing.srtp).
     """
     if not explanation.attempts:
         raise ValueError("nothing to dial: " + (explanation.reason or "no attempts"))
@@ -356,7 +360,8 @@ def bridge_string(explanation: Explanation, *, leg_vars: dict[str, str] | None =
     for attempt in explanation.attempts:
         variables = {LCR_CARRIER_VARIABLE: str(attempt.carrier_id),
                      LCR_GATEWAY_VARIABLE: str(attempt.gateway_id),
-                     "bridge_export_vars": ",".join(EXPORTED_ON_ANSWER)}
+                     "bridge_export_vars": ",".join(EXPORTED_ON_ANSWER),
+                     srtp.OUTBOUND_VARIABLE: srtp.leg_value(attempt.srtp)}
         if leg_vars:
             variables.update(leg_vars)
         rendered = ",".join(f"{k}={_escape_var(v)}" for k, v in variables.items())
@@ -422,7 +427,8 @@ def compile_table(rows: RoutingRows, *, cooperate: Callable[[], None] | None = N
                 if int(gw.netmask) != 32:
                     problems.append(f"gateway {gw.id}: outbound gateways need a /32 address")
                     continue
-                targets.append(GatewayTarget(gw.id, gateway_name(gw.id), f"{gw.address}:{gw.port}"))
+                targets.append(GatewayTarget(gw.id, gateway_name(gw.id), f"{gw.address}:{gw.port}",
+                                             carrier.srtp))
             unusable = None
             if not carrier.is_active:
                 unusable = "carrier is inactive"

@@ -6,11 +6,13 @@ platform rows it may use (explain for one account).
 """
 from __future__ import annotations
 
+import logging
 import uuid
 
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from app.crypto import SecretDecryptionFailed, decrypt_secret
 from app.db.engine import platform_session
 from app.models import Account, Carrier, Gateway, Lcr, LcrCarrierSetEntry, LcrRoute
 from app.routing.rows import (
@@ -23,6 +25,8 @@ from app.routing.rows import (
     RoutingRows,
 )
 
+log = logging.getLogger(__name__)
+
 
 def _scoped(model, account_id: uuid.UUID | None):
     stmt = select(model)
@@ -31,14 +35,31 @@ def _scoped(model, account_id: uuid.UUID | None):
     return stmt
 
 
+def _register_password(gateway: Gateway) -> str | None:
+    """The password the switch registers with. One undecryptable password (the secret key
+    changed) must not stop every carrier's routing: that gateway registers without it and
+    shows FAIL_WAIT, and the log says why."""
+    if not gateway.register or gateway.register_password_encrypted is None:
+        return None
+    try:
+        return decrypt_secret(gateway.register_password_encrypted)
+    except SecretDecryptionFailed:
+        log.error("gateway %s: its register_password cannot be decrypted with the configured key; "
+                  "set it again", gateway.id)
+        return None
+
+
 def read_rows(session: Session, account_id: uuid.UUID | None = None) -> RoutingRows:
     carriers = tuple(
-        CarrierRow(c.id, c.name, c.account_id, c.tech_prefix or "", c.is_active, c.e164_leading_plus)
+        CarrierRow(c.id, c.name, c.account_id, c.tech_prefix or "", c.is_active, c.e164_leading_plus, c.srtp)
         for c in session.scalars(_scoped(Carrier, account_id))
     )
     gateways = tuple(
         GatewayRow(g.id, g.carrier_id, str(g.ipv4).split("/")[0] if g.ipv4 is not None else "",
-                   g.netmask, g.port, g.transport, g.inbound, g.outbound, g.is_active, g.host)
+                   g.netmask, g.port, g.transport, g.inbound, g.outbound, g.is_active, g.host,
+                   g.register, g.register_username,
+                   _register_password(g),
+                   g.register_realm, g.register_expiry, g.register_retry)
         for g in session.scalars(_scoped(Gateway, account_id))
     )
     plans = tuple(

@@ -6,7 +6,7 @@ cheap to benchmark) and so the loader is the only place that knows the table lay
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -17,6 +17,7 @@ class CarrierRow:
     tech_prefix: str = ""                 # prepended to the dialled number on this carrier
     is_active: bool = True
     e164_leading_plus: bool = False       # the carrier wants "+" before the E.164 number
+    srtp: str = "off"                     # SRTP on its legs: off | optional | mandatory
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,13 @@ class GatewayRow:
     outbound: bool = False   # target of outbound calls: becomes a sofia gateway
     is_active: bool = True
     host: str | None = None  # DNS name of an outbound-only gateway (then ipv4 is "")
+    register: bool = False   # the switch registers to the carrier (sofia gateway register)
+    register_username: str | None = None
+    # decrypted only for the generated gateway file; never in a repr or a log line
+    register_password: str | None = field(default=None, repr=False)
+    register_realm: str | None = None
+    register_expiry: int = 600
+    register_retry: int = 30
 
     @property
     def address(self) -> str:

@@ -50,6 +50,7 @@ from app.routing.cache import RoutingCache, RoutingListener, RoutingReloader, st
 from app.routing.dialer import LcrDialer
 from app.routing.fsconfig import generated_dir
 from app.routing.gateway_health import SUBSCRIBE_COMMAND, GatewayHealth
+from app.routing.gateway_registration import GatewayRegistrations
 from app.routing.node_modules import missing_modules
 from app.settings import get_settings
 from app.voice.agent_holds import AGENT_HOLD_EVENTS, AgentHoldRelay
@@ -88,6 +89,8 @@ class Controller:
         self.routing = RoutingCache()
         self.health = GatewayHealth(self.redis, settings.redis_key_prefix, emit,
                                     describe=self.routing.describe_gateway)
+        self.gateway_registrations = GatewayRegistrations(self.redis, settings.redis_key_prefix, emit,
+                                                          describe=self.routing.describe_gateway)
         self.numbers = RouteSnapshot()  # number lookups that ride out a database blip
         self.services = CallServices(
             limiter=ConcurrencyLimiter(self.redis,
@@ -246,6 +249,7 @@ class Controller:
                                  on_reconcile=reconcile)
         AgentHoldRelay(self.services.live_calls).attach(node)  # holds on agents' legs
         self.health.attach(node)
+        self.gateway_registrations.attach(node)  # carriers we register to: REGED, FAIL_WAIT...
         self.registrations.attach(node, agent_sip_address)
         self.nodes.append(node)
         self.sweepers.append(OrphanSweeper(node, self._sessions_known,

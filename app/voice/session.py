@@ -59,6 +59,7 @@ UNKNOWN_NUMBER_CAUSE = "UNALLOCATED_NUMBER"        # SIP 404
 UNKNOWN_ACCOUNT_CAUSE = "NORMAL_TEMPORARY_FAILURE"  # an originated leg whose account is gone
 NO_APPLICATION_CAUSE = "SERVICE_UNAVAILABLE"       # SIP 503: number exists, nothing answers it
 UNKNOWN_TRUNK_CAUSE = "CALL_REJECTED"              # SIP 403: not this account's carrier
+SRTP_REQUIRED_CAUSE = "INCOMPATIBLE_DESTINATION"   # SIP 488: plain RTP from an SRTP-mandatory carrier
 NO_DATABASE_CAUSE = "NORMAL_TEMPORARY_FAILURE"     # SIP 503: cannot route it now, fail over
 LOST_SOCKET_CAUSE = "NORMAL_TEMPORARY_FAILURE"      # recorded when FreeSWITCH never said
 # The sofia profile carriers reach (fs-conf/sip_profiles/external.xml): calls on it must come
@@ -78,6 +79,9 @@ class IncomingCall:
     sofia_profile: Optional[str]
     answer_state: Optional[str]     # "ringing" when FreeSWITCH hands the call over unanswered
     originated: Optional[OriginatedLeg] = None  # set on legs the controller dialled
+    # the sofia gateway whose registration the carrier called (sip_gateway_name / sip_gateway)
+    sofia_gateway: Optional[str] = None
+    srtp_offered: bool = False  # the offer carried SDES crypto (rtp_has_crypto)
 
     @classmethod
     def from_channel(cls, channel: Event) -> "IncomingCall":
@@ -91,6 +95,8 @@ class IncomingCall:
             sofia_profile=channel.variable("sofia_profile_name"),
             answer_state=channel.get("Answer-State"),
             originated=OriginatedLeg.from_variables(channel.variable),
+            sofia_gateway=channel.variable("sip_gateway_name") or channel.variable("sip_gateway"),
+            srtp_offered=bool(channel.variable("rtp_has_crypto")),
         )
 
 
@@ -145,6 +151,10 @@ class CallSession:
             # FreeSWITCH's ACL is platform-wide; a tenant's private trunk must not reach
             # another tenant's numbers.
             self._refuse(UNKNOWN_TRUNK_CAUSE, 403, f"unknown_trunk:{call.source_ip}")
+            return
+        if route.direction == "inbound" and self.services.routing is not None and not call.srtp_offered \
+                and self.services.routing.carrier_srtp(self.record.carrier_id) == "mandatory":
+            self._refuse(SRTP_REQUIRED_CAUSE, 488, "srtp_required")
             return
         admission = self.services.limiter.acquire(
             call.call_id, route.account_id, route.account_limit,
@@ -286,8 +296,9 @@ class CallSession:
         carrier = None
         if call.originated is not None:  # we chose the carrier: the answered leg says which
             carrier = (call.originated.carrier_id, call.originated.gateway_id)
-        elif self.services.routing is not None:
-            carrier = self.services.routing.identify_carrier(call.source_ip, route.account_id)
+        elif self.services.routing is not None:  # our registration's carrier, else by address
+            carrier = (self.services.routing.registered_carrier(call.sofia_gateway, route.account_id)
+                       or self.services.routing.identify_carrier(call.source_ip, route.account_id))
         originated = call.originated
         return CallContext(
             account_id=route.account_id, trace_id=call.trace_id, direction=route.direction,

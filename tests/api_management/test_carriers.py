@@ -134,3 +134,22 @@ def test_given_an_agent_when_managing_carriers_then_403_admin_required(api, seed
     agent = api.login(tenant, "agent1")
     assert_error(agent.get("/api/carriers"), 403, "admin_required")
     assert_error(agent.post("/api/carriers", json={"name": "x"}), 403, "admin_required")
+
+
+def test_given_a_tls_registering_gateway_of_an_srtp_carrier_when_saved_then_it_reads_back_without_the_password(api, seed):
+    _, admin = admin_client(api, seed)
+    carrier = admin.post("/api/carriers", json={"name": "Secure", "srtp": "mandatory"}).get_json()
+    assert carrier["srtp"] == "mandatory"
+    assert _carrier(admin, "Plain")["srtp"] == "off"
+    assert_error(admin.patch(f"/api/carriers/{carrier['id']}", json={"srtp": "sometimes"}), 422, "validation_failed")
+    created = admin.post(f"/api/carriers/{carrier['id']}/gateways", json={
+        "host": "sip.carrier.example", "port": 5061, "transport": "tls", "register": True,
+        "register_username": "acct42", "register_password": "pw-5511", "register_realm": "carrier.example",
+        "register_expiry": 300})
+    assert created.status_code == 201, created.get_json()
+    body = created.get_json()
+    assert (body["transport"], body["register"], body["register_expiry"], body["register_retry"]) == ("tls", True, 300, 30)
+    assert body["has_register_password"] is True and "pw-5511" not in created.get_data(as_text=True)
+    # dropping the password of a registering gateway leaves it without credentials: refused
+    assert_error(admin.patch(f"/api/gateways/{body['id']}", json={"register_password": None}), 422, "invalid_gateway")
+    assert admin.patch(f"/api/gateways/{body['id']}", json={"register": False}).get_json()["register"] is False

@@ -48,14 +48,18 @@ def test_given_shipped_config_then_trunk_profile_matches_the_spec(conf_copy):
     assert params["auth-calls"] == "false"
     assert params["sip-port"] == "5060"
     assert set(params["bind-params"].split("=")[1].split(",")) == {"udp", "tcp"}
-    assert params["tls"] == "false" and params["tls-cert-dir"] and params["tls-sip-port"]
+    assert params["tls"] == "false" and params["tls-sip-port"] == "5061"  # on with FS_TLS=true
+    assert params["tls-version"] == "tlsv1.2,tlsv1.3"  # nothing older
+    assert all(c.startswith("ECDHE-") and ("GCM" in c or "CHACHA20" in c)
+               for c in params["tls-ciphers"].split(":"))  # forward secrecy and AEAD only
+    assert params["tls-verify-policy"] == "out"  # carriers' certificates are checked
     assert params["dtmf-type"] == "rfc2833" and params["rfc2833-pt"] == "101"
     assert params["liberal-dtmf"] == "true"
     assert params["context"] == "public"
     assert params["inbound-codec-prefs"].split(",") == ["OPUS", "G722", "PCMU", "PCMA", "G729"]
     assert set(params["outbound-codec-prefs"].split(",")) == {"OPUS", "G722", "PCMU", "PCMA", "G729"}
     assert params["disable-transcoding"] == "false" and params["inbound-bypass-media"] == "false"
-    assert params["rtp-secure-media"] == "forbidden"  # plain RTP/AVP on trunks
+    assert "rtp-secure-media" not in params  # not a sofia setting: SRTP is set per carrier leg
 
 
 def test_given_shipped_config_then_every_leg_sends_its_own_rtp_clock_and_agents_send_no_comfort_noise(conf_copy):
@@ -75,6 +79,12 @@ def test_given_shipped_config_then_bridged_legs_offer_every_trunk_codec_so_calls
     INCOMPATIBLE_DESTINATION on the real switch); proven end to end in tests/realswitch."""
     report = validate(*conf_copy, CODE)
     assert report.variables["media_mix_inbound_outbound_codecs"] == "true"
+
+
+def test_given_shipped_config_then_no_leg_copies_the_x_headers_of_the_leg_it_was_dialled_from(conf_copy):
+    """A caller's X- headers never reach a carrier (proven on the real switch in
+    tests/realswitch/test_carrier_on_the_internet.py)."""
+    assert validate(*conf_copy, CODE).variables["sip_copy_custom_headers"] == "false"
 
 
 def test_given_shipped_config_then_switch_and_esl_settings_are_set(conf_copy):

@@ -11,7 +11,7 @@ from sqlalchemy import text
 
 from app.events.exchanges import SYSTEM_EVENTS
 from app.events.outbox import publish
-from app.ops.collectors import DatabaseCollector, SwitchCollector
+from app.ops.collectors import DatabaseCollector, GatewayRegistrationCollector, SwitchCollector
 from esl.inbound import InboundConnection
 from tests.plugins.eventually import eventually
 
@@ -102,3 +102,24 @@ def test_given_registered_agent_phones_then_they_are_counted_per_transport_not_p
     assert after["sbc_agents_registered{transport=udp}"] == before["sbc_agents_registered{transport=udp}"] + 1
     assert {k for k in after if k.startswith("sbc_agents_registered")} == \
         {f"sbc_agents_registered{{transport={t}}}" for t in TRANSPORTS}
+
+
+def test_given_gateways_registering_to_carriers_then_they_are_counted_per_sofia_state():
+    import uuid
+
+    from app.redis_pool import shared_redis
+    from app.routing.gateway_registration import SOFIA_REG_STATES, GatewayRegistrations
+    from app.settings import get_settings
+
+    settings = get_settings()
+    client = shared_redis(settings.redis_url)
+    regs = GatewayRegistrations(client, settings.redis_key_prefix, lambda *a, **k: None)
+    before = _scrape(GatewayRegistrationCollector(client))
+    for state in ("REGED", "REGED", "FAIL_WAIT"):
+        regs.set_state(uuid.uuid4(), "gw", state)
+    after = _scrape(GatewayRegistrationCollector(client))
+    assert after["sbc_gateway_registrations{state=REGED}"] == before["sbc_gateway_registrations{state=REGED}"] + 2
+    assert after["sbc_gateway_registrations{state=FAIL_WAIT}"] == \
+        before["sbc_gateway_registrations{state=FAIL_WAIT}"] + 1
+    assert {k for k in after if k.startswith("sbc_gateway_registrations")} == \
+        {f"sbc_gateway_registrations{{state={s}}}" for s in SOFIA_REG_STATES}

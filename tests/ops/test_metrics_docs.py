@@ -11,6 +11,7 @@ from app.ops import metrics
 from app.ops.collectors import (
     DatabaseCollector,
     ErrorsCollector,
+    GatewayRegistrationCollector,
     QueueCollector,
     RegistrationCollector,
     SwitchCollector,
@@ -27,7 +28,8 @@ def documented() -> set[str]:
 def exported() -> set[str]:
     registry = CollectorRegistry()
     for collector in (SwitchCollector(lambda: [InboundConnection("127.0.0.1", 1, "x")], dict),
-                      QueueCollector(), DatabaseCollector(), RegistrationCollector(), ErrorsCollector()):
+                      QueueCollector(), DatabaseCollector(), RegistrationCollector(), GatewayRegistrationCollector(),
+                      ErrorsCollector()):
         registry.register(collector)
     names = set(re.findall(r"^# TYPE (sbc_\w+) (\w+)", generate_latest(registry).decode(), re.M))
     own = {(m._name, m._type) for m in vars(metrics).values() if hasattr(m, "_type") and hasattr(m, "_name")}

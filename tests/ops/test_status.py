@@ -123,3 +123,20 @@ def test_given_agent_phones_registering_when_status_runs_then_it_shows_counts_pe
     latest = shown["registration_changes"][0]
     assert (latest["agent"], latest["registered"], latest["user_agent"]) == (f"bob@{domain}", False, "JsSIP")
     assert shown["registered_by_transport"]["tcp"] >= 1
+
+
+def test_given_a_gateway_registering_to_its_carrier_when_status_runs_then_its_state_and_reply_are_shown(nodes):
+    import uuid
+
+    from app.redis_pool import shared_redis
+    from app.routing.gateway_registration import GatewayRegistrations
+    from app.settings import get_settings
+
+    settings = get_settings()
+    gateway_id = uuid.uuid4()
+    GatewayRegistrations(shared_redis(settings.redis_url), settings.redis_key_prefix,
+                         lambda *a, **k: None).set_state(gateway_id, "gw", "FAIL_WAIT", "403", "Forbidden")
+    screen = CliRunner().invoke(main, ["status"]).output
+    assert "GATEWAY REGISTRATIONS" in screen
+    [line] = [line for line in screen.splitlines() if str(gateway_id) in line]
+    assert "FAIL_WAIT" in line and line.endswith("403 Forbidden")

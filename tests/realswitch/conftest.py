@@ -81,7 +81,7 @@ def realswitch_workdir() -> Iterator[Path]:
 @pytest.fixture(scope="package")
 def real_switch(realswitch_workdir: Path) -> Iterator[RealSwitch]:
     switch = RealSwitch(freeswitch_tree(), realswitch_workdir / "fs", SwitchPorts.pick(),
-                        ESL_PASSWORD)
+                        ESL_PASSWORD, ca_dir=realswitch_workdir / "test-ca")
     switch.start()
     try:
         yield switch

@@ -90,12 +90,14 @@ class SwitchPorts:
     rtp_end: int
     agent_sip: int = 0   # the internal (agent) profile: UDP/TCP, and WSS for browsers
     agent_wss: int = 0
+    tls_sip: int = 0     # the trunk profile's SIP over TLS listener
 
     @classmethod
     def pick(cls) -> "SwitchPorts":
         start, end = free_rtp_range()
         return cls(sip=free_port(), esl=free_port(), controller=free_port(),
-                   rtp_start=start, rtp_end=end, agent_sip=free_port(), agent_wss=free_port())
+                   rtp_start=start, rtp_end=end, agent_sip=free_port(), agent_wss=free_port(),
+                   tls_sip=free_port())
 
 
 class RealSwitch:
@@ -103,7 +105,8 @@ class RealSwitch:
 
     bind_ip = "127.0.0.1"
 
-    def __init__(self, tree: Path, workdir: Path, ports: SwitchPorts, password: str) -> None:
+    def __init__(self, tree: Path, workdir: Path, ports: SwitchPorts, password: str,
+                 ca_dir: Path | None = None) -> None:
         self.tree = tree
         self.workdir = workdir
         self.ports = ports
@@ -112,6 +115,8 @@ class RealSwitch:
         self.log_file = workdir / "log" / "freeswitch.log"
         self.recordings = workdir / "recordings"
         self._lib = workdir / "lib"
+        self.tls_dir = workdir / "tls"  # FS_TLS_CERT_DIR: scripts/dev-tls-cert's pair
+        self.ca_dir = ca_dir  # the run's development CA (cafile.pem), shared with a carrier switch
 
     # configuration ---------------------------------------------------------------------
     def environment(self) -> dict[str, str]:
@@ -127,6 +132,9 @@ class RealSwitch:
             "FS_RTP_END_PORT": str(self.ports.rtp_end),
             "FS_AGENT_SIP_PORT": str(self.ports.agent_sip),
             "FS_AGENT_WSS_PORT": str(self.ports.agent_wss),
+            "FS_TLS": "true",
+            "FS_TLS_SIP_PORT": str(self.ports.tls_sip),
+            "FS_TLS_CERT_DIR": str(self.tls_dir),
         }
 
     def install_config(self) -> None:
@@ -138,6 +146,15 @@ class RealSwitch:
         shutil.copytree(REPO / "dialplan", self.conf / "dialplan")
         for folder in WORK_FOLDERS:
             (self.workdir / folder).mkdir(parents=True, exist_ok=True)
+        self.make_certificate()
+
+    def make_certificate(self) -> None:
+        """scripts/dev-tls-cert's pair in tls_dir, signed by the run's CA when there is one."""
+        if (self.tls_dir / "agent.pem").exists():
+            return
+        env = dict(os.environ, DEV_TLS_CA=str(self.ca_dir)) if self.ca_dir else None
+        subprocess.run(["bash", str(REPO / "scripts" / "dev-tls-cert"), str(self.tls_dir), self.bind_ip],
+                       check=True, capture_output=True, env=env)
 
     @property
     def generated_dir(self) -> Path:
@@ -145,6 +162,7 @@ class RealSwitch:
 
     # process ---------------------------------------------------------------------------
     def command(self) -> list[str]:
+        """FreeSWITCH's command line: every folder in the work folder, modules from the tree."""
         w, t = self.workdir, self.tree
         return [str(t / "bin" / "freeswitch"), "-base", str(w), "-conf", str(self.conf),
                 "-log", str(w / "log"), "-db", str(w / "db"), "-run", str(w / "run"),

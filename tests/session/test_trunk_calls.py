@@ -6,6 +6,7 @@ import uuid
 
 import pytest
 
+from app.crypto import encrypt_secret
 from app.db.engine import tenant_session
 from app.models import Carrier, Gateway, Lcr, LcrCarrierSetEntry, LcrRoute
 from app.routing.cache import RoutingCache
@@ -23,12 +24,13 @@ def routed_controller(outbound_server, services):
     return outbound_server(lambda conn: CallSession(conn, services).run())
 
 
-def _carrier(account_id, name: str, ip: str, *, netmask: int = 32) -> tuple[uuid.UUID, uuid.UUID]:
+def _carrier(account_id, name: str, ip: str, *, netmask: int = 32, srtp: str = "off",
+             **gateway_fields) -> tuple[uuid.UUID, uuid.UUID]:
     with tenant_session(account_id) as session:
-        carrier = Carrier(account_id=account_id, name=name)
+        carrier = Carrier(account_id=account_id, name=name, srtp=srtp)
         session.add(carrier)
         session.flush()
-        gateway = Gateway(account_id=account_id, carrier_id=carrier.id, ipv4=ip, netmask=netmask)
+        gateway = Gateway(account_id=account_id, carrier_id=carrier.id, ipv4=ip, netmask=netmask, **gateway_fields)
         session.add(gateway)
         session.flush()
         return carrier.id, gateway.id
@@ -88,3 +90,44 @@ def test_given_lcr_plan_when_dialing_a_phone_target_then_bridge_tries_carriers_i
     assert first < second and "|" in bridge[first:second]
     assert "call_timeout=20" in bridge
     assert call_record(owner_conn, call.uuid)["status"] == "completed"
+
+
+def test_given_an_srtp_mandatory_carrier_when_it_offers_plain_rtp_then_refused_488_with_the_cause_on_the_record(
+        routed_controller, simulate_call, number_with_app, owner_conn):
+    account, number, _ = number_with_app(app_json=[{"verb": "say", "text": "hi"}])
+    _carrier(account.id, "Secure only", "203.0.113.40", srtp="mandatory")
+    call = simulate_call(_trunk_call(number, "203.0.113.40"), routed_controller)
+    assert call.wait(10)
+    assert executed(call) == []
+    assert hangups(call) == ["INCOMPATIBLE_DESTINATION"]
+    record = call_record(owner_conn, call.uuid)
+    assert (record["status"], record["hangup_cause"]) == ("refused", "INCOMPATIBLE_DESTINATION")
+
+
+def test_given_an_srtp_mandatory_carrier_when_it_offers_sdes_then_the_call_runs(
+        routed_controller, simulate_call, number_with_app, owner_conn):
+    account, number, _ = number_with_app(app_json=[{"verb": "say", "text": "hi"}])
+    _carrier(account.id, "Secure only", "203.0.113.41", srtp="mandatory")
+    secure = Call(callee=number, variables={"sofia_profile_name": "external", "sip_network_ip": "203.0.113.41",
+                                            "rtp_has_crypto": "AES_CM_128_HMAC_SHA1_80"})
+    call = simulate_call(secure, routed_controller)
+    assert call.wait(10)
+    assert call_record(owner_conn, call.uuid)["status"] == "completed"
+
+
+def test_given_a_call_through_our_registration_when_it_arrives_then_it_is_tied_to_the_registering_carrier(
+        routed_controller, simulate_call, number_with_app, owner_conn):
+    """The registrar's address is also another carrier's inbound network: sofia's
+    sip_gateway_name (the registration the carrier called) wins over the address."""
+    account, number, _ = number_with_app(app_json=[{"verb": "say", "text": "hi"}])
+    _carrier(account.id, "By address", "203.0.113.0", netmask=24)
+    carrier_id, gateway_id = _carrier(
+        account.id, "Registrar", "203.0.113.50", inbound=False, register=True, register_username="acct42",
+        register_password_encrypted=encrypt_secret("pw"))
+    via_registration = Call(callee=number, variables={
+        "sofia_profile_name": "external", "sip_network_ip": "203.0.113.50",
+        "sip_gateway_name": gateway_name(gateway_id)})
+    call = simulate_call(via_registration, routed_controller)
+    assert call.wait(10)
+    record = call_record(owner_conn, call.uuid)
+    assert (record["carrier_id"], record["gateway_id"], record["status"]) == (carrier_id, gateway_id, "completed")

@@ -1,16 +1,21 @@
 """Carrier and gateway bodies. REGISTER credentials are accepted and stored encrypted, never
-returned; outbound registration itself is not implemented (SPEC)."""
+returned (only ``has_register_password``); the switch registers a gateway with ``register``."""
 from __future__ import annotations
 
 import ipaddress
 import re
+from datetime import datetime, timezone
 from typing import Any
 
 import marshmallow as ma
 from marshmallow import validate
+from redis.exceptions import RedisError
 
 from app import limits
-from app.models.enums import TRANSPORTS
+from app.models.enums import SRTP_MODES, TRANSPORTS
+from app.redis_pool import shared_redis
+from app.routing.gateway_registration import read_state
+from app.settings import get_settings
 
 
 class CarrierWriteSchema(ma.Schema):
@@ -22,6 +27,9 @@ class CarrierWriteSchema(ma.Schema):
         metadata={"description": "Dialled before the number; \"\" or null: none"})
     e164_leading_plus = ma.fields.Boolean(metadata={
         "description": "Dial the number with a leading + (after tech_prefix)"})
+    srtp = ma.fields.String(validate=validate.OneOf(SRTP_MODES), metadata={
+        "description": "SRTP (SDES) on this carrier's legs: off (plain RTP), optional (offer "
+                       "both), mandatory (SRTP or no call); docs/trunks.md \"SRTP\""})
 
     @ma.post_load
     def _no_prefix_is_null(self, data: dict, **_: object) -> dict:
@@ -41,6 +49,7 @@ class CarrierSchema(ma.Schema):
     is_active = ma.fields.Boolean()
     tech_prefix = ma.fields.String(allow_none=True)
     e164_leading_plus = ma.fields.Boolean()
+    srtp = ma.fields.String()
     platform = ma.fields.Function(lambda c: c.account_id is None, metadata={
         "description": "Platform carrier: usable in LCR and campaigns, not editable"})
     created_at = ma.fields.AwareDateTime()
@@ -80,14 +89,22 @@ class GatewayWriteSchema(ma.Schema):
     netmask = ma.fields.Integer(validate=validate.Range(min=0, max=32), metadata={
         "description": "Prefix length: 32 = exactly this address, less = a CIDR network (inbound)"})
     port = ma.fields.Integer(validate=validate.Range(min=1, max=65535))
-    transport = ma.fields.String(validate=validate.OneOf(TRANSPORTS))
+    transport = ma.fields.String(validate=validate.OneOf(TRANSPORTS), metadata={
+        "description": "udp | tcp | tls (tls: the carrier's certificate is checked, FS_TLS on)"})
     inbound = ma.fields.Boolean()
     outbound = ma.fields.Boolean()
     is_active = ma.fields.Boolean()
     register_username = ma.fields.String(allow_none=True, validate=validate.Length(min=1, max=255))
     register_password = ma.fields.String(allow_none=True, load_only=True, validate=validate.Length(min=1, max=255))
     register_realm = ma.fields.String(allow_none=True, validate=validate.Length(min=1, max=255))
-
+    register = ma.fields.Boolean(metadata={
+        "description": "Register to the carrier with register_username/register_password"})
+    register_expiry = ma.fields.Integer(validate=validate.Range(
+        min=limits.GATEWAY_REGISTER_EXPIRY_MIN_SECONDS, max=limits.GATEWAY_REGISTER_EXPIRY_MAX_SECONDS),
+        metadata={"description": "Seconds the registration asks for"})
+    register_retry = ma.fields.Integer(validate=validate.Range(
+        min=limits.GATEWAY_REGISTER_RETRY_MIN_SECONDS, max=limits.GATEWAY_REGISTER_RETRY_MAX_SECONDS),
+        metadata={"description": "Seconds before a failed registration is tried again"})
 
     @ma.validates_schema
     def _one_address(self, data: dict[str, Any], **_: Any) -> None:
@@ -105,6 +122,21 @@ class GatewayPatchSchema(GatewayWriteSchema):
     """PATCH body (partial=True)."""
 
 
+def registration_view(gateway: Any) -> dict[str, Any] | None:
+    """The registration state the controllers keep in Redis (app.routing.gateway_registration)."""
+    if not gateway.register:
+        return None
+    settings = get_settings()
+    try:
+        reg = read_state(shared_redis(settings.redis_url), settings.redis_key_prefix, gateway.id)
+    except RedisError:
+        return None
+    if reg is None:
+        return None
+    return {"state": reg.get("state"), "sip_status": reg.get("sipStatus"), "phrase": reg.get("phrase"),
+            "changed_at": datetime.fromtimestamp(reg.get("changedAt") or 0, timezone.utc).isoformat()}
+
+
 class GatewaySchema(ma.Schema):
     id = ma.fields.UUID()
     carrier_id = ma.fields.UUID()
@@ -120,7 +152,14 @@ class GatewaySchema(ma.Schema):
     is_active = ma.fields.Boolean()
     register_username = ma.fields.String(allow_none=True)
     register_realm = ma.fields.String(allow_none=True)
+    register = ma.fields.Boolean()
+    register_expiry = ma.fields.Integer()
+    register_retry = ma.fields.Integer()
     has_register_password = ma.fields.Function(lambda g: g.register_password_encrypted is not None)
+    registration = ma.fields.Function(registration_view, metadata={
+        "description": "A registering gateway's last registration state as the switch reported it "
+                       "({state: REGED | FAIL_WAIT | TRYING | ..., changed_at, sip_status, phrase}); "
+                       "null when it does not register, before the first report, or when Redis is away"})
     created_at = ma.fields.AwareDateTime()
 
 

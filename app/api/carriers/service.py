@@ -15,9 +15,9 @@ from app.errors import Forbidden, NotFound, ValidationFailed
 from app.events.payloads import emit, routing_changed
 from app.models import Carrier, Gateway
 
-CARRIER_FIELDS = ("name", "description", "is_active", "tech_prefix", "e164_leading_plus")
+CARRIER_FIELDS = ("name", "description", "is_active", "tech_prefix", "e164_leading_plus", "srtp")
 GATEWAY_FIELDS = ("ipv4", "host", "netmask", "port", "transport", "inbound", "outbound", "is_active",
-                  "register_username", "register_realm")
+                  "register", "register_username", "register_realm", "register_expiry", "register_retry")
 
 
 def announce(db: Session, account_id: uuid.UUID, what: str, ids: list[Any]) -> None:
@@ -95,6 +95,13 @@ def _write_password(row: Gateway, data: dict[str, Any]) -> None:
         row.register_password_encrypted = encrypt_secret(secret) if secret else None
 
 
+def _check_registration(row: Gateway) -> None:
+    """A registering gateway needs both credentials (else 422, not the CHECK's 500)."""
+    if row.register and (not row.register_username or row.register_password_encrypted is None):
+        raise ValidationFailed("A registering gateway needs credentials.", code="invalid_gateway", details={
+            "register": ["register needs register_username and register_password."]})
+
+
 def list_gateways(db: Session, account_id: uuid.UUID, carrier_id: uuid.UUID) -> list[Gateway]:
     get_owned(db, Carrier, carrier_id, account_id, what="carrier")
     return list(db.scalars(select(Gateway).where(Gateway.carrier_id == carrier_id, Gateway.account_id == account_id)
@@ -109,6 +116,7 @@ def create_gateway(db: Session, account_id: uuid.UUID, carrier_id: uuid.UUID, da
     row = Gateway(id=uuid.uuid4(), account_id=account_id, carrier_id=carrier_id)
     apply(row, values, GATEWAY_FIELDS)
     _write_password(row, data)
+    _check_registration(row)
     db.add(row)
     flush_or_raise(db, conflict="This gateway already exists.")
     db.refresh(row)
@@ -131,6 +139,7 @@ def update_gateway(db: Session, account_id: uuid.UUID, gateway_id: uuid.UUID, da
     _check_network(merged)
     apply(row, data, GATEWAY_FIELDS)
     _write_password(row, data)
+    _check_registration(row)
     flush_or_raise(db, conflict="This gateway already exists.")
     db.refresh(row)
     announce(db, account_id, "gateways", [row.id])
