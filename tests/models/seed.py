@@ -9,6 +9,8 @@ import uuid
 from datetime import date, datetime, timezone
 from typing import Any
 
+from sqlalchemy import delete
+
 from app.db.engine import platform_session
 from app.models import (
     Agent,
@@ -57,6 +59,14 @@ def seed_platform_routing() -> dict[str, uuid.UUID]:
         s.add(entry)
         s.flush()
         return {"carrier": carrier.id, "gateway": gateway.id, "lcr": lcr.id, "route": route.id, "entry": entry.id}
+
+
+def remove_platform_routing(ids: dict[str, uuid.UUID]) -> None:
+    """Undo ``seed_platform_routing`` (a platform plan applies to every tenant's routing)."""
+    with platform_session() as s:
+        for model, key in ((LcrCarrierSetEntry, "entry"), (LcrRoute, "route"), (Lcr, "lcr"),
+                           (Gateway, "gateway"), (Carrier, "carrier")):
+            s.execute(delete(model).where(model.id == ids[key]))
 
 
 def seed_tenant(account: Any) -> dict[str, Any]:

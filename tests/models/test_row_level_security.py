@@ -8,7 +8,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, ProgrammingError
 
 from app.models import SHARED_TABLES, TENANT_TABLES
-from tests.models.seed import seed_platform_routing, seed_tenant
+from tests.models.seed import remove_platform_routing, seed_platform_routing, seed_tenant
 from tests.plugins.database import set_tenant
 
 ALL_POLICY_TABLES = TENANT_TABLES + SHARED_TABLES
@@ -16,7 +16,9 @@ ALL_POLICY_TABLES = TENANT_TABLES + SHARED_TABLES
 
 @pytest.fixture(scope="module")
 def world(database):
-    """Two seeded tenants plus platform-owned routing rows, created once for the module."""
+    """Two seeded tenants plus platform-owned routing rows, created once for the module. The
+    platform plan routes ``^1`` for every tenant, so it is removed afterwards: another module's
+    LCR explain would otherwise find it."""
     from sqlalchemy import select
 
     from app.accounts.service import create_tenant
@@ -31,7 +33,9 @@ def world(database):
             account.admin_user_id = s.scalar(select(User.id).where(User.account_id == account.id))
         accounts.append(account)
     a, b = accounts
-    return {"a": a, "b": b, "a_ids": seed_tenant(a), "b_ids": seed_tenant(b), "platform": seed_platform_routing()}
+    platform = seed_platform_routing()
+    yield {"a": a, "b": b, "a_ids": seed_tenant(a), "b_ids": seed_tenant(b), "platform": platform}
+    remove_platform_routing(platform)
 
 
 def _count(conn, table: str, account_id) -> int:
