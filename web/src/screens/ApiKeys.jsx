@@ -39,7 +39,7 @@ export function ApiKeys() {
         <section className="once" aria-labelledby="new-key">
           <h2 id="new-key">Your new key</h2>
           <Field label="Key" hint="Copy it now: it is shown only once. Send it as Authorization: Bearer, or X-API-Key.">
-            {(p) => <input {...p} readOnly value={created.key} className="wide" onFocus={(e) => e.target.select()} />}
+            {(p) => <input {...p} readOnly value={created.key} className="wide" autoFocus onFocus={(e) => e.target.select()} />}
           </Field>
           <button type="button" onClick={() => setCreated(null)}>I have copied the key</button>
         </section>
