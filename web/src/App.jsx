@@ -8,7 +8,7 @@ import { PhoneNumbers } from './screens/PhoneNumbers.jsx';
 import { PhoneNumberDetail } from './screens/PhoneNumberDetail.jsx';
 import { SsoCallback } from './screens/SsoCallback.jsx';
 
-// loaded when first opened: the first page ships only the login and the numbers screens
+// loaded when first opened: the first page ships only the sign-in and the numbers screens
 const CallRecords = lazy(() => import('./screens/CallRecords.jsx').then((m) => ({ default: m.CallRecords })));
 const CallRecordDetail = lazy(() => import('./screens/CallRecords.jsx').then((m) => ({ default: m.CallRecordDetail })));
 const ApiKeys = lazy(() => import('./screens/ApiKeys.jsx').then((m) => ({ default: m.ApiKeys })));

@@ -21,7 +21,9 @@ export function Users() {
     return call('/api/users', { query: { limit: PAGE_SIZE } });
   }, [call]);
   const [result, setResult] = useState(null); // {text} or {error}
-  const items = [...(list.data?.items || []), ...more.items];
+  // users as the server answered a change (PATCH): shown at once, not the list's older copy
+  const [changed, setChanged] = useState({});
+  const items = [...(list.data?.items || []), ...more.items].map((user) => changed[user.id] || user);
   const nextCursor = more.cursor === undefined ? list.data?.next_cursor : more.cursor;
 
   async function loadMore() {
@@ -36,7 +38,8 @@ export function Users() {
   async function act(action, done) {
     setResult(null);
     try {
-      await action();
+      const answer = await action();
+      if (answer?.id) setChanged((c) => ({ ...c, [answer.id]: answer }));
       setResult({ text: done });
       list.reload();
     } catch (error) {
