@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { useSubmit } from '../hooks.js';
 import { errorsByField } from '../messages.js';
 import { Field } from './Field.jsx';
 import { OutageBanner } from './Banner.jsx';
@@ -16,29 +17,13 @@ export function TotpEnrolment({ send, onFinished }) {
   const [enrolment, setEnrolment] = useState(null); // {secret, otpauth_uri, qr_svg}
   const [code, setCode] = useState('');
   const [confirmed, setConfirmed] = useState(null); // {recovery_codes, login}
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
-
-  async function run(action) {
-    setBusy(true);
-    setError(null);
-    try {
-      await action();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
-
-  const start = () => run(async () => {
+  const starting = useSubmit(async () => {
     setEnrolment(await send('/auth/mfa/totp', {}));
     setCode('');
   });
-  const confirm = (event) => {
-    event.preventDefault();
-    return run(async () => setConfirmed(await send('/auth/mfa/totp/confirm', { code: code.trim() })));
-  };
+  const confirming = useSubmit(async () => setConfirmed(await send('/auth/mfa/totp/confirm', { code: code.trim() })));
+  const error = confirming.error || starting.error;
+  const busy = starting.busy || confirming.busy;
 
   const outage = error?.isOutage ? error : null;
   const { fields, form } = errorsByField(outage ? null : error, ['code']);
@@ -62,10 +47,10 @@ export function TotpEnrolment({ send, onFinished }) {
         <>
           <p>Use an authenticator app (a TOTP app) on your phone. After your password, sign-in will ask for the
             code it shows.</p>
-          <button type="button" onClick={start} disabled={busy}>Start</button>
+          <button type="button" onClick={starting.submit} disabled={busy}>Start</button>
         </>
       ) : (
-        <form onSubmit={confirm} noValidate>
+        <form onSubmit={confirming.submit} noValidate>
           <p>Scan this QR code with the app, or type the secret key in it. They are shown only now.</p>
           <img className="qr" src={enrolment.qr_svg} alt="QR code of the authenticator set-up" width="200" height="200" />
           <dl className="facts">

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { useAuth } from '../auth.jsx';
 import { OutageBanner } from '../components/Banner.jsx';
 import { Field } from '../components/Field.jsx';
-import { useDraft, useResource } from '../hooks.js';
+import { useDraft, useResource, useSubmit } from '../hooks.js';
 import { errorsByField } from '../messages.js';
 import { SCOPES, expiresAtIso, scopesFromChoices } from './apiKeys.js';
 
@@ -84,26 +84,14 @@ const EMPTY = { name: '', expires: '', ...Object.fromEntries(SCOPES.map((s) => [
 function CreateKey({ onCreated }) {
   const { call } = useAuth();
   const draft = useDraft('api-key', EMPTY);
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
-
-  async function submit(event) {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const body = { name: draft.values.name.trim() || null, scopes: scopesFromChoices(draft.values) };
-      const expires = expiresAtIso(draft.values.expires);
-      if (expires) body.expires_at = expires;
-      const key = await call('/api/api-keys', { method: 'POST', body });
-      draft.reset(EMPTY);
-      onCreated(key);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+  const { submit, error, busy } = useSubmit(async () => {
+    const body = { name: draft.values.name.trim() || null, scopes: scopesFromChoices(draft.values) };
+    const expires = expiresAtIso(draft.values.expires);
+    if (expires) body.expires_at = expires;
+    const key = await call('/api/api-keys', { method: 'POST', body });
+    draft.reset(EMPTY);
+    onCreated(key);
+  });
 
   const { fields, form } = errorsByField(error && !error.isOutage ? error : null, ['name', 'scopes', 'expires_at']);
   return (

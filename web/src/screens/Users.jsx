@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { useAuth } from '../auth.jsx';
 import { OutageBanner } from '../components/Banner.jsx';
 import { Field } from '../components/Field.jsx';
-import { useDraft, useResource } from '../hooks.js';
+import { useCursorPages, useDraft, useSubmit } from '../hooks.js';
 import { errorsByField } from '../messages.js';
 
 const ROLES = ['admin', 'supervisor', 'agent'];
@@ -15,25 +15,11 @@ const PAGE_SIZE = 50;
  */
 export function Users() {
   const { call, identity } = useAuth();
-  const [more, setMore] = useState({ items: [], cursor: undefined, error: null });
-  const list = useResource(() => {
-    setMore({ items: [], cursor: undefined, error: null });
-    return call('/api/users', { query: { limit: PAGE_SIZE } });
-  }, [call]);
+  const list = useCursorPages(call, '/api/users', { limit: PAGE_SIZE }, [call]);
   const [result, setResult] = useState(null); // {text} or {error}
   // users as the server answered a change (PATCH): shown at once, not the list's older copy
   const [changed, setChanged] = useState({});
-  const items = [...(list.data?.items || []), ...more.items].map((user) => changed[user.id] || user);
-  const nextCursor = more.cursor === undefined ? list.data?.next_cursor : more.cursor;
-
-  async function loadMore() {
-    try {
-      const page = await call('/api/users', { query: { limit: PAGE_SIZE, cursor: nextCursor } });
-      setMore((m) => ({ items: [...m.items, ...page.items], cursor: page.next_cursor, error: null }));
-    } catch (error) {
-      setMore((m) => ({ ...m, error }));
-    }
-  }
+  const items = list.items.map((user) => changed[user.id] || user);
 
   async function act(action, done) {
     setResult(null);
@@ -57,7 +43,7 @@ export function Users() {
       `The second factor of ${user.username} was reset, and they were signed out everywhere.`);
   };
 
-  const outage = [list.error, more.error, result?.error].find((e) => e?.isOutage) || null;
+  const outage = [list.error, list.moreError, result?.error].find((e) => e?.isOutage) || null;
   return (
     <>
       <h1>Users</h1>
@@ -98,7 +84,7 @@ export function Users() {
         </tbody>
       </table>
       {list.loading && <p role="status">Loading…</p>}
-      {nextCursor && <button type="button" onClick={loadMore}>Load more</button>}
+      {list.nextCursor && <button type="button" onClick={list.loadMore}>Load more</button>}
       <CreateUser onCreated={(user) => { setResult({ text: `${user.username} was created.` }); list.reload(); }} />
     </>
   );
@@ -110,25 +96,13 @@ const EMPTY = { username: '', email: '', role: 'agent', password: '' };
 function CreateUser({ onCreated }) {
   const { call } = useAuth();
   const draft = useDraft('new-user', EMPTY, ['password']);
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
-
-  async function submit(event) {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const { username, email, role, password } = draft.values;
-      const user = await call('/api/users', { method: 'POST',
-        body: { username: username.trim(), role, password, ...(email.trim() ? { email: email.trim() } : {}) } });
-      draft.reset(EMPTY);
-      onCreated(user);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+  const { submit, error, busy } = useSubmit(async () => {
+    const { username, email, role, password } = draft.values;
+    const user = await call('/api/users', { method: 'POST',
+      body: { username: username.trim(), role, password, ...(email.trim() ? { email: email.trim() } : {}) } });
+    draft.reset(EMPTY);
+    onCreated(user);
+  });
 
   const { fields, form } = errorsByField(error && !error.isOutage ? error : null, ['username', 'password', 'role', 'email']);
   return (
