@@ -3,9 +3,10 @@
 database, with axe-core run on every screen and 1280×800 screenshots written to
 ``$CONSOLE_ARTIFACTS`` (default ``build/console-screenshots``).
 
-This test provisions what the screens need through the REST API (a tenant with every license,
-one without ``programmable-voice``, a call flow on an application two numbers share), starts the
-API, and runs the node suite; the browser-side assertions are in the node file. Without node,
+This test provisions what the screens need through the REST API (a tenant with every license and
+single sign-on at the suite's real OpenID provider (tests/sso), one without ``programmable-voice``,
+one without ``api-access`` that requires a second factor, a call flow on an application two
+numbers share), starts the API, and runs the node suite; the browser-side assertions are in the node file. Without node,
 chromium or web/node_modules it skips, except under CI=true, where that is a failure."""
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from tests.plugins.database import unique_number
 from tests.plugins.eventually import eventually
 from tests.plugins.node_suite import run_in_own_group
 from tests.plugins.skips import skip_or_fail_in_ci
+from tests.sso.provider import OidcProviders, missing_reason
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "web"
@@ -46,7 +48,7 @@ PASSWORD = "console-admin-password-1"
 SUITE_TIMEOUT_SECONDS = 300
 RECORDS = 60  # more than one page of the console's 50
 RECORDING_SECONDS = 2.0
-E2E_TESTS = 10  # the tests of web/e2e/console.test.js: all of them must have run
+E2E_TESTS = 16  # the tests of web/e2e/console.test.js: all of them must have run
 FLOW = json.loads((ROOT / "tests" / "fixtures" / "api" / "call_flows_good.json").read_text())[0]["body"]
 
 
@@ -59,7 +61,20 @@ def _missing() -> str | None:
         return "web/ has no node_modules (bash scripts/install runs npm ci)"
     if not (STATIC_DIR / "index.html").is_file():
         return "the console is not built (bash scripts/install builds web/)"
-    return None
+    return missing_reason()
+
+
+@pytest.fixture
+def oidc() -> Iterator[OidcProviders | None]:
+    """The suite's real OpenID provider (one issuer), when the browser suite can run at all."""
+    if _missing():
+        yield None
+        return
+    providers = OidcProviders(count=1)
+    try:
+        yield providers
+    finally:
+        providers.stop()
 
 
 @pytest.fixture
@@ -111,15 +126,35 @@ class Rest:
         return response.json()
 
 
-def _mfa_user(port: int, subdomain: str, admin: Rest) -> dict[str, str]:
+def _mfa_user(port: int, subdomain: str, admin: Rest, username: str = "mfa-admin") -> dict[str, str]:
     """An admin user with a confirmed authenticator (TOTP) second factor: its secret goes to the
     browser test, which computes the code of the next 30 s step (this one is spent by the
     confirmation; the server accepts one step either side)."""
-    admin.call("POST", "/api/users", {"username": "mfa-admin", "password": PASSWORD, "role": "admin"})
-    user = Rest(port, subdomain, "mfa-admin")
+    admin.call("POST", "/api/users", {"username": username, "password": PASSWORD, "role": "admin"})
+    user = Rest(port, subdomain, username)
     secret = user.call("POST", "/auth/mfa/totp", {})["secret"]
     user.call("POST", "/auth/mfa/totp/confirm", {"code": pyotp.TOTP(secret).now()})
-    return {"username": "mfa-admin", "secret": secret}
+    return {"username": username, "secret": secret}
+
+
+def _sso(port: int, subdomain: str, admin: Rest, oidc: OidcProviders) -> dict[str, str]:
+    """Single sign-on at the real provider, its redirect the console's own callback page:
+    the provider's ``sbc-admins`` group is an admin here."""
+    redirect = f"http://{subdomain}.localhost:{port}/console/login/sso"
+    client_id, secret = oidc.register_client(oidc.issuers[0], [redirect])
+    admin.call("PUT", "/api/account/sso", {
+        "issuer": oidc.issuers[0], "client_id": client_id, "client_secret": secret, "display_name": "Example IdP",
+        "role_claim": "groups", "role_mapping": [{"value": "sbc-admins", "role": "admin"}], "create_users": True})
+    return {"displayName": "Example IdP", "login": "alice", "issuer": oidc.issuers[0]}
+
+
+def _strict_tenant(port: int) -> dict[str, str]:
+    """A tenant without ``api-access`` that requires a second factor, and a supervisor who has
+    none yet: their sign-in is the enrolment."""
+    subdomain, _, admin = _tenant(port, ["queue-mgmt"])
+    admin.call("POST", "/api/users", {"username": "newcomer", "password": PASSWORD, "role": "supervisor"})
+    admin.call("PUT", "/api/account/mfa", {"required": True})
+    return {"subdomain": subdomain, "username": "newcomer"}
 
 
 def _calls(account_id: uuid.UUID, owner_engine: Engine, recording_dir: Path) -> dict[str, Any]:
@@ -143,10 +178,11 @@ def _tenant(port: int, licenses: list[str]) -> tuple[str, uuid.UUID, Rest]:
 
 @pytest.mark.timeout(SUITE_TIMEOUT_SECONDS + 60)
 def test_the_console_works_in_chromium_against_the_real_api_with_no_accessibility_violation(
-        api_port: int, owner_engine: Engine, recording_dir: Path) -> None:
+        api_port: int, owner_engine: Engine, recording_dir: Path, oidc: OidcProviders | None) -> None:
     missing = _missing()
-    if missing:
+    if missing or oidc is None:
         skip_or_fail_in_ci(f"console browser tests: {missing}")
+    assert oidc is not None
     full, account_id, admin = _tenant(api_port, ["api-access", "queue-mgmt", "programmable-voice"])
     flow = admin.call("POST", "/api/call-flows", FLOW)
     shared = admin.call("POST", "/api/applications", {"name": "Main line", "call_flow_sid": flow["id"]})
@@ -154,12 +190,16 @@ def test_the_console_works_in_chromium_against_the_real_api_with_no_accessibilit
                for _ in range(2)]
     basic, _, basic_admin = _tenant(api_port, ["api-access"])
     basic_number = basic_admin.call("POST", "/api/phone-numbers", {"number": unique_number()})
+    admin.call("POST", "/api/users", {"username": "team-lead", "password": PASSWORD, "role": "supervisor"})
     setup = {
         "port": api_port, "password": PASSWORD, "artifacts": str(ARTIFACTS),
         "full": {"subdomain": full, "sharedNumber": numbers[0], "otherNumber": numbers[1], "flow": flow,
                  "application": shared, "mfa": _mfa_user(api_port, full, admin),
-                 "calls": _calls(account_id, owner_engine, recording_dir)},
+                 "calls": _calls(account_id, owner_engine, recording_dir),
+                 "sso": _sso(api_port, full, admin, oidc), "lostDevice": _mfa_user(api_port, full, admin, "lost-phone"),
+                 "supervisor": "team-lead"},
         "basic": {"subdomain": basic, "number": basic_number},
+        "strict": _strict_tenant(api_port),
     }
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, CONSOLE_E2E=json.dumps(setup), CHROMIUM=CHROMIUM)

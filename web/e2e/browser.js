@@ -52,11 +52,11 @@ export async function screenshot(page, name) {
   await page.screenshot({ path: path.join(SETUP.artifacts, `${name}.png`) });
 }
 
-export async function signIn(page, subdomain, route = '/') {
+export async function signIn(page, subdomain, route = '/', username = 'admin') {
   await page.goto(consoleUrl(subdomain, route));
-  await page.getByLabel('Username').fill('admin');
+  await page.getByLabel('Username').fill(username);
   await page.getByLabel('Password').fill(SETUP.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
 /** RFC 6238 (SHA-1, 30 s, 6 digits) as every authenticator app computes it, for `atMs`. */

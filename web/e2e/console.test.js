@@ -50,7 +50,7 @@ test('a user with a second factor: the password step, then the authenticator cod
   await page.goto(consoleUrl(FULL.subdomain, '/calls'));
   await page.getByLabel('Username').fill(FULL.mfa.username);
   await page.getByLabel('Password').fill(SETUP.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   const code = page.getByLabel('Authentication code');
   await code.waitFor();
   assert.deepEqual(await axeViolations(page), []);
@@ -172,7 +172,7 @@ test('an ended session (at start, or mid-session on an API call) returns to logi
   assert.equal(await page.evaluate(() => localStorage.getItem('admin_auth_token')), null);
   await page.getByLabel('Username').fill('admin');
   await page.getByLabel('Password').fill(SETUP.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('heading', { name: `+${FULL.otherNumber.number}` }).waitFor();
   assert.ok(page.url().endsWith(`/console${route}`));
 
@@ -189,7 +189,7 @@ test('an ended session (at start, or mid-session on an API call) returns to logi
   await page.getByText('Your session has ended. Sign in again.').waitFor();
   await page.getByLabel('Username').fill('admin');
   await page.getByLabel('Password').fill(SETUP.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('heading', { name: `+${FULL.otherNumber.number}` }).waitFor();
   assert.equal(await page.getByLabel('Your server (webhook)').isChecked(), true);
   assert.equal(await page.getByLabel('Webhook URL').inputValue(), 'https://8.8.8.8/typed-before-expiry');
@@ -269,4 +269,204 @@ test('Call records: cursor pages, filters, and a record with its summary, record
   assert.ok(Math.abs(duration - calls.recordingSeconds) < 0.05, `recording plays ${duration} s`);
   assert.deepEqual(await axeViolations(page), []);
   await screenshot(page, 'call-record');
+}));
+
+test('single sign-on: "Sign in with Example IdP", the real provider\'s pages, the console\'s callback page, back to the page asked for', () => withPage(async (page) => {
+  const sso = FULL.sso;
+  await page.goto(consoleUrl(BASIC.subdomain, '/login'));
+  await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+  assert.equal(await page.getByRole('button', { name: /^Sign in with/ }).count(), 0, 'no single sign-on: no button');
+
+  await page.goto(consoleUrl(FULL.subdomain, '/calls'));
+  const button = page.getByRole('button', { name: `Sign in with ${sso.displayName}` });
+  await button.waitFor();
+  assert.deepEqual(await axeViolations(page), []);
+  await screenshot(page, 'login-sso');
+  await button.click();
+  await page.waitForURL((url) => url.href.startsWith(`${sso.issuer}/interaction/`));
+  await page.fill('input[name="login"]', sso.login);
+  await page.fill('input[name="password"]', 'any password');
+  await page.click('button[type="submit"]');
+  const callback = page.waitForResponse((r) => r.url().endsWith('/auth/sso/callback') && r.request().method() === 'POST');
+  await page.click('button:has-text("Continue")');
+  const answered = await callback;
+  assert.equal(answered.status(), 200);
+  await page.getByRole('heading', { name: 'Call records' }).waitFor();
+  assert.ok(page.url().endsWith('/console/calls'), `the page asked for, without the code: ${page.url()}`);
+  const token = await page.evaluate(() => localStorage.getItem('admin_auth_token'));
+  const me = await page.evaluate(async (t) => (await fetch('/auth/refresh', { method: 'POST', headers: { Authorization: `Bearer ${t}` } })).json(), token);
+  assert.equal(me.user.username, sso.login);
+  assert.equal(me.user.role, 'admin', 'the provider\'s group sbc-admins');
+  // the state is single use: the same code and state again are refused
+  const replay = await page.evaluate(async (body) => {
+    const r = await fetch('/auth/sso/callback', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+    return { status: r.status, code: (await r.json()).code };
+  }, answered.request().postData());
+  assert.deepEqual(replay, { status: 400, code: 'sso_state_invalid' });
+}));
+
+test('an account that requires a second factor: sign-in becomes the set-up (QR, a code, recovery codes shown once), then the session', () => withPage(async (page) => {
+  const strict = SETUP.strict;
+  await signIn(page, strict.subdomain, '/', strict.username);
+  await page.getByRole('heading', { name: 'Second factor required' }).waitFor();
+  await page.getByRole('button', { name: 'Start' }).click();
+  const qr = page.getByRole('img', { name: 'QR code of the authenticator set-up' });
+  await qr.waitFor();
+  assert.match(await qr.getAttribute('src'), /^data:image\/svg\+xml/);
+  const secret = (await page.locator('dt:has-text("Secret key") + dd').innerText()).trim();
+  assert.match(await page.locator('dt:has-text("Set-up address") + dd').innerText(), new RegExp(`^otpauth://totp/.*secret=${secret}`));
+  assert.deepEqual(await axeViolations(page), []);
+  await screenshot(page, 'mfa-enrolment');
+  await page.getByLabel('Authentication code').fill(totp(secret, Date.now()));
+  await page.getByRole('button', { name: 'Confirm' }).click();
+  const codes = page.locator('ul.codes li');
+  await page.getByRole('heading', { name: 'Recovery codes' }).waitFor();
+  assert.equal(await codes.count(), 10);
+  assert.match(await codes.first().innerText(), /^[A-Z2-7]{4}-[A-Z2-7]{4}-[A-Z2-7]{4}-[A-Z2-7]{4}$/);
+  assert.equal(await page.evaluate(() => localStorage.getItem('admin_auth_token')), null, 'no session before the codes are acknowledged');
+  assert.deepEqual(await axeViolations(page), []);
+  await screenshot(page, 'mfa-recovery-codes');
+  await page.getByRole('button', { name: 'I have saved my recovery codes' }).click();
+  // a supervisor of an account without api-access: no admin screen, no permission, no license
+  await page.getByRole('heading', { name: 'Second factor', exact: true }).waitFor();
+  await page.getByText('Recovery codes left').waitFor();
+  const nav = page.getByRole('navigation', { name: 'Screens' });
+  assert.equal(await nav.getByRole('link').count(), 0);
+  assert.match(await page.evaluate(() => localStorage.getItem('admin_auth_token')), /^ey/);
+  assert.equal(await page.getByText(secret).count(), 0, 'the secret is not shown again');
+}));
+
+test('roles shape the screens: a supervisor sees API keys without create or revoke, no admin screen, and the server refuses all the same', () => withPage(async (page) => {
+  await signIn(page, FULL.subdomain, '/', FULL.supervisor);
+  await page.getByRole('heading', { name: 'API keys' }).waitFor();
+  const nav = page.getByRole('navigation', { name: 'Screens' });
+  assert.deepEqual(await nav.getByRole('link').allInnerTexts(), ['API keys']);
+  assert.equal(await page.getByRole('heading', { name: 'Create a key' }).count(), 0, 'no api_keys.create');
+  assert.equal(await page.getByRole('button', { name: /^Revoke/ }).count(), 0, 'no api_keys.delete');
+  assert.deepEqual(await axeViolations(page), []);
+  for (const route of ['/users', '/numbers', '/calls']) {
+    await page.goto(consoleUrl(FULL.subdomain, route));
+    await page.getByRole('heading', { name: 'Not available' }).waitFor();
+  }
+  const refused = await page.evaluate(async () => {
+    const r = await fetch('/api/users', { headers: { Authorization: `Bearer ${localStorage.getItem('admin_auth_token')}` } });
+    return { status: r.status, code: (await r.json()).code };
+  });
+  assert.deepEqual(refused, { status: 403, code: 'admin_required' });
+}));
+
+test('a user\'s own second factor: Start, a wrong code beside the field, the right one, recovery codes once, then it is on', () => withPage(async (page) => {
+  await signIn(page, FULL.subdomain, '/account/second-factor', FULL.supervisor);
+  await page.getByText('No second factor yet').waitFor();
+  await page.getByRole('button', { name: 'Start' }).click();
+  await page.getByRole('img', { name: 'QR code of the authenticator set-up' }).waitFor();
+  const secret = (await page.locator('dt:has-text("Secret key") + dd').innerText()).trim();
+  const code = page.getByLabel('Authentication code');
+  const wrong = String((Number(totp(secret, Date.now())) + 500000) % 1000000).padStart(6, '0');
+  await code.fill(wrong);
+  await page.getByRole('button', { name: 'Confirm' }).click();
+  await page.getByText('That code is not right. Enter the code your authenticator app shows now for this account.').waitFor();
+  assert.equal(await code.getAttribute('aria-invalid'), 'true');
+  await code.fill(totp(secret, Date.now()));
+  await page.getByRole('button', { name: 'Confirm' }).click();
+  await page.getByRole('heading', { name: 'Recovery codes' }).waitFor();
+  assert.equal(await page.locator('ul.codes li').count(), 10);
+  await page.getByRole('button', { name: 'I have saved my recovery codes' }).click();
+  await page.getByText('Recovery codes left').waitFor();
+  assert.equal(await page.locator('dt:has-text("Recovery codes left") + dd').innerText(), '10');
+  assert.deepEqual(await axeViolations(page), []);
+  await screenshot(page, 'second-factor-on');
+}));
+
+test('API keys: scopes and expiry, the key shown once and working within its scopes, a refused expiry beside its field, revoke', () => withPage(async (page) => {
+  await signIn(page, FULL.subdomain, '/api-keys');
+  await page.getByRole('heading', { name: 'Create a key' }).waitFor();
+  await page.getByLabel('Name').fill('CRM sync');
+  await page.getByLabel('Phone numbers').selectOption('read');
+  await page.getByLabel('Calls', { exact: true }).selectOption('write');
+  await page.getByLabel('Expires').fill('2001-01-01T10:00');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const expiresError = page.locator('.field-error');
+  await expiresError.waitFor();
+  assert.equal(await page.getByLabel('Expires').getAttribute('aria-invalid'), 'true');
+  assert.equal(await page.getByLabel('Name').inputValue(), 'CRM sync', 'nothing typed is lost');
+  const nextYear = new Date().getFullYear() + 1;
+  await page.getByLabel('Expires').fill(`${nextYear}-06-30T17:00`);
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const keyField = page.getByLabel('Key', { exact: true });
+  await keyField.waitFor();
+  const key = await keyField.inputValue();
+  assert.match(key, /^sk_[\w-]{43}$/);
+  const row = page.locator('tr', { hasText: 'CRM sync' });
+  await row.waitFor();
+  assert.equal(await row.locator('td').nth(2).innerText(), 'calls, phone_numbers:read');
+  assert.match(await row.locator('td').nth(3).innerText(), new RegExp(String(nextYear)));
+  assert.deepEqual(await axeViolations(page), []);
+  await screenshot(page, 'api-keys-created');
+
+  const use = (path) => page.evaluate(async ([p, k]) => {
+    const r = await fetch(p, { headers: { 'X-API-Key': k } });
+    return { status: r.status, code: r.ok ? null : (await r.json()).code };
+  }, [path, key]);
+  assert.deepEqual(await use('/api/phone-numbers'), { status: 200, code: null });
+  assert.deepEqual(await use('/api/call-records'), { status: 403, code: 'scope_required' });
+
+  await page.getByRole('button', { name: 'I have copied the key' }).click();
+  await page.reload();
+  await row.waitFor();
+  assert.equal(await page.getByText(key).count(), 0, 'the key is not shown again');
+  assert.equal(await page.evaluate((k) => JSON.stringify({ ...localStorage, ...sessionStorage }).includes(k), key), false, 'nor stored');
+  page.once('dialog', (dialog) => dialog.accept());
+  await page.getByRole('button', { name: 'Revoke CRM sync' }).click();
+  await row.getByText(/^revoked/).waitFor();
+  assert.deepEqual(await use('/api/phone-numbers'), { status: 401, code: 'api_key_revoked' });
+}));
+
+test('Users: the list, a refused and an accepted new user, a role change and "Sign out everywhere" that end their session, a second-factor reset', () => withPage(async (page) => {
+  await signIn(page, FULL.subdomain, '/users');
+  await page.getByRole('heading', { name: 'Users' }).waitFor();
+  await page.getByRole('rowheader', { name: 'admin (you)' }).waitFor();
+  assert.equal(await page.getByLabel('Role of admin').isDisabled(), true, 'no demoting yourself');
+  const name = `ops-${Date.now().toString(36)}`;
+  await page.getByLabel('Username').fill(name);
+  await page.getByLabel('Password').fill('short');
+  await page.getByLabel('Role', { exact: true }).selectOption('supervisor');
+  await page.getByRole('button', { name: 'Add user' }).click();
+  await page.locator('.field-error').waitFor();
+  assert.equal(await page.getByLabel('Password').getAttribute('aria-invalid'), 'true');
+  assert.equal(await page.getByLabel('Username').inputValue(), name);
+  await page.getByLabel('Password').fill(SETUP.password);
+  await page.getByRole('button', { name: 'Add user' }).click();
+  await page.getByRole('status').filter({ hasText: `${name} was created.` }).waitFor();
+  await page.getByRole('rowheader', { name }).waitFor();
+  assert.equal(await page.getByLabel(`Role of ${name}`).inputValue(), 'supervisor');
+  assert.deepEqual(await axeViolations(page), []);
+  await screenshot(page, 'users');
+
+  const login = () => page.evaluate(async ([u, p]) => (await (await fetch('/auth/login', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: u, password: p }) })).json()).token,
+  [name, SETUP.password]);
+  const refresh = (t) => page.evaluate(async (tok) => {
+    const r = await fetch('/auth/refresh', { method: 'POST', headers: { Authorization: `Bearer ${tok}` } });
+    return r.ok ? r.status : (await r.json()).code;
+  }, t);
+  let theirs = await login();
+  await page.getByRole('button', { name: `Sign out everywhere: ${name}` }).click();
+  await page.getByRole('status').filter({ hasText: `${name} was signed out everywhere.` }).waitFor();
+  assert.equal(await refresh(theirs), 'token_revoked');
+
+  theirs = await login();
+  await page.getByLabel(`Role of ${name}`).selectOption('agent');
+  await page.getByRole('status').filter({ hasText: `${name} is now agent` }).waitFor();
+  assert.equal(await refresh(theirs), 'token_revoked');
+  assert.equal(await page.getByLabel(`Role of ${name}`).inputValue(), 'agent');
+
+  const lost = FULL.lostDevice.username;
+  const lostRow = page.locator('tr', { has: page.getByRole('rowheader', { name: lost }) });
+  assert.equal(await lostRow.locator('td').nth(1).innerText(), 'on');
+  page.once('dialog', (dialog) => dialog.accept());
+  await page.getByRole('button', { name: `Reset second factor: ${lost}` }).click();
+  await page.getByRole('status').filter({ hasText: `The second factor of ${lost} was reset` }).waitFor();
+  await page.waitForFunction((u) => [...document.querySelectorAll('tr')].some((tr) => tr.querySelector('th')?.textContent === u
+    && tr.querySelectorAll('td')[1].textContent === 'off'), lost);
 }));

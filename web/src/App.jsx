@@ -1,14 +1,19 @@
 import { Suspense, lazy } from 'react';
 import { Navigate, Route, Routes } from 'react-router';
-import { AuthProvider } from './auth.jsx';
-import { Layout, RequireAuth } from './components/Layout.jsx';
+import { homeFor } from './access.js';
+import { AuthProvider, useAuth } from './auth.jsx';
+import { Layout, RequireAuth, RequireScreen } from './components/Layout.jsx';
 import { Login } from './screens/Login.jsx';
 import { PhoneNumbers } from './screens/PhoneNumbers.jsx';
 import { PhoneNumberDetail } from './screens/PhoneNumberDetail.jsx';
+import { SsoCallback } from './screens/SsoCallback.jsx';
 
-// loaded when first opened: the first page ships only the login and the numbers screens
+// loaded when first opened: the first page ships only the sign-in and the numbers screens
 const CallRecords = lazy(() => import('./screens/CallRecords.jsx').then((m) => ({ default: m.CallRecords })));
 const CallRecordDetail = lazy(() => import('./screens/CallRecords.jsx').then((m) => ({ default: m.CallRecordDetail })));
+const ApiKeys = lazy(() => import('./screens/ApiKeys.jsx').then((m) => ({ default: m.ApiKeys })));
+const Users = lazy(() => import('./screens/Users.jsx').then((m) => ({ default: m.Users })));
+const SecondFactor = lazy(() => import('./screens/SecondFactor.jsx').then((m) => ({ default: m.SecondFactor })));
 
 export function App() {
   return (
@@ -16,18 +21,27 @@ export function App() {
       <Suspense fallback={<p role="status">Loading…</p>}>
         <Routes>
           <Route path="/login" element={<Login />} />
+          <Route path="/login/sso" element={<SsoCallback />} />
           <Route element={<RequireAuth><Layout /></RequireAuth>}>
-            <Route index element={<Navigate to="/numbers" replace />} />
-            <Route path="/numbers" element={<PhoneNumbers />} />
-            <Route path="/numbers/:id" element={<PhoneNumberDetail />} />
-            <Route path="/calls" element={<CallRecords />} />
-            <Route path="/calls/:id" element={<CallRecordDetail />} />
+            <Route index element={<Home />} />
+            <Route path="/numbers" element={<RequireScreen screen="phoneNumbers"><PhoneNumbers /></RequireScreen>} />
+            <Route path="/numbers/:id" element={<RequireScreen screen="phoneNumbers"><PhoneNumberDetail /></RequireScreen>} />
+            <Route path="/calls" element={<RequireScreen screen="callRecords"><CallRecords /></RequireScreen>} />
+            <Route path="/calls/:id" element={<RequireScreen screen="callRecords"><CallRecordDetail /></RequireScreen>} />
+            <Route path="/api-keys" element={<RequireScreen screen="apiKeys"><ApiKeys /></RequireScreen>} />
+            <Route path="/users" element={<RequireScreen screen="users"><Users /></RequireScreen>} />
+            <Route path="/account/second-factor" element={<SecondFactor />} />
             <Route path="*" element={<NotFoundScreen />} />
           </Route>
         </Routes>
       </Suspense>
     </AuthProvider>
   );
+}
+
+function Home() {
+  const { identity } = useAuth();
+  return <Navigate to={homeFor(identity)} replace />;
 }
 
 function NotFoundScreen() {

@@ -54,3 +54,49 @@ export function useDraft(key, initial, secretFields = []) {
   }, [storageKey]);
   return { values, set, reset, dirty };
 }
+
+/**
+ * A list the API pages by cursor: the first page through useResource (reloaded when `deps`
+ * change), further pages appended by `loadMore()`. `moreError`: a failed further page (the
+ * pages already shown stay).
+ */
+export function useCursorPages(call, path, query, deps) {
+  const [more, setMore] = useState({ items: [], cursor: undefined, error: null });
+  const list = useResource(() => {
+    setMore({ items: [], cursor: undefined, error: null });
+    return call(path, { query });
+  }, deps);
+  const items = [...(list.data?.items || []), ...more.items];
+  const nextCursor = more.cursor === undefined ? list.data?.next_cursor : more.cursor;
+  async function loadMore() {
+    try {
+      const page = await call(path, { query: { ...query, cursor: nextCursor } });
+      setMore((m) => ({ items: [...m.items, ...page.items], cursor: page.next_cursor, error: null }));
+    } catch (error) {
+      setMore((m) => ({ ...m, error }));
+    }
+  }
+  return { ...list, items, nextCursor, loadMore, moreError: more.error };
+}
+
+/**
+ * A form's save: `submit(event)` runs `action` once at a time, keeping its failure in `error`
+ * (shown beside the fields by the form) and `busy` while it runs.
+ */
+export function useSubmit(action) {
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  async function submit(event) {
+    event?.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await action();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return { submit, error, busy };
+}

@@ -1,4 +1,5 @@
 import { Navigate, NavLink, Outlet, useLocation } from 'react-router';
+import { canSee } from '../access.js';
 import { ApiError } from '../api.js';
 import { useAuth } from '../auth.jsx';
 import { OutageBanner } from './Banner.jsx';
@@ -14,10 +15,13 @@ export function Layout() {
       <header className="top">
         <span className="brand">SaaS-SBC console</span>
         <nav aria-label="Screens">
-          <NavLink to="/numbers">Phone numbers</NavLink>
-          <NavLink to="/calls">Call records</NavLink>
+          {canSee(auth.identity, 'phoneNumbers') && <NavLink to="/numbers">Phone numbers</NavLink>}
+          {canSee(auth.identity, 'callRecords') && <NavLink to="/calls">Call records</NavLink>}
+          {canSee(auth.identity, 'apiKeys') && <NavLink to="/api-keys">API keys</NavLink>}
+          {canSee(auth.identity, 'users') && <NavLink to="/users">Users</NavLink>}
         </nav>
         <span className="who">{user?.username} · {account?.subdomain}</span>
+        <NavLink className="own" to="/account/second-factor">Second factor</NavLink>
         <button type="button" onClick={auth.logout}>Sign out</button>
       </header>
       <main id="main" tabIndex={-1}>
@@ -25,6 +29,16 @@ export function Layout() {
       </main>
     </>
   );
+}
+
+/**
+ * A screen this session is not shown (access.js): said plainly instead of a screen of refusals.
+ * Only what is shown: the server refuses the requests all the same.
+ */
+export function RequireScreen({ screen, children }) {
+  const auth = useAuth();
+  if (canSee(auth.identity, screen)) return children;
+  return <><h1>Not available</h1><p>Your role or your account's licenses do not include this screen.</p></>;
 }
 
 /** Screens only for a signed-in user; otherwise the login page, then back here. */

@@ -4,7 +4,7 @@ import { fetchBlob } from '../api.js';
 import { useAuth } from '../auth.jsx';
 import { OutageBanner } from '../components/Banner.jsx';
 import { Field } from '../components/Field.jsx';
-import { useResource } from '../hooks.js';
+import { useCursorPages, useResource } from '../hooks.js';
 import { errorsByField, humanMessage } from '../messages.js';
 
 const PAGE_SIZE = 50;
@@ -22,24 +22,10 @@ export function CallRecords() {
   const [params, setParams] = useSearchParams();
   const applied = Object.fromEntries(FILTERS.map((f) => [f, params.get(f) || '']));
   const [form, setForm] = useState(applied);
-  const [more, setMore] = useState({ items: [], cursor: undefined, error: null });
   const key = FILTERS.map((f) => applied[f]).join('|');
   const query = { ...applied, from: toInstant(applied.from), to: toInstant(applied.to), limit: PAGE_SIZE };
-  const list = useResource(() => {
-    setMore({ items: [], cursor: undefined, error: null });
-    return call('/api/call-records', { query });
-  }, [call, key]);
-  const items = [...(list.data?.items || []), ...more.items];
-  const nextCursor = more.cursor === undefined ? list.data?.next_cursor : more.cursor;
-
-  async function loadMore() {
-    try {
-      const page = await call('/api/call-records', { query: { ...query, cursor: nextCursor } });
-      setMore((m) => ({ items: [...m.items, ...page.items], cursor: page.next_cursor, error: null }));
-    } catch (error) {
-      setMore((m) => ({ ...m, error }));
-    }
-  }
+  const list = useCursorPages(call, '/api/call-records', query, [call, key]);
+  const { items, nextCursor, loadMore } = list;
 
   function apply(event) {
     event.preventDefault();
@@ -52,7 +38,7 @@ export function CallRecords() {
     <>
       <h1>Call records</h1>
       <OutageBanner error={list.error?.isOutage ? list.error : null} onRetry={list.reload} />
-      <OutageBanner error={more.error?.isOutage ? more.error : null} onRetry={loadMore} />
+      <OutageBanner error={list.moreError?.isOutage ? list.moreError : null} onRetry={loadMore} />
       <form className="filters" onSubmit={apply} noValidate>
         {formError && <p className="form-error" role="alert">{formError}</p>}
         <Field label="From" error={fields.from}>

@@ -1,15 +1,19 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Navigate, useNavigate, useSearchParams } from 'react-router';
 import { ApiError, request } from '../api.js';
 import { useAuth } from '../auth.jsx';
 import { Field } from '../components/Field.jsx';
 import { OutageBanner } from '../components/Banner.jsx';
+import { TotpEnrolment } from '../components/TotpEnrolment.jsx';
 import { errorsByField } from '../messages.js';
 import { safeNext, tenantFromHost } from '../session.js';
+import { startSso } from './sso.js';
 
 /**
  * Sign in to the tenant the host name names: username and password (POST /auth/login); when
- * the API answers 401 `mfa_required`, the authenticator code step (POST /auth/login/mfa).
+ * the API answers 401 `mfa_required`, the authenticator code step (POST /auth/login/mfa); when
+ * it answers 403 `mfa_enrolment_required`, setting up the authenticator with the enrolment
+ * token. "Sign in with …" when the account has single sign-on (GET /auth/sso).
  * Then back to the page the user was on (`?next=`).
  */
 export function Login() {
@@ -24,6 +28,19 @@ export function Login() {
   const [challenge, setChallenge] = useState(null);
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
+  const [enrolmentToken, setEnrolmentToken] = useState(null);
+  const [sso, setSso] = useState(null); // GET /auth/sso: {enabled, display_name, start_url}
+
+  useEffect(() => {
+    // no option shown when this fails: the password form still works
+    request('/auth/sso').then(setSso, () => setSso(null));
+  }, []);
+
+  function signedIn(body) {
+    auth.setNotice(null);
+    auth.accept(body);
+    navigate(next, { replace: true });
+  }
 
   if (auth.token && auth.identity) return <Navigate to={next} replace />;
 
@@ -35,12 +52,13 @@ export function Login() {
       const body = challenge
         ? await request('/auth/login/mfa', { method: 'POST', body: { challenge_token: challenge, code: code.trim() } })
         : await request('/auth/login', { method: 'POST', body: { username, password, session: 'admin' } });
-      auth.setNotice(null);
-      auth.accept(body);
-      navigate(next, { replace: true });
+      signedIn(body);
     } catch (err) {
       if (err instanceof ApiError && err.code === 'mfa_required') {
         setChallenge(err.details.challenge_token);
+        setPassword('');
+      } else if (err instanceof ApiError && err.code === 'mfa_enrolment_required') {
+        setEnrolmentToken(err.details.enrolment_token);
         setPassword('');
       } else {
         if (err instanceof ApiError && ['mfa_challenge_expired', 'invalid_mfa_challenge'].includes(err.code)) {
@@ -52,6 +70,18 @@ export function Login() {
     } finally {
       setBusy(false);
     }
+  }
+
+  if (enrolmentToken) {
+    const send = (path, body) => request(path, { method: 'POST', body: { ...body, enrolment_token: enrolmentToken } });
+    return (
+      <main className="login wide" id="main">
+        <h1>Second factor required</h1>
+        <p className="notice" role="status">Your account requires a second factor at sign-in. Set up an
+          authenticator app now; you are signed in when it is done.</p>
+        <TotpEnrolment send={send} onFinished={signedIn} />
+      </main>
+    );
   }
 
   const outage = error && error.isOutage ? error : null;
@@ -84,6 +114,13 @@ export function Login() {
         )}
         <button type="submit" disabled={busy}>{challenge ? 'Verify' : 'Sign in'}</button>
       </form>
+      {sso?.enabled && !challenge && (
+        <p className="sso">
+          <button type="button" className="secondary" onClick={() => startSso(sso.start_url, next)}>
+            Sign in with {sso.display_name || 'single sign-on'}
+          </button>
+        </p>
+      )}
     </main>
   );
 }

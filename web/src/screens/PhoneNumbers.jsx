@@ -3,7 +3,7 @@ import { Link, useNavigate, useSearchParams } from 'react-router';
 import { useAuth } from '../auth.jsx';
 import { OutageBanner } from '../components/Banner.jsx';
 import { Field } from '../components/Field.jsx';
-import { useDraft, useResource } from '../hooks.js';
+import { useCursorPages, useDraft, useSubmit } from '../hooks.js';
 import { errorsByField } from '../messages.js';
 import { MODE_LABELS } from './answering.js';
 
@@ -15,22 +15,8 @@ export function PhoneNumbers() {
   const [params, setParams] = useSearchParams();
   const search = params.get('number') || '';
   const [searchText, setSearchText] = useState(search);
-  const [more, setMore] = useState({ items: [], cursor: undefined, error: null });
-  const list = useResource(() => {
-    setMore({ items: [], cursor: undefined, error: null });
-    return call('/api/phone-numbers', { query: { number: search, limit: PAGE_SIZE } });
-  }, [call, search]);
-  const items = [...(list.data?.items || []), ...more.items];
-  const nextCursor = more.cursor === undefined ? list.data?.next_cursor : more.cursor;
-
-  async function loadMore() {
-    try {
-      const page = await call('/api/phone-numbers', { query: { number: search, limit: PAGE_SIZE, cursor: nextCursor } });
-      setMore((m) => ({ items: [...m.items, ...page.items], cursor: page.next_cursor, error: null }));
-    } catch (error) {
-      setMore((m) => ({ ...m, error }));
-    }
-  }
+  const list = useCursorPages(call, '/api/phone-numbers', { number: search, limit: PAGE_SIZE }, [call, search]);
+  const { items, nextCursor, loadMore } = list;
 
   function submitSearch(event) {
     event.preventDefault();
@@ -42,7 +28,7 @@ export function PhoneNumbers() {
     <>
       <h1>Phone numbers</h1>
       <OutageBanner error={list.error?.isOutage ? list.error : null} onRetry={list.reload} />
-      <OutageBanner error={more.error?.isOutage ? more.error : null} onRetry={loadMore} />
+      <OutageBanner error={list.moreError?.isOutage ? list.moreError : null} onRetry={loadMore} />
       <form className="search" role="search" onSubmit={submitSearch}>
         <Field label="Search numbers" error={searchError} hint="Digits of the number, e.g. 555.">
           {(p) => <input {...p} type="search" name="number" value={searchText}
@@ -84,23 +70,11 @@ function AddNumber() {
   const { call } = useAuth();
   const navigate = useNavigate();
   const draft = useDraft('add-number', { number: '' });
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
-
-  async function submit(event) {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const created = await call('/api/phone-numbers', { method: 'POST', body: { number: draft.values.number.trim() } });
-      draft.reset({ number: '' });
-      navigate(`/numbers/${created.id}`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+  const { submit, error, busy } = useSubmit(async () => {
+    const created = await call('/api/phone-numbers', { method: 'POST', body: { number: draft.values.number.trim() } });
+    draft.reset({ number: '' });
+    navigate(`/numbers/${created.id}`);
+  });
 
   const { fields, form } = errorsByField(error && !error.isOutage ? error : null, ['number']);
   return (
