@@ -134,3 +134,22 @@ def test_given_an_agent_when_managing_carriers_then_403_admin_required(api, seed
     agent = api.login(tenant, "agent1")
     assert_error(agent.get("/api/carriers"), 403, "admin_required")
     assert_error(agent.post("/api/carriers", json={"name": "x"}), 403, "admin_required")
+
+
+def test_given_live_gateway_health_when_gateways_are_read_then_each_shows_what_the_lcr_sees(
+        api, seed, redis_client, redis_prefix):
+    _, admin = admin_client(api, seed)
+    carrier = _carrier(admin)
+    gateways = f"/api/carriers/{carrier['id']}/gateways"
+    up = admin.post(gateways, json={"ipv4": "203.0.113.31"}).get_json()
+    down = admin.post(gateways, json={"ipv4": "203.0.113.32"}).get_json()
+    inbound_only = admin.post(gateways, json={"ipv4": "198.51.100.0", "netmask": 24, "outbound": False}).get_json()
+    inactive = admin.post(gateways, json={"ipv4": "203.0.113.33", "is_active": False}).get_json()
+    redis_client.hset(f"{redis_prefix}gateway:state", mapping={down["id"]: "down", up["id"]: "up"})
+    try:
+        listed = {g["id"]: g["health"] for g in admin.get(gateways).get_json()}
+        assert listed == {up["id"]: "up", down["id"]: "down", inbound_only["id"]: "not_probed",
+                          inactive["id"]: "not_probed"}
+        assert admin.get(f"/api/gateways/{down['id']}").get_json()["health"] == "down"
+    finally:
+        redis_client.hdel(f"{redis_prefix}gateway:state", down["id"], up["id"])

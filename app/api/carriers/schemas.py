@@ -121,6 +121,9 @@ class GatewaySchema(ma.Schema):
     register_username = ma.fields.String(allow_none=True)
     register_realm = ma.fields.String(allow_none=True)
     has_register_password = ma.fields.Function(lambda g: g.register_password_encrypted is not None)
+    health = ma.fields.String(metadata={
+        "description": "Live: up | down (the LCR skips it) | not_probed (inactive or inbound only) | unknown "
+                       "(health store unreachable); GET only"})
     created_at = ma.fields.AwareDateTime()
 
 
