@@ -9,6 +9,8 @@ import { PhoneNumberDetail } from './screens/PhoneNumberDetail.jsx';
 // loaded when first opened: the first page ships only the login and the numbers screens
 const CallRecords = lazy(() => import('./screens/CallRecords.jsx').then((m) => ({ default: m.CallRecords })));
 const CallRecordDetail = lazy(() => import('./screens/CallRecords.jsx').then((m) => ({ default: m.CallRecordDetail })));
+const CarriersRoutes = lazy(() => import('./routing/Carriers.jsx').then((m) => ({ default: m.CarriersRoutes })));
+const LcrRoutes = lazy(() => import('./routing/Lcr.jsx').then((m) => ({ default: m.LcrRoutes })));
 
 export function App() {
   return (
@@ -22,6 +24,8 @@ export function App() {
             <Route path="/numbers/:id" element={<PhoneNumberDetail />} />
             <Route path="/calls" element={<CallRecords />} />
             <Route path="/calls/:id" element={<CallRecordDetail />} />
+            <Route path="/carriers/*" element={<CarriersRoutes />} />
+            <Route path="/lcr/*" element={<LcrRoutes />} />
             <Route path="*" element={<NotFoundScreen />} />
           </Route>
         </Routes>

@@ -16,6 +16,8 @@ export function Layout() {
         <nav aria-label="Screens">
           <NavLink to="/numbers">Phone numbers</NavLink>
           <NavLink to="/calls">Call records</NavLink>
+          <NavLink to="/carriers">Carriers</NavLink>
+          <NavLink to="/lcr">Least-cost routing</NavLink>
         </nav>
         <span className="who">{user?.username} · {account?.subdomain}</span>
         <button type="button" onClick={auth.logout}>Sign out</button>
