@@ -84,6 +84,7 @@ test('Gateways: addresses and CIDR, live health (down, up, not probed), a refuse
   assert.equal(await add.getByLabel('Prefix length').getAttribute('aria-invalid'), 'true');
   assert.equal(await add.getByLabel('IPv4 address').inputValue(), '192.0.2.0', 'what was typed stays');
   assert.deepEqual(await axeViolations(page), []);
+  await add.getByRole('heading').evaluate((el) => el.scrollIntoView());
   await screenshot(page, 'gateway-refused-cidr');
   // an outbound gateway is one host: the same network as inbound only is accepted
   await add.getByLabel('Outbound (calls are sent to it)').uncheck();
@@ -179,6 +180,7 @@ test('LCR routes: a refused pattern beside Pattern; reorder by dragging and by k
   assert.deepEqual(server.map((r) => [r.regex, r.priority]), [['^4', 10], ['^44', 20], ['^1', 30]]);
   const afterDrag = await api(page, '/api/lcr/explain?number=4415551234');
   assert.equal(afterDrag.route.regex, '^4');
+  await page.evaluate(() => window.scrollTo(0, 0));
   await screenshot(page, 'lcr-routes');
 
   // the keyboard: focus "Move down" on ^4 and press it twice (Enter, then Space)
