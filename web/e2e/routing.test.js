@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { SETUP, axeViolations, launch, newPage, screenshot, signIn } from './browser.js';
+import { SETUP, axeViolations, launch, screenshot, signIn, withPageOf } from './browser.js';
 
 const R = SETUP.routing;
 let browser;
@@ -14,15 +14,7 @@ let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-async function withPage(fn) {
-  const { context, page } = await newPage(browser);
-  try {
-    await fn(page);
-    assert.deepEqual(page.cspViolations, [], 'no Content-Security-Policy violation');
-  } finally {
-    await context.close();
-  }
-}
+const withPage = (fn) => withPageOf(browser, fn);
 
 /** The API as the page sees it (same origin, the page's own token). */
 function api(page, path) {

@@ -4,9 +4,9 @@ import { useAuth } from '../auth.jsx';
 import { OutageBanner } from '../components/Banner.jsx';
 import { Field } from '../components/Field.jsx';
 import { useDraft, useResource } from '../hooks.js';
-import { humanMessage } from '../messages.js';
 import { Check } from './Check.jsx';
 import { defined, optionalInt, useSubmit } from './form.js';
+import { LoadFailed, SaveForm } from './Shell.jsx';
 
 /** How often a carrier's page re-reads its gateways' live health (sofia pings every 30 s). */
 export const HEALTH_REFRESH_MS = 15000;
@@ -78,9 +78,7 @@ function Carriers() {
 
 function CarrierFields({ values, set, save, label }) {
   return (
-    <form onSubmit={save.submit} noValidate>
-      <OutageBanner error={save.outage} onRetry={save.submit} />
-      {save.form && <p className="form-error" role="alert">{save.form}</p>}
+    <SaveForm save={save} label={label} savedNote={label === 'Save carrier'}>
       <Field label="Name" error={save.fields.name}>
         {(p) => <input {...p} name="name" value={values.name} onChange={(e) => set('name', e.target.value)} required />}
       </Field>
@@ -93,9 +91,7 @@ function CarrierFields({ values, set, save, label }) {
       <Check name="e164_leading_plus" label="Dial the number with a leading +" checked={values.e164_leading_plus}
         onChange={(v) => set('e164_leading_plus', v)} />
       <Check name="is_active" label="Active" checked={values.is_active} onChange={(v) => set('is_active', v)} />
-      <button type="submit" disabled={save.busy}>{label}</button>
-      {save.saved && label === 'Save carrier' && <p className="saved" role="status">Saved.</p>}
-    </form>
+    </SaveForm>
   );
 }
 
@@ -110,14 +106,7 @@ function CarrierDetail() {
   const { call } = useAuth();
   const carrier = useResource(() => call(`/api/carriers/${id}`), [call, id]);
   if (carrier.error && !carrier.data) {
-    return (
-      <>
-        <h1>Carrier</h1>
-        {carrier.error.isOutage ? <OutageBanner error={carrier.error} onRetry={carrier.reload} />
-          : <p role="alert">{humanMessage(carrier.error)}</p>}
-        <p><Link to="/carriers">Back to carriers</Link></p>
-      </>
-    );
+    return <LoadFailed title="Carrier" error={carrier.error} onRetry={carrier.reload} back="/carriers" backLabel="Back to carriers" />;
   }
   if (!carrier.data) return <p role="status">Loading…</p>;
   const c = carrier.data;
@@ -268,9 +257,7 @@ function GatewayForm({ carrierId, gateway, onSaved, onCancel }) {
   return (
     <section aria-labelledby={headingId} className="panel">
       <h3 id={headingId}>{gateway ? `Edit gateway ${address(gateway)}` : 'Add a gateway'}</h3>
-      <form onSubmit={save.submit} noValidate>
-        <OutageBanner error={save.outage} onRetry={save.submit} />
-        {save.form && <p className="form-error" role="alert">{save.form}</p>}
+      <SaveForm save={save} label={gateway ? 'Save gateway' : 'Add gateway'}>
         {text('ipv4', 'IPv4 address', 'The address, or for an inbound gateway the network address (10.0.0.0 with prefix 24).')}
         {text('netmask', 'Prefix length', '32: exactly this address. Less: a CIDR network (inbound only, 8 or more).', { type: 'number', min: 8, max: 32 })}
         {text('host', 'Host name', 'Instead of the IPv4 address, for an outbound-only gateway: the carrier\'s DNS name.')}
@@ -295,11 +282,8 @@ function GatewayForm({ carrierId, gateway, onSaved, onCancel }) {
         {text('register_password', 'Registration password', gateway?.has_register_password
           ? 'A password is saved. Leave empty to keep it.' : 'Write-only: never shown again.', { type: 'password', autoComplete: 'new-password' })}
         {text('register_realm', 'Registration realm')}
-        <div className="actions">
-          <button type="submit" disabled={save.busy}>{gateway ? 'Save gateway' : 'Add gateway'}</button>
-          {onCancel && <button type="button" className="secondary" onClick={onCancel}>Cancel</button>}
-        </div>
-      </form>
+      </SaveForm>
+      {onCancel && <button type="button" className="secondary" onClick={onCancel}>Cancel</button>}
     </section>
   );
 }

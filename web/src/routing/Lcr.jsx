@@ -8,6 +8,7 @@ import { humanMessage } from '../messages.js';
 import { Check } from './Check.jsx';
 import { Explain } from './Explain.jsx';
 import { defined, optionalInt, useSubmit } from './form.js';
+import { LoadFailed, SaveForm } from './Shell.jsx';
 import { moveItem, nextPriority, priorityChanges } from './reorder.js';
 
 const LIST_LIMIT = 200;
@@ -74,9 +75,7 @@ function Plans() {
 
 function PlanFields({ values, set, save, label }) {
   return (
-    <form onSubmit={save.submit} noValidate>
-      <OutageBanner error={save.outage} onRetry={save.submit} />
-      {save.form && <p className="form-error" role="alert">{save.form}</p>}
+    <SaveForm save={save} label={label} savedNote={label === 'Save plan'}>
       <Field label="Name" error={save.fields.name}>
         {(p) => <input {...p} name="name" value={values.name} onChange={(e) => set('name', e.target.value)} required />}
       </Field>
@@ -84,9 +83,7 @@ function PlanFields({ values, set, save, label }) {
         {(p) => <input {...p} name="priority" type="number" min="0" value={values.priority} onChange={(e) => set('priority', e.target.value)} />}
       </Field>
       <Check name="is_active" label="Active" checked={values.is_active} onChange={(v) => set('is_active', v)} />
-      <button type="submit" disabled={save.busy}>{label}</button>
-      {save.saved && label === 'Save plan' && <p className="saved" role="status">Saved.</p>}
-    </form>
+    </SaveForm>
   );
 }
 
@@ -101,14 +98,7 @@ function Plan() {
     return { plan, routes, carriers: carriers.items };
   }, [call, id]);
   if (loaded.error && !loaded.data) {
-    return (
-      <>
-        <h1>LCR plan</h1>
-        {loaded.error.isOutage ? <OutageBanner error={loaded.error} onRetry={loaded.reload} />
-          : <p role="alert">{humanMessage(loaded.error)}</p>}
-        <p><Link to="/lcr">Back to least-cost routing</Link></p>
-      </>
-    );
+    return <LoadFailed title="LCR plan" error={loaded.error} onRetry={loaded.reload} back="/lcr" backLabel="Back to least-cost routing" />;
   }
   if (!loaded.data) return <p role="status">Loading…</p>;
   const { plan, carriers } = loaded.data;
@@ -245,9 +235,7 @@ function AddRoute({ planId, routes, onAdded }) {
   return (
     <section aria-labelledby="add-route" className="panel">
       <h3 id="add-route">Add a route</h3>
-      <form onSubmit={save.submit} noValidate>
-        <OutageBanner error={save.outage} onRetry={save.submit} />
-        {save.form && <p className="form-error" role="alert">{save.form}</p>}
+      <SaveForm save={save} label="Add route">
         <Field label="Pattern" error={save.fields.regex} hint="A regular expression (RE2) matched at the start of the dialled digits, e.g. ^44 or ^1(212|646).">
           {(p) => <input {...p} name="regex" value={values.regex} onChange={(e) => draft.set('regex', e.target.value)} required />}
         </Field>
@@ -257,8 +245,7 @@ function AddRoute({ planId, routes, onAdded }) {
         <Field label="Route priority" error={save.fields.priority} hint="Empty: after the last route.">
           {(p) => <input {...p} name="priority" type="number" min="0" value={values.priority} onChange={(e) => draft.set('priority', e.target.value)} />}
         </Field>
-        <button type="submit" disabled={save.busy}>Add route</button>
-      </form>
+      </SaveForm>
     </section>
   );
 }
@@ -315,9 +302,7 @@ function CarrierSet({ route, carriers }) {
           </tbody>
         </table>
       ) : !entries.loading && <p className="hint">No carriers: a number matching this route cannot be dialled.</p>}
-      <form className="inline" onSubmit={save.submit} noValidate aria-label={`Add a carrier to route ${route.regex}`}>
-        <OutageBanner error={save.outage} onRetry={save.submit} />
-        {save.form && <p className="form-error" role="alert">{save.form}</p>}
+      <SaveForm save={save} label="Add carrier" className="inline" ariaLabel={`Add a carrier to route ${route.regex}`}>
         <Field label="Carrier" error={save.fields.carrier_id}>
           {(p) => (
             <select {...p} name="carrier_id" value={values.carrier_id} onChange={(e) => set('carrier_id', e.target.value)}>
@@ -332,8 +317,7 @@ function CarrierSet({ route, carriers }) {
         <Field label="Workload" error={save.fields.workload} hint="Higher first among equals. Empty: 100.">
           {(p) => <input {...p} name="workload" type="number" min="0" value={values.workload} onChange={(e) => set('workload', e.target.value)} />}
         </Field>
-        <button type="submit" disabled={save.busy}>Add carrier</button>
-      </form>
+      </SaveForm>
     </div>
   );
 }
