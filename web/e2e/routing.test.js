@@ -175,15 +175,18 @@ test('LCR routes: a refused pattern beside Pattern; reorder by dragging and by k
   await page.evaluate(() => window.scrollTo(0, 0));
   await screenshot(page, 'lcr-routes');
 
-  // the keyboard: focus "Move down" on ^4 and press it twice (Enter, then Space)
+  // the keyboard: focus "Move down" on ^4 and press it twice (Enter, then Space); the focus
+  // follows the moved route, and lands on its Move up once Move down is disabled at the end
+  const focused = () => page.evaluate(() => document.activeElement?.getAttribute('aria-label'));
   await page.getByRole('button', { name: 'Move down: route ^4', exact: true }).focus();
   await page.keyboard.press('Enter');
   await page.getByRole('status').filter({ hasText: 'Route ^4 moved to position 2 of 3.' }).waitFor();
-  await page.getByRole('button', { name: 'Move down: route ^4', exact: true }).focus();
+  assert.equal(await focused(), 'Move down: route ^4');
   await page.keyboard.press('Space');
   await page.getByRole('status').filter({ hasText: 'Route ^4 moved to position 3 of 3.' }).waitFor();
   assert.deepEqual(await routeOrder(page), ['^44', '^1', '^4']);
   assert.equal(await page.getByRole('button', { name: 'Move down: route ^4', exact: true }).isDisabled(), true);
+  assert.equal(await focused(), 'Move up: route ^4');
   assert.deepEqual(await axeViolations(page), []);
 
   await page.getByRole('link', { name: 'Least-cost routing', exact: true }).first().click();

@@ -1,4 +1,4 @@
-import { useCallback, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { Link, Route, Routes, useNavigate, useParams } from 'react-router';
 import { useAuth } from '../auth.jsx';
 import { OutageBanner } from '../components/Banner.jsx';
@@ -140,6 +140,16 @@ function RouteList({ planId, initial, carriers }) {
   const [dragged, setDragged] = useState(null);
   const [announce, setAnnounce] = useState('');
   const [error, setError] = useState(null);
+  // a moved <li> is re-inserted in the DOM, which drops the focus: the button pressed gets it back
+  // (or the other Move button, once this one is disabled at the end of the list)
+  const [refocus, setRefocus] = useState(null);
+  const listRef = useRef(null);
+  useEffect(() => {
+    if (!refocus) return;
+    const item = listRef.current?.querySelector(`li[data-route-id="${refocus.id}"]`);
+    const buttons = item ? [...item.querySelectorAll('button[data-move]')] : [];
+    (buttons.find((b) => b.dataset.move === refocus.move && !b.disabled) || buttons.find((b) => !b.disabled))?.focus();
+  }, [refocus, routes]);
 
   const reload = useCallback(async () => {
     try {
@@ -150,9 +160,10 @@ function RouteList({ planId, initial, carriers }) {
     }
   }, [call, planId]);
 
-  async function move(from, to) {
+  async function move(from, to, button = null) {
     const ordered = moveItem(routes, from, to);
     if (ordered === routes) return;
+    setRefocus(button && { id: routes[from].id, move: button });
     setRoutes(ordered);
     setError(null);
     const moved = routes[from];
@@ -170,6 +181,7 @@ function RouteList({ planId, initial, carriers }) {
 
   async function remove(route) {
     setError(null);
+    setRefocus(null);
     try {
       await call(`/api/lcr/routes/${route.id}`, { method: 'DELETE' });
       setAnnounce(`Route ${route.regex} deleted.`);
@@ -187,7 +199,7 @@ function RouteList({ planId, initial, carriers }) {
       <OutageBanner error={error?.isOutage ? error : null} onRetry={reload} />
       {error && !error.isOutage && <p className="form-error" role="alert">{humanMessage(error)}</p>}
       <p className="visually-hidden" role="status" aria-live="polite">{announce}</p>
-      <ol className="routes" aria-describedby="routes-hint">
+      <ol className="routes" aria-describedby="routes-hint" ref={listRef}>
         {routes.map((route, index) => (
           <li key={route.id} className={dragged === index ? 'route dragging' : 'route'} data-route-id={route.id}
             draggable onDragStart={(e) => { setDragged(index); e.dataTransfer.effectAllowed = 'move'; e.dataTransfer.setData('text/plain', route.id); }}
@@ -199,9 +211,9 @@ function RouteList({ planId, initial, carriers }) {
               <code>{route.regex}</code>
               <span className="hint">priority {route.priority}{route.description ? ` · ${route.description}` : ''}</span>
               <span className="actions">
-                <button type="button" className="secondary" disabled={index === 0} onClick={() => move(index, index - 1)}
+                <button type="button" className="secondary" disabled={index === 0} data-move="up" onClick={() => move(index, index - 1, 'up')}
                   aria-label={`Move up: route ${route.regex}`}>Move up</button>
-                <button type="button" className="secondary" disabled={index === routes.length - 1} onClick={() => move(index, index + 1)}
+                <button type="button" className="secondary" disabled={index === routes.length - 1} data-move="down" onClick={() => move(index, index + 1, 'down')}
                   aria-label={`Move down: route ${route.regex}`}>Move down</button>
                 <button type="button" className="secondary" onClick={() => remove(route)}
                   aria-label={`Delete route ${route.regex}`}>Delete</button>
