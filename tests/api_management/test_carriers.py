@@ -6,10 +6,13 @@ import json
 import uuid
 
 import pytest
+import redis
 from sqlalchemy import text
 
+from app.api.carriers.service import with_health
 from app.models import Carrier, Gateway
 from tests.api_management.helpers import admin_client, assert_error, cases, insert
+from tests.faults.processes import free_port
 from tests.plugins.database import set_tenant
 
 
@@ -153,3 +156,11 @@ def test_given_live_gateway_health_when_gateways_are_read_then_each_shows_what_t
         assert admin.get(f"/api/gateways/{down['id']}").get_json()["health"] == "down"
     finally:
         redis_client.hdel(f"{redis_prefix}gateway:state", down["id"], up["id"])
+
+
+def test_given_the_health_store_unreachable_when_gateways_are_read_then_probed_ones_are_unknown():
+    probed = Gateway(id=uuid.uuid4(), is_active=True, outbound=True, inbound=True)
+    inbound_only = Gateway(id=uuid.uuid4(), is_active=True, outbound=False, inbound=True)
+    closed = redis.Redis(port=free_port(), socket_connect_timeout=1, socket_timeout=1)
+    with_health([probed, inbound_only], closed)
+    assert (probed.health, inbound_only.health) == ("unknown", "not_probed")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import redis
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
@@ -103,12 +104,12 @@ def list_gateways(db: Session, account_id: uuid.UUID, carrier_id: uuid.UUID) -> 
                                        .order_by(Gateway.created_at, Gateway.id))))
 
 
-def with_health(gateways: list[Gateway]) -> list[Gateway]:
+def with_health(gateways: list[Gateway], client: redis.Redis | None = None) -> list[Gateway]:
     """Set each gateway's ``health`` from the live store the LCR reads (docs/trunks.md "Gateway
     health"), so the console shows what routing does now: ``up``/``down`` for a gateway sofia
     pings (active and outbound), ``not_probed`` for one it does not, ``unknown`` when the store
-    did not answer. One HGETALL for the whole list."""
-    down, known = down_gateways()
+    did not answer. One HGETALL for the whole list (``client``: the store, default the configured one)."""
+    down, known = down_gateways(client)
     for gateway in gateways:
         if not (gateway.is_active and gateway.outbound):
             gateway.health = "not_probed"
