@@ -6,10 +6,13 @@ import json
 import uuid
 
 import pytest
+import redis
 from sqlalchemy import text
 
+from app.api.carriers.service import with_health
 from app.models import Carrier, Gateway
 from tests.api_management.helpers import admin_client, assert_error, cases, insert
+from tests.faults.processes import free_port
 from tests.plugins.database import set_tenant
 
 
@@ -153,3 +156,30 @@ def test_given_a_tls_registering_gateway_of_an_srtp_carrier_when_saved_then_it_r
     # dropping the password of a registering gateway leaves it without credentials: refused
     assert_error(admin.patch(f"/api/gateways/{body['id']}", json={"register_password": None}), 422, "invalid_gateway")
     assert admin.patch(f"/api/gateways/{body['id']}", json={"register": False}).get_json()["register"] is False
+
+
+def test_given_live_gateway_health_when_gateways_are_read_then_each_shows_what_the_lcr_sees(
+        api, seed, redis_client, redis_prefix):
+    _, admin = admin_client(api, seed)
+    carrier = _carrier(admin)
+    gateways = f"/api/carriers/{carrier['id']}/gateways"
+    up = admin.post(gateways, json={"ipv4": "203.0.113.31"}).get_json()
+    down = admin.post(gateways, json={"ipv4": "203.0.113.32"}).get_json()
+    inbound_only = admin.post(gateways, json={"ipv4": "198.51.100.0", "netmask": 24, "outbound": False}).get_json()
+    inactive = admin.post(gateways, json={"ipv4": "203.0.113.33", "is_active": False}).get_json()
+    redis_client.hset(f"{redis_prefix}gateway:state", mapping={down["id"]: "down", up["id"]: "up"})
+    try:
+        listed = {g["id"]: g["health"] for g in admin.get(gateways).get_json()}
+        assert listed == {up["id"]: "up", down["id"]: "down", inbound_only["id"]: "not_probed",
+                          inactive["id"]: "not_probed"}
+        assert admin.get(f"/api/gateways/{down['id']}").get_json()["health"] == "down"
+    finally:
+        redis_client.hdel(f"{redis_prefix}gateway:state", down["id"], up["id"])
+
+
+def test_given_the_health_store_unreachable_when_gateways_are_read_then_probed_ones_are_unknown():
+    probed = Gateway(id=uuid.uuid4(), is_active=True, outbound=True, inbound=True)
+    inbound_only = Gateway(id=uuid.uuid4(), is_active=True, outbound=False, inbound=True)
+    closed = redis.Redis(port=free_port(), socket_connect_timeout=1, socket_timeout=1)
+    with_health([probed, inbound_only], closed)
+    assert (probed.health, inbound_only.health) == ("unknown", "not_probed")

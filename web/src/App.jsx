@@ -14,6 +14,8 @@ const CallRecordDetail = lazy(() => import('./screens/CallRecords.jsx').then((m)
 const ApiKeys = lazy(() => import('./screens/ApiKeys.jsx').then((m) => ({ default: m.ApiKeys })));
 const Users = lazy(() => import('./screens/Users.jsx').then((m) => ({ default: m.Users })));
 const SecondFactor = lazy(() => import('./screens/SecondFactor.jsx').then((m) => ({ default: m.SecondFactor })));
+const CarriersRoutes = lazy(() => import('./routing/Carriers.jsx').then((m) => ({ default: m.CarriersRoutes })));
+const LcrRoutes = lazy(() => import('./routing/Lcr.jsx').then((m) => ({ default: m.LcrRoutes })));
 
 export function App() {
   return (
@@ -31,6 +33,8 @@ export function App() {
             <Route path="/api-keys" element={<RequireScreen screen="apiKeys"><ApiKeys /></RequireScreen>} />
             <Route path="/users" element={<RequireScreen screen="users"><Users /></RequireScreen>} />
             <Route path="/account/second-factor" element={<SecondFactor />} />
+            <Route path="/carriers/*" element={<RequireScreen screen="carriers"><CarriersRoutes /></RequireScreen>} />
+            <Route path="/lcr/*" element={<RequireScreen screen="lcr"><LcrRoutes /></RequireScreen>} />
             <Route path="*" element={<NotFoundScreen />} />
           </Route>
         </Routes>

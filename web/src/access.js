@@ -8,6 +8,8 @@ export const SCREEN_RULES = {
   callRecords: ({ permissions }) => permissions.includes('recordings.view'),
   apiKeys: ({ licenses }) => licenses.includes('api-access'),
   users: ({ role }) => role === 'admin',
+  carriers: ({ role }) => role === 'admin',
+  lcr: ({ role }) => role === 'admin',
 };
 
 /** The facts the rules read, from the session's identity ({user, account}) or null. */

@@ -36,6 +36,8 @@ const HUMAN = {
   session_store_unavailable: 'The service is temporarily unavailable. Retry in a moment.',
   token_expired: 'Your session has expired. Sign in again.',
   token_revoked: 'You were signed out. Sign in again.',
+  platform_read_only: 'This is a platform carrier: you can route calls through it, but not change it.',
+  duplicate_carrier: 'This carrier is already in the route\'s carrier set.',
 };
 
 /** The sentence to show for an ApiError. */
@@ -56,7 +58,12 @@ const CODE_FIELD = {
   mfa_code_reused: 'code',
   invalid_confirmation_code: 'code',
   username_taken: 'username',
+  invalid_route_regex: 'regex', // the server's message names what RE2 refused
+  duplicate_carrier: 'carrier_id',
 };
+
+/** Codes whose `details` are already {field: [messages]} (no `json` location level). */
+const FIELD_DETAILS = new Set(['invalid_reference', 'invalid_gateway']);
 
 /**
  * Split an ApiError into {fields: {name: message}, form: message|null}: validation details and
@@ -72,7 +79,7 @@ export function errorsByField(error, known = []) {
     for (const [name, messages] of Object.entries(located)) {
       fields[name] = Array.isArray(messages) ? messages.join(' ') : String(messages);
     }
-  } else if (error.code === 'invalid_reference' && details && typeof details === 'object') {
+  } else if (FIELD_DETAILS.has(error.code) && details && typeof details === 'object') {
     for (const [name, messages] of Object.entries(details)) {
       fields[name] = Array.isArray(messages) ? messages.join(' ') : String(messages);
     }

@@ -31,4 +31,16 @@ describe('API errors as messages beside their field', () => {
     expect(new ApiError(503, 'database_unavailable', 'x').isOutage).toBe(true);
     expect(new ApiError(422, 'validation_failed', 'x').isOutage).toBe(false);
   });
+
+  test('carriers and LCR: a refused gateway beside its field, a refused pattern beside Pattern', () => {
+    const gateway = new ApiError(422, 'invalid_gateway', 'The gateway address is not usable.',
+      { netmask: ['An outbound gateway is one host: netmask must be 32.'] });
+    expect(errorsByField(gateway, ['ipv4', 'netmask'])).toEqual({
+      fields: { netmask: 'An outbound gateway is one host: netmask must be 32.' }, form: null });
+    const regex = new ApiError(422, 'invalid_route_regex', 'route regex is not supported: invalid perl operator: (?=');
+    expect(errorsByField(regex, ['regex']).fields.regex).toBe('route regex is not supported: invalid perl operator: (?=');
+    expect(errorsByField(new ApiError(409, 'duplicate_carrier', 'x'), ['carrier_id']).fields.carrier_id)
+      .toBe('This carrier is already in the route\'s carrier set.');
+    expect(errorsByField(new ApiError(403, 'platform_read_only', 'x'), ['name']).form).toMatch(/platform carrier/);
+  });
 });

@@ -160,6 +160,9 @@ class GatewaySchema(ma.Schema):
         "description": "A registering gateway's last registration state as the switch reported it "
                        "({state: REGED | FAIL_WAIT | TRYING | ..., changed_at, sip_status, phrase}); "
                        "null when it does not register, before the first report, or when Redis is away"})
+    health = ma.fields.String(metadata={
+        "description": "Live: up | down (the LCR skips it) | not_probed (inactive or inbound only) | unknown "
+                       "(health store unreachable); GET only"})
     created_at = ma.fields.AwareDateTime()
 
 

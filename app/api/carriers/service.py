@@ -4,6 +4,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import redis
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
@@ -14,6 +15,7 @@ from app.crypto import encrypt_secret
 from app.errors import Forbidden, NotFound, ValidationFailed
 from app.events.payloads import emit, routing_changed
 from app.models import Carrier, Gateway
+from app.routing.explain import down_gateways
 
 CARRIER_FIELDS = ("name", "description", "is_active", "tech_prefix", "e164_leading_plus", "srtp")
 GATEWAY_FIELDS = ("ipv4", "host", "netmask", "port", "transport", "inbound", "outbound", "is_active",
@@ -104,8 +106,25 @@ def _check_registration(row: Gateway) -> None:
 
 def list_gateways(db: Session, account_id: uuid.UUID, carrier_id: uuid.UUID) -> list[Gateway]:
     get_owned(db, Carrier, carrier_id, account_id, what="carrier")
-    return list(db.scalars(select(Gateway).where(Gateway.carrier_id == carrier_id, Gateway.account_id == account_id)
-                           .order_by(Gateway.created_at, Gateway.id)))
+    return with_health(list(db.scalars(select(Gateway).where(Gateway.carrier_id == carrier_id,
+                                                             Gateway.account_id == account_id)
+                                       .order_by(Gateway.created_at, Gateway.id))))
+
+
+def with_health(gateways: list[Gateway], client: redis.Redis | None = None) -> list[Gateway]:
+    """Set each gateway's ``health`` from the live store the LCR reads (docs/trunks.md "Gateway
+    health"), so the console shows what routing does now: ``up``/``down`` for a gateway sofia
+    pings (active and outbound), ``not_probed`` for one it does not, ``unknown`` when the store
+    did not answer. One HGETALL for the whole list (``client``: the store, default the configured one)."""
+    down, known = down_gateways(client)
+    for gateway in gateways:
+        if not (gateway.is_active and gateway.outbound):
+            gateway.health = "not_probed"
+        elif not known:
+            gateway.health = "unknown"
+        else:
+            gateway.health = "down" if gateway.id in down else "up"
+    return gateways
 
 
 def create_gateway(db: Session, account_id: uuid.UUID, carrier_id: uuid.UUID, data: dict[str, Any]) -> Gateway:
@@ -125,7 +144,7 @@ def create_gateway(db: Session, account_id: uuid.UUID, carrier_id: uuid.UUID, da
 
 
 def get_gateway(db: Session, account_id: uuid.UUID, gateway_id: uuid.UUID) -> Gateway:
-    return get_owned(db, Gateway, gateway_id, account_id, what="gateway")
+    return with_health([get_owned(db, Gateway, gateway_id, account_id, what="gateway")])[0]
 
 
 def update_gateway(db: Session, account_id: uuid.UUID, gateway_id: uuid.UUID, data: dict[str, Any]) -> Gateway:

@@ -19,6 +19,8 @@ export function Layout() {
           {canSee(auth.identity, 'callRecords') && <NavLink to="/calls">Call records</NavLink>}
           {canSee(auth.identity, 'apiKeys') && <NavLink to="/api-keys">API keys</NavLink>}
           {canSee(auth.identity, 'users') && <NavLink to="/users">Users</NavLink>}
+          {canSee(auth.identity, 'carriers') && <NavLink to="/carriers">Carriers</NavLink>}
+          {canSee(auth.identity, 'lcr') && <NavLink to="/lcr">Least-cost routing</NavLink>}
         </nav>
         <span className="who">{user?.username} · {account?.subdomain}</span>
         <NavLink className="own" to="/account/second-factor">Second factor</NavLink>
