@@ -20,7 +20,7 @@ FreeSWITCH 1.10 mapping (mod_commands; checked on the real switch, tests/realswi
 | record_start | ``uuid_setvar`` RECORD_STEREO / RECORD_PRE_BUFFER_FRAMES, ``uuid_record <callId> start <file>`` | stereo WAV named and reported as the record verb's (``media.recording.completed`` at RECORD_STOP) |
 | record_stop | ``uuid_record <callId> stop <file>`` | |
 | whisper | ``uuid_broadcast <leg> 'speak::<tts.speak_arg>' aleg`` | said to one leg only: the caller, or the bridged party (``leg: bridged``); the other does not hear it |
-| transfer | ``uuid_setvar <callId> hangup_after_bridge false``, the new verbs, ``uuid_kill <agent leg>`` | an agent's blind transfer (agent channel only, app/calls/transfers.py): the agent's leg ends, the caller's bridge returns and the caller runs the target's verb instead of hanging up; no ``uuid_break``, which would leave CF_BREAK set and cut the new verbs' first playback |
+| transfer | ``uuid_setvar <callId> hangup_after_bridge false``, the new verbs, ``uuid_kill <agent leg>`` | a blind transfer of a caller talking to an agent (agent channel, or the REST API; app/calls/transfers.py): the agent's leg ends, the caller's bridge returns and the caller runs the target's verb instead of hanging up; no ``uuid_break``, which would leave CF_BREAK set and cut the new verbs' first playback |
 """
 from __future__ import annotations
 
@@ -44,6 +44,9 @@ log = logging.getLogger(__name__)
 _DTMF = re.compile(r"[0-9A-Da-d*#]+\Z")
 _REASON = re.compile(r"[A-Za-z0-9_.:-]+\Z")
 DEFAULT_HANGUP_REASON = "api"
+# who asked (``userId``/``apiKeyId`` from the REST API, ``agentId`` from the agent channel):
+# every action gets it, the ones that record it use it (a transfer's ``call.transferred``)
+Requester = dict[str, Any]
 
 
 class Refused(Exception):
@@ -109,7 +112,7 @@ def _api(call: LiveHandle, command: str) -> str:
     return reply
 
 
-def hangup(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
+def hangup(call: LiveHandle, params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     reason = params.get("reason") or DEFAULT_HANGUP_REASON
     if not isinstance(reason, str) or len(reason) > limits.LIVE_CONTROL_HANGUP_REASON_MAX \
             or not _REASON.match(reason):
@@ -124,7 +127,7 @@ def hangup(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
     return {"reason": reason}
 
 
-def dtmf(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
+def dtmf(call: LiveHandle, params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     digits = params.get("digits")
     if not isinstance(digits, str) or not _DTMF.match(digits) \
             or len(digits) > limits.AGENT_CHANNEL_DTMF_MAX_DIGITS:
@@ -135,7 +138,7 @@ def dtmf(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
     return {"digits": digits}
 
 
-def mute(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
+def mute(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     _alive(call)
     _answered(call, "mute")
     if not call.muted:  # a second bug would stack; muting a muted call changes nothing
@@ -144,7 +147,7 @@ def mute(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def unmute(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
+def unmute(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     _alive(call)
     if call.muted:
         _api(call, f"uuid_audio {call.call_id} stop")
@@ -175,15 +178,15 @@ def _hold(call: LiveHandle, held: bool) -> dict[str, Any]:
     return {"leg": leg}
 
 
-def hold(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
+def hold(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     return _hold(call, True)
 
 
-def unhold(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
+def unhold(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     return _hold(call, False)
 
 
-def redirect(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
+def redirect(call: LiveHandle, params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     verbs = redirect_verbs(params)
     _alive(call)
     if not call.redirect(verbs):
@@ -204,7 +207,7 @@ def redirect_verbs(params: dict[str, Any]) -> VerbList:
         raise ValueError("verbs") from None
 
 
-def record_start(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
+def record_start(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     """Record the call from now on (both parties, caller left), as the record verb's files."""
     _alive(call)
     _answered(call, "record_start")
@@ -220,7 +223,7 @@ def record_start(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def record_stop(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
+def record_stop(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     _alive(call)
     if call.recording is None:
         raise Refused("not_recording", "No recording started from the API runs on this call.")
@@ -232,7 +235,7 @@ def record_stop(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
 WHISPER_LEGS = ("caller", "bridged")
 
 
-def whisper(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
+def whisper(call: LiveHandle, params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     """Say ``text`` to one leg only (``leg``: the caller, default, or the bridged party)."""
     text, leg = params.get("text"), params.get("leg", "caller")
     if not isinstance(text, str) or not text.strip() or len(text) > limits.LIVE_CONTROL_WHISPER_TEXT_MAX:
@@ -248,15 +251,14 @@ def whisper(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
     return {"leg": leg}
 
 
-def transfer(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
-    """An agent's blind transfer of its caller (``params``: ``target``, ``agentId`` of the
-    agent asking). The caller leaves the agent for the target's verb (app/calls/transfers.py);
-    the agent's leg is hung up."""
+def transfer(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[str, Any]:
+    """A blind transfer of a caller talking to an agent (``params``: ``target``), asked by that
+    agent (agent channel) or from the REST API (``by``: who). The caller leaves the agent for
+    the target's verb (app/calls/transfers.py); the agent's leg is hung up."""
     try:
         target = parse_target(params.get("target"))
     except InvalidTarget:
         raise ValueError("target") from None
-    by = params.get("agentId")
     _alive(call)
     leg = _bridged(call, "transfer")
     ctx = call.ctx
@@ -280,7 +282,7 @@ def transfer(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
     if not call.replace_verbs(verbs):
         raise Refused("call_ending", "The call's verbs are over; it can no longer be transferred.")
     call.transferred(call_transferred(call.call_id, kind="blind", from_agent=from_agent,
-                                      to=target.as_dict(), by_agent=by if isinstance(by, str) else None))
+                                      to=target.as_dict(), by=by))
     try:  # the agent's leg ends: the caller's bridge returns and the new verbs run
         call.conn.api(f"uuid_kill {leg} NORMAL_CLEARING")
     except EslError as exc:
@@ -288,7 +290,7 @@ def transfer(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "blind", "to": target.as_dict()}
 
 
-ACTIONS: dict[str, Callable[[LiveHandle, dict[str, Any]], dict[str, Any]]] = {
+ACTIONS: dict[str, Callable[[LiveHandle, dict[str, Any], Requester], dict[str, Any]]] = {
     "hangup": hangup,
     "dtmf": dtmf,
     "mute": mute,
