@@ -19,7 +19,7 @@ FreeSWITCH 1.10 mapping (mod_commands; checked on the real switch, tests/realswi
 | redirect | ``uuid_break <callId> all``, then the new verbs | the session drops the rest of its list (app/voice/session.py) |
 | record_start | ``uuid_setvar`` RECORD_STEREO / RECORD_PRE_BUFFER_FRAMES, ``uuid_record <callId> start <file>`` | stereo WAV named and reported as the record verb's (``media.recording.completed`` at RECORD_STOP) |
 | record_stop | ``uuid_record <callId> stop <file>`` | |
-| whisper | ``uuid_broadcast <leg> 'speak::<tts.speak_arg>' aleg`` | said to one leg only: the caller, or the bridged party (``leg: bridged``); the other does not hear it |
+| whisper | ``uuid_broadcast <leg> 'speak::<tts.speak_arg>' aleg``, or ``uuid_broadcast <leg> playback::http_cache://<url> aleg`` | said (or played) to one leg only: the caller, or the bridged party (``leg: bridged``); the other does not hear it. The URL passes the media URL guard first (refused: ``unsafe_url``, a 422 at the API) |
 | transfer | ``uuid_setvar <callId> hangup_after_bridge false``, the new verbs, ``uuid_kill <agent leg>`` | a blind transfer of a caller talking to an agent (agent channel, or the REST API; app/calls/transfers.py): the agent's leg ends, the caller's bridge returns and the caller runs the target's verb instead of hanging up; no ``uuid_break``, which would leave CF_BREAK set and cut the new verbs' first playback |
 """
 from __future__ import annotations
@@ -36,6 +36,9 @@ from app.calls.transfers import InvalidTarget, NoQueueToReturnTo, parse_target
 from app.events.payloads import call_transferred
 from app.verbs import VerbList, VerbListRejected, parse_verb_list, tts
 from app.verbs.dial import RECORDING_FORMAT
+from app.verbs.fields import HTTPS_URL_PATTERN
+from app.verbs.media_guard import MediaUrlRefused, check_media_url
+from app.verbs.play import play_file
 from app.verbs.recording import NO_PRE_BUFFER, PRE_BUFFER_VAR, recording_path, report_when_stopped
 from esl.errors import EslError
 
@@ -43,6 +46,7 @@ log = logging.getLogger(__name__)
 
 _DTMF = re.compile(r"[0-9A-Da-d*#]+\Z")
 _REASON = re.compile(r"[A-Za-z0-9_.:-]+\Z")
+_HTTPS_URL = re.compile(HTTPS_URL_PATTERN)
 DEFAULT_HANGUP_REASON = "api"
 # who asked (``userId``/``apiKeyId`` from the REST API, ``agentId`` from the agent channel):
 # every action gets it, the ones that record it use it (a transfer's ``call.transferred``)
@@ -50,7 +54,8 @@ Requester = dict[str, Any]
 
 
 class Refused(Exception):
-    """The call cannot take the action now (409 ``code`` at the API)."""
+    """The call cannot take the action now (409 ``code`` at the API; ``unsafe_url``, a media
+    URL refused by the guard, is a 422 there like every refused URL)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
@@ -236,15 +241,31 @@ WHISPER_LEGS = ("caller", "bridged")
 
 
 def whisper(call: LiveHandle, params: dict[str, Any], _by: Requester) -> dict[str, Any]:
-    """Say ``text`` to one leg only (``leg``: the caller, default, or the bridged party)."""
-    text, leg = params.get("text"), params.get("leg", "caller")
-    if not isinstance(text, str) or not text.strip() or len(text) > limits.LIVE_CONTROL_WHISPER_TEXT_MAX:
+    """Say ``text``, or play the audio at ``url``, to one leg only (``leg``: the caller,
+    default, or the bridged party)."""
+    text, url, leg = params.get("text"), params.get("url"), params.get("leg", "caller")
+    if (text is None) == (url is None):
+        raise ValueError("exactly one of text, url")
+    if text is not None and (not isinstance(text, str) or not text.strip()
+                             or len(text) > limits.LIVE_CONTROL_WHISPER_TEXT_MAX):
         raise ValueError("text")
+    if url is not None and (not isinstance(url, str) or len(url) > limits.VERB_URL_MAX_LENGTH
+                            or not _HTTPS_URL.match(url)):
+        raise ValueError("url")
     if leg not in WHISPER_LEGS:
         raise ValueError("leg")
     _alive(call)
     _answered(call, "whisper")
     target = call.call_id if leg == "caller" else _bridged(call, "whisper")
+    if url is not None:
+        # checked now, like every media URL the switch fetches for a customer (app/verbs/media_guard.py)
+        try:
+            check_media_url("whisper", url)
+        except MediaUrlRefused as refused:
+            raise Refused("unsafe_url", f"The audio URL is not allowed ({refused.label}).") from None
+        # playback:: names the application, so a '::' inside the URL (an IPv6 host) stays in its argument
+        _api(call, f"uuid_broadcast {target} playback::{play_file(url)} aleg")
+        return {"leg": leg, "url": url}
     # one quoted argument (mod_commands splits on spaces, honouring single quotes): no quote in it
     speech = tts.speak_arg(tts.default_voice(call.ctx), text).replace("'", " ")
     _api(call, f"uuid_broadcast {target} 'speak::{speech}' aleg")

@@ -9,9 +9,9 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from app.contact.presence import Presence
-from app.crypto import encrypt_secret
-from app.models import Agent, AgentQueue, Queue, User
+from app.models import Queue
 from app.settings import get_settings
+from tests.plugins.agent_rows import add_agent
 from tests.simulator.channel import CORE_UUID
 
 
@@ -25,17 +25,10 @@ def agent_desk(owner_engine, owner_conn, redis_client, account_id, queues=("supp
         rows = [Queue(id=uuid.uuid4(), account_id=account_id, name=name, offer_timeout_seconds=5,
                       max_missed_offers=2, wrap_up_seconds=0, announce_position=False) for name in queues]
         db.add_all(rows)
+        db.flush()
         for name in ("ana", "ben"):
-            user = User(id=uuid.uuid4(), account_id=account_id, username=f"{name}{uuid.uuid4().hex[:6]}",
-                        password_hash="x", role="agent")
-            db.add(user)
-            db.flush()
-            agent = Agent(id=uuid.uuid4(), account_id=account_id, user_id=user.id, state="available",
-                          sip_username=f"ag{uuid.uuid4().hex[:10]}", sip_password_encrypted=encrypt_secret("pw"))
-            db.add(agent)
-            db.flush()
-            if name == "ana":
-                db.add(AgentQueue(account_id=account_id, agent_id=agent.id, queue_id=rows[0].id))
+            agent = add_agent(db, account_id, [rows[0].id] if name == "ana" else [],
+                              f"{name}{uuid.uuid4().hex[:6]}")
             agents[name] = str(agent.id)
             presence.registered(subdomain, agent.sip_username, 60, node=CORE_UUID)
     now_ms = int(time.time() * 1000)

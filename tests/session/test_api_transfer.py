@@ -6,27 +6,13 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
-
 from app.contact.distribution import ContactCentre
 from tests.plugins.eventually import eventually
 from tests.session.conftest import call_record
 from tests.session.desk import agent_desk, outbox_payloads, rows
-from tests.session.test_live_control import number_for
+from tests.session.test_live_control import PAUSE, number_for
 from tests.simulator import Call
 from tests.simulator.scenario import RingingPhone
-
-PAUSE = [{"verb": "pause", "length": 60}]
-
-
-@pytest.fixture
-def tenant(seed):
-    return seed.tenant()
-
-
-@pytest.fixture
-def admin(api, tenant):
-    return api.login(tenant)
 
 
 def _with_ana(tenant, simulate_call, controller, owner_engine, owner_conn, redis_client, services,

@@ -8,7 +8,7 @@ from app import limits
 from app.api.callbacks.schemas import PhoneNumberField
 from app.calls import live_calls
 from app.calls.transfers import InvalidTarget, parse_target
-from app.verbs.fields import HookUrl
+from app.verbs.fields import HookUrl, https_url
 
 
 class CallCreateSchema(ma.Schema):
@@ -129,6 +129,9 @@ class LiveActionSchema(ma.Schema):
 
     text = ma.fields.String(validate=validate.Length(min=1, max=limits.LIVE_CONTROL_WHISPER_TEXT_MAX), metadata={
         "description": "whisper: what is said (text to speech) to one leg only"})
+    url = https_url(metadata={
+        "description": "whisper: an audio file (WAV or MP3, https) played to one leg only, instead "
+                       "of `text`; its address is checked when it is played, like a `play` verb's"})
     leg = ma.fields.String(validate=validate.OneOf(("caller", "bridged")), metadata={
         "description": "whisper: `caller` (default) or `bridged` (the party the caller is bridged to)"})
 
@@ -148,8 +151,10 @@ class LiveActionSchema(ma.Schema):
             raise ma.ValidationError({"digits": ["Missing data for required field."]})
         if action == "redirect" and ("verbs" in data) == ("hookUrl" in data):
             raise ma.ValidationError({"verbs": ["Give exactly one of verbs and hookUrl."]})
-        if action == "whisper" and not (data.get("text") or "").strip():
-            raise ma.ValidationError({"text": ["Missing data for required field."]})
+        if action == "whisper" and not (data.get("text") or "").strip() and "url" not in data:
+            raise ma.ValidationError({"text": ["Give text or url."]})
+        if action == "whisper" and "text" in data and "url" in data:
+            raise ma.ValidationError({"url": ["Give exactly one of text and url."]})
         if action == "transfer":
             try:
                 parse_target(data.get("target"))
@@ -159,10 +164,10 @@ class LiveActionSchema(ma.Schema):
 
 _LIVE_FIELDS: dict[str, frozenset[str]] = {
     "hangup": frozenset({"reason"}), "dtmf": frozenset({"digits"}),
-    "redirect": frozenset({"verbs", "hookUrl"}), "whisper": frozenset({"text", "leg"}),
+    "redirect": frozenset({"verbs", "hookUrl"}), "whisper": frozenset({"text", "url", "leg"}),
     "transfer": frozenset({"target"}),
 }
-_ACTION_FIELDS = ("reason", "digits", "verbs", "hookUrl", "text", "leg", "target")
+_ACTION_FIELDS = ("reason", "digits", "verbs", "hookUrl", "text", "url", "leg", "target")
 
 
 class LiveCallStateSchema(ma.Schema):
