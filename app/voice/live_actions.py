@@ -20,7 +20,7 @@ FreeSWITCH 1.10 mapping (mod_commands; checked on the real switch, tests/realswi
 | record_start | ``uuid_setvar`` RECORD_STEREO / RECORD_PRE_BUFFER_FRAMES, ``uuid_record <callId> start <file>`` | stereo WAV named and reported as the record verb's (``media.recording.completed`` at RECORD_STOP) |
 | record_stop | ``uuid_record <callId> stop <file>`` | |
 | whisper | ``uuid_broadcast <leg> 'speak::<tts.speak_arg>' aleg``, or ``uuid_broadcast <leg> playback::http_cache://<url> aleg`` | said (or played) to one leg only: the caller, or the bridged party (``leg: bridged``); the other does not hear it. The URL passes the media URL guard first (refused: ``unsafe_url``, a 422 at the API) |
-| transfer | ``uuid_setvar <callId> hangup_after_bridge false``, the new verbs, ``uuid_kill <agent leg>`` | a blind transfer of a caller talking to an agent (agent channel, or the REST API; app/calls/transfers.py): the agent's leg ends, the caller's bridge returns and the caller runs the target's verb instead of hanging up; no ``uuid_break``, which would leave CF_BREAK set and cut the new verbs' first playback |
+| transfer | ``uuid_setvar <callId> hangup_after_bridge false``, the new verbs, ``uuid_kill <agent leg>`` | a blind transfer of a caller talking to an agent (agent channel, or the REST API; app/calls/transfers.py): the agent's leg ends, the caller's bridge returns and the caller runs the target's verb instead of hanging up (the verb waits for that return: it sets ``hangup_after_bridge=true`` itself); no ``uuid_break``, which would leave CF_BREAK set and cut the new verbs' first playback |
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+import gevent.event
 import gevent.lock
 
 from app import limits
@@ -73,8 +74,9 @@ class LiveHandle:
     ctx: Any                                    # app.voice.session_context.SessionVerbContext
     redirect: Callable[[VerbList], bool]        # False when the verbs are already over
     emit: Callable[[str, dict[str, Any]], None]
-    # the caller's verbs replaced without a uuid_break (a transfer), False when they are over
-    replace_verbs: Callable[[VerbList], bool] = lambda _verbs: False
+    # the caller's verbs replaced without a uuid_break, run once the event is set (a transfer:
+    # ``bridge_returned``), False when they are over
+    replace_verbs: Callable[[VerbList, gevent.event.Event], bool] = lambda _verbs, _after: False
     # a blind transfer was done: the session's records, events and status hook (``call.transferred``'s payload)
     transferred: Callable[[dict[str, Any]], None] = lambda _payload: None
     muted: bool = False
@@ -82,10 +84,18 @@ class LiveHandle:
     ending: bool = False                        # its verbs are over / it is hanging up
     recording: Optional[str] = None             # the file of a recording started by record_start
     other_leg: Optional[str] = None             # the bridged party's channel, while bridged
+    # the caller's ``bridge`` application returned (its CHANNEL_EXECUTE_COMPLETE: past the
+    # switch's hangup_after_bridge check); cleared by each new bridge
+    bridge_returned: gevent.event.Event = field(default_factory=gevent.event.Event, repr=False)
     lock: gevent.lock.Semaphore = field(default_factory=gevent.lock.Semaphore, repr=False)
 
     def on_bridge(self, event: Any) -> None:
         self.other_leg = event.get("Other-Leg-Unique-ID") or event.get("Bridge-B-Unique-ID") or None
+        self.bridge_returned.clear()
+
+    def on_execute_complete(self, event: Any) -> None:
+        if event.get("Application") == "bridge":
+            self.bridge_returned.set()
 
     def on_unbridge(self, _event: Any) -> None:
         self.other_leg = None
@@ -300,7 +310,7 @@ def transfer(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[st
         raise ValueError("target") from None
     from_agent = ctx.agent_id
     _api(call, f"uuid_setvar {call.call_id} hangup_after_bridge false")
-    if not call.replace_verbs(verbs):
+    if not call.replace_verbs(verbs, call.bridge_returned):
         raise Refused("call_ending", "The call's verbs are over; it can no longer be transferred.")
     call.transferred(call_transferred(call.call_id, kind="blind", from_agent=from_agent,
                                       to=target.as_dict(), by=by))
