@@ -304,6 +304,9 @@ LIVE_CALL_REFRESH_SECONDS = 15.0
 LIVE_CONTROL_REPLY_SECONDS = 8.0
 LIVE_CONTROL_HANGUP_REASON_MAX = 64
 LIVE_CONTROL_WHISPER_TEXT_MAX = 1000
+# a blind transfer: the caller's new verbs wait at most this long for its bridge to the agent
+# to return after the agent's leg was killed (it takes milliseconds; past this they run anyway)
+TRANSFER_BRIDGE_RETURN_SECONDS = 5.0
 
 # Uploaded hold music (PUT /api/moh/:name, app/media/moh_uploads.py): the raw body's size, the
 # decoded audio's length (at least a second; an MP3 of a few MiB can decode to hours), and files per account.

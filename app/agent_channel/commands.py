@@ -149,8 +149,7 @@ def _transfer(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
         raise ValidationFailed(str(exc), code="validation_failed") from None
     call_id, _leg_id = _live_leg(ctx)
     live.send(live.control_redis(), get_settings().redis_key_prefix, ctx.conn.account_id, call_id,
-              "transfer", {"target": target.as_dict(), "agentId": ctx.conn.agent_id},
-              by={"agentId": ctx.conn.agent_id})
+              "transfer", {"target": target.as_dict()}, by={"agentId": ctx.conn.agent_id})
     return {"callId": call_id, "target": target.as_dict()}
 
 

@@ -104,19 +104,25 @@ def call_control_applied(call_id, *, action: str, details: dict[str, Any] | None
     """call.control.applied: a live-control action from the REST API was done on the call
     (``POST /api/calls/:callId/actions``, or an agent's transfer); ``by``: who asked (userId,
     apiKeyId; agentId for an agent channel command)."""
-    by = by if isinstance(by, dict) else {}
     return {"callId": _s(call_id), "action": action, "details": details or {},
-            "by": {"userId": _s(by.get("userId")), "apiKeyId": _s(by.get("apiKeyId")),
-                   "agentId": _s(by.get("agentId"))},
-            "at": _t(at)}
+            "by": requester(by), "at": _t(at)}
+
+
+def requester(by: Any) -> dict[str, Any]:
+    """Who asked for a live-control action or a transfer, one shape for every event:
+    ``userId``/``apiKeyId`` (the REST API) or ``agentId`` (the agent channel), the rest null."""
+    by = by if isinstance(by, dict) else {}
+    return {"userId": _s(by.get("userId")), "apiKeyId": _s(by.get("apiKeyId")),
+            "agentId": _s(by.get("agentId"))}
 
 
 def call_transferred(call_id, *, kind: str, from_agent: str | None, to: dict[str, Any],
-                     by_agent: str | None, at: datetime | None = None) -> dict[str, Any]:
+                     by: dict[str, Any] | None, at: datetime | None = None) -> dict[str, Any]:
     """call.transferred: the caller left one agent for another party (docs/events.md):
-    ``kind`` blind, ``from`` the agent it left, ``to`` the target, ``by`` who asked."""
+    ``kind`` blind, ``from`` the agent it left, ``to`` the target, ``by`` who asked (the agent,
+    or the API user / key)."""
     return {"callId": _s(call_id), "kind": kind, "from": {"agentId": _s(from_agent)}, "to": to,
-            "by": {"agentId": _s(by_agent)}, "at": _t(at)}
+            "by": requester(by), "at": _t(at)}
 
 
 def supervisor_coaching(call_id, *, supervision_id, supervisor_id, agent_id, coaching: bool,

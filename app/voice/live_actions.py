@@ -19,8 +19,8 @@ FreeSWITCH 1.10 mapping (mod_commands; checked on the real switch, tests/realswi
 | redirect | ``uuid_break <callId> all``, then the new verbs | the session drops the rest of its list (app/voice/session.py) |
 | record_start | ``uuid_setvar`` RECORD_STEREO / RECORD_PRE_BUFFER_FRAMES, ``uuid_record <callId> start <file>`` | stereo WAV named and reported as the record verb's (``media.recording.completed`` at RECORD_STOP) |
 | record_stop | ``uuid_record <callId> stop <file>`` | |
-| whisper | ``uuid_broadcast <leg> 'speak::<tts.speak_arg>' aleg`` | said to one leg only: the caller, or the bridged party (``leg: bridged``); the other does not hear it |
-| transfer | ``uuid_setvar <callId> hangup_after_bridge false``, the new verbs, ``uuid_kill <agent leg>`` | an agent's blind transfer (agent channel only, app/calls/transfers.py): the agent's leg ends, the caller's bridge returns and the caller runs the target's verb instead of hanging up; no ``uuid_break``, which would leave CF_BREAK set and cut the new verbs' first playback |
+| whisper | ``uuid_broadcast <leg> 'speak::<tts.speak_arg>' aleg``, or ``uuid_broadcast <leg> playback::http_cache://<url> aleg`` | said (or played) to one leg only: the caller, or the bridged party (``leg: bridged``); the other does not hear it. The URL passes the media URL guard first (refused: ``unsafe_url``, a 422 at the API) |
+| transfer | ``uuid_setvar <callId> hangup_after_bridge false``, the new verbs, ``uuid_kill <agent leg>`` | a blind transfer of a caller talking to an agent (agent channel, or the REST API; app/calls/transfers.py): the agent's leg ends, the caller's bridge returns and the caller runs the target's verb instead of hanging up (the verb waits for that return: it sets ``hangup_after_bridge=true`` itself); no ``uuid_break``, which would leave CF_BREAK set and cut the new verbs' first playback |
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+import gevent.event
 import gevent.lock
 
 from app import limits
@@ -36,6 +37,9 @@ from app.calls.transfers import InvalidTarget, NoQueueToReturnTo, parse_target
 from app.events.payloads import call_transferred
 from app.verbs import VerbList, VerbListRejected, parse_verb_list, tts
 from app.verbs.dial import RECORDING_FORMAT
+from app.verbs.fields import HTTPS_URL_PATTERN
+from app.verbs.media_guard import MediaUrlRefused, check_media_url
+from app.verbs.play import play_file
 from app.verbs.recording import NO_PRE_BUFFER, PRE_BUFFER_VAR, recording_path, report_when_stopped
 from esl.errors import EslError
 
@@ -43,11 +47,16 @@ log = logging.getLogger(__name__)
 
 _DTMF = re.compile(r"[0-9A-Da-d*#]+\Z")
 _REASON = re.compile(r"[A-Za-z0-9_.:-]+\Z")
+_HTTPS_URL = re.compile(HTTPS_URL_PATTERN)
 DEFAULT_HANGUP_REASON = "api"
+# who asked (``userId``/``apiKeyId`` from the REST API, ``agentId`` from the agent channel):
+# every action gets it, the ones that record it use it (a transfer's ``call.transferred``)
+Requester = dict[str, Any]
 
 
 class Refused(Exception):
-    """The call cannot take the action now (409 ``code`` at the API)."""
+    """The call cannot take the action now (409 ``code`` at the API; ``unsafe_url``, a media
+    URL refused by the guard, is a 422 there like every refused URL)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
@@ -65,8 +74,9 @@ class LiveHandle:
     ctx: Any                                    # app.voice.session_context.SessionVerbContext
     redirect: Callable[[VerbList], bool]        # False when the verbs are already over
     emit: Callable[[str, dict[str, Any]], None]
-    # the caller's verbs replaced without a uuid_break (a transfer), False when they are over
-    replace_verbs: Callable[[VerbList], bool] = lambda _verbs: False
+    # the caller's verbs replaced without a uuid_break, run once the event is set (a transfer:
+    # ``bridge_returned``), False when they are over
+    replace_verbs: Callable[[VerbList, gevent.event.Event], bool] = lambda _verbs, _after: False
     # a blind transfer was done: the session's records, events and status hook (``call.transferred``'s payload)
     transferred: Callable[[dict[str, Any]], None] = lambda _payload: None
     muted: bool = False
@@ -74,10 +84,18 @@ class LiveHandle:
     ending: bool = False                        # its verbs are over / it is hanging up
     recording: Optional[str] = None             # the file of a recording started by record_start
     other_leg: Optional[str] = None             # the bridged party's channel, while bridged
+    # the caller's ``bridge`` application returned (its CHANNEL_EXECUTE_COMPLETE: past the
+    # switch's hangup_after_bridge check); cleared by each new bridge
+    bridge_returned: gevent.event.Event = field(default_factory=gevent.event.Event, repr=False)
     lock: gevent.lock.Semaphore = field(default_factory=gevent.lock.Semaphore, repr=False)
 
     def on_bridge(self, event: Any) -> None:
         self.other_leg = event.get("Other-Leg-Unique-ID") or event.get("Bridge-B-Unique-ID") or None
+        self.bridge_returned.clear()
+
+    def on_execute_complete(self, event: Any) -> None:
+        if event.get("Application") == "bridge":
+            self.bridge_returned.set()
 
     def on_unbridge(self, _event: Any) -> None:
         self.other_leg = None
@@ -109,7 +127,7 @@ def _api(call: LiveHandle, command: str) -> str:
     return reply
 
 
-def hangup(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
+def hangup(call: LiveHandle, params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     reason = params.get("reason") or DEFAULT_HANGUP_REASON
     if not isinstance(reason, str) or len(reason) > limits.LIVE_CONTROL_HANGUP_REASON_MAX \
             or not _REASON.match(reason):
@@ -124,7 +142,7 @@ def hangup(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
     return {"reason": reason}
 
 
-def dtmf(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
+def dtmf(call: LiveHandle, params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     digits = params.get("digits")
     if not isinstance(digits, str) or not _DTMF.match(digits) \
             or len(digits) > limits.AGENT_CHANNEL_DTMF_MAX_DIGITS:
@@ -135,7 +153,7 @@ def dtmf(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
     return {"digits": digits}
 
 
-def mute(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
+def mute(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     _alive(call)
     _answered(call, "mute")
     if not call.muted:  # a second bug would stack; muting a muted call changes nothing
@@ -144,7 +162,7 @@ def mute(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def unmute(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
+def unmute(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     _alive(call)
     if call.muted:
         _api(call, f"uuid_audio {call.call_id} stop")
@@ -175,15 +193,15 @@ def _hold(call: LiveHandle, held: bool) -> dict[str, Any]:
     return {"leg": leg}
 
 
-def hold(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
+def hold(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     return _hold(call, True)
 
 
-def unhold(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
+def unhold(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     return _hold(call, False)
 
 
-def redirect(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
+def redirect(call: LiveHandle, params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     verbs = redirect_verbs(params)
     _alive(call)
     if not call.redirect(verbs):
@@ -204,7 +222,7 @@ def redirect_verbs(params: dict[str, Any]) -> VerbList:
         raise ValueError("verbs") from None
 
 
-def record_start(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
+def record_start(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     """Record the call from now on (both parties, caller left), as the record verb's files."""
     _alive(call)
     _answered(call, "record_start")
@@ -220,7 +238,7 @@ def record_start(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def record_stop(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
+def record_stop(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     _alive(call)
     if call.recording is None:
         raise Refused("not_recording", "No recording started from the API runs on this call.")
@@ -232,31 +250,46 @@ def record_stop(call: LiveHandle, _params: dict[str, Any]) -> dict[str, Any]:
 WHISPER_LEGS = ("caller", "bridged")
 
 
-def whisper(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
-    """Say ``text`` to one leg only (``leg``: the caller, default, or the bridged party)."""
-    text, leg = params.get("text"), params.get("leg", "caller")
-    if not isinstance(text, str) or not text.strip() or len(text) > limits.LIVE_CONTROL_WHISPER_TEXT_MAX:
+def whisper(call: LiveHandle, params: dict[str, Any], _by: Requester) -> dict[str, Any]:
+    """Say ``text``, or play the audio at ``url``, to one leg only (``leg``: the caller,
+    default, or the bridged party)."""
+    text, url, leg = params.get("text"), params.get("url"), params.get("leg", "caller")
+    if (text is None) == (url is None):
+        raise ValueError("exactly one of text, url")
+    if text is not None and (not isinstance(text, str) or not text.strip()
+                             or len(text) > limits.LIVE_CONTROL_WHISPER_TEXT_MAX):
         raise ValueError("text")
+    if url is not None and (not isinstance(url, str) or len(url) > limits.VERB_URL_MAX_LENGTH
+                            or not _HTTPS_URL.match(url)):
+        raise ValueError("url")
     if leg not in WHISPER_LEGS:
         raise ValueError("leg")
     _alive(call)
     _answered(call, "whisper")
     target = call.call_id if leg == "caller" else _bridged(call, "whisper")
+    if url is not None:
+        # checked now, like every media URL the switch fetches for a customer (app/verbs/media_guard.py)
+        try:
+            check_media_url("whisper", url)
+        except MediaUrlRefused as refused:
+            raise Refused("unsafe_url", f"The audio URL is not allowed ({refused.label}).") from None
+        # playback:: names the application, so a '::' inside the URL (an IPv6 host) stays in its argument
+        _api(call, f"uuid_broadcast {target} playback::{play_file(url)} aleg")
+        return {"leg": leg, "url": url}
     # one quoted argument (mod_commands splits on spaces, honouring single quotes): no quote in it
     speech = tts.speak_arg(tts.default_voice(call.ctx), text).replace("'", " ")
     _api(call, f"uuid_broadcast {target} 'speak::{speech}' aleg")
     return {"leg": leg}
 
 
-def transfer(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
-    """An agent's blind transfer of its caller (``params``: ``target``, ``agentId`` of the
-    agent asking). The caller leaves the agent for the target's verb (app/calls/transfers.py);
-    the agent's leg is hung up."""
+def transfer(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[str, Any]:
+    """A blind transfer of a caller talking to an agent (``params``: ``target``), asked by that
+    agent (agent channel) or from the REST API (``by``: who). The caller leaves the agent for
+    the target's verb (app/calls/transfers.py); the agent's leg is hung up."""
     try:
         target = parse_target(params.get("target"))
     except InvalidTarget:
         raise ValueError("target") from None
-    by = params.get("agentId")
     _alive(call)
     leg = _bridged(call, "transfer")
     ctx = call.ctx
@@ -277,10 +310,10 @@ def transfer(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
         raise ValueError("target") from None
     from_agent = ctx.agent_id
     _api(call, f"uuid_setvar {call.call_id} hangup_after_bridge false")
-    if not call.replace_verbs(verbs):
+    if not call.replace_verbs(verbs, call.bridge_returned):
         raise Refused("call_ending", "The call's verbs are over; it can no longer be transferred.")
     call.transferred(call_transferred(call.call_id, kind="blind", from_agent=from_agent,
-                                      to=target.as_dict(), by_agent=by if isinstance(by, str) else None))
+                                      to=target.as_dict(), by=by))
     try:  # the agent's leg ends: the caller's bridge returns and the new verbs run
         call.conn.api(f"uuid_kill {leg} NORMAL_CLEARING")
     except EslError as exc:
@@ -288,7 +321,7 @@ def transfer(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "blind", "to": target.as_dict()}
 
 
-ACTIONS: dict[str, Callable[[LiveHandle, dict[str, Any]], dict[str, Any]]] = {
+ACTIONS: dict[str, Callable[[LiveHandle, dict[str, Any], Requester], dict[str, Any]]] = {
     "hangup": hangup,
     "dtmf": dtmf,
     "mute": mute,

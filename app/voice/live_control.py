@@ -23,8 +23,8 @@ import redis
 from app import limits
 from app.calls import live_calls
 from app.calls.live_calls import ControlReply
-from app.events.payloads import call_control_applied
-from app.voice.live_actions import ACTIONS, LiveHandle, Refused
+from app.events.payloads import call_control_applied, requester
+from app.voice.live_actions import ACTIONS, LiveHandle, Refused, Requester
 from esl.greenlet_task import GreenletTask
 
 log = logging.getLogger(__name__)
@@ -103,13 +103,13 @@ class LiveControl(GreenletTask):
         if call is None or call.account_id != str(message.get("account")):
             return ControlReply(ok=False, code="call_not_found", message="No such live call.")
         action = message.get("action")
-        do: Callable[[LiveHandle, dict[str, Any]], dict[str, Any]] | None = ACTIONS.get(str(action))
-        params = message.get("params")
+        do: Callable[[LiveHandle, dict[str, Any], Requester], dict[str, Any]] | None = ACTIONS.get(str(action))
+        params, by = message.get("params"), message.get("by")
         if do is None or not isinstance(params, dict):
             return ControlReply(ok=False, code="invalid_action", message="Unknown action.")
         with call.lock:  # one action of a call at a time, in arrival order
             try:
-                details = do(call, params)
+                details = do(call, params, requester(by))
             except Refused as refused:
                 return ControlReply(ok=False, code=refused.code, message=refused.message,
                                     state=call.state())
@@ -121,7 +121,7 @@ class LiveControl(GreenletTask):
             lag_ms = max(0, int((time.time() - message["sent"]) * 1000))
         log.info("call %s: live %s done (%s ms after the request)", call.call_id, action, lag_ms)
         call.emit("call.control.applied", call_control_applied(
-            call.call_id, action=str(action), details=details, by=message.get("by")))
+            call.call_id, action=str(action), details=details, by=by))
         return ControlReply(ok=True, state=call.state())
 
 

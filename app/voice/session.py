@@ -19,6 +19,7 @@ import gevent
 import gevent.event
 import redis
 
+from app import limits
 from app.calls import live_calls, sip_targets
 from app.calls.hangup import ObservedHangup
 from app.calls.interaction_times import utc_now
@@ -362,12 +363,12 @@ class CallSession:
             try:
                 return run_application(ctx, app, kind, self._first_body(), self._fetch_first)
             except _Redirected as redirect:
-                verbs = redirect.verbs
+                verbs = redirect.ready()
             while True:
                 try:
                     return run_hooked_verbs(ctx, app, verbs)
                 except _Redirected as redirect:
-                    verbs = redirect.verbs
+                    verbs = redirect.ready()
         finally:
             self._runner = None  # from now on a live redirect is refused (call_ending)
             if self._live is not None:
@@ -388,6 +389,7 @@ class CallSession:
             transferred=self._transferred)
         self.conn.on("CHANNEL_BRIDGE", live.on_bridge)
         self.conn.on("CHANNEL_UNBRIDGE", live.on_unbridge)
+        self.conn.on("CHANNEL_EXECUTE_COMPLETE", live.on_execute_complete)
         self.services.live_sessions[call.call_id] = live
         try:
             live_calls.register(self.services.redis, get_settings().redis_key_prefix, call.call_id,
@@ -414,13 +416,15 @@ class CallSession:
         self._redirect(runner, verbs)
         return True
 
-    def _live_replace(self, verbs: VerbList) -> bool:
-        """The verbs' greenlet continues with ``verbs`` once what it runs now returns (a
-        transfer: the bridge returns when the agent's leg is hung up), no media stopped."""
+    def _live_replace(self, verbs: VerbList, after: gevent.event.Event) -> bool:
+        """The verbs' greenlet continues with ``verbs`` once ``after`` is set (a transfer: the
+        caller's bridge returned, the agent's leg being hung up), no media stopped. Why wait:
+        the new verbs set ``hangup_after_bridge=true`` at once (``uuid_setvar``, a dial's or a
+        queue's); landing before the old bridge returns, it hung the caller up instead."""
         runner = self._runner
         if runner is None or self.conn.hung_up:
             return False
-        runner.kill(_Redirected(verbs), block=False)
+        runner.kill(_Redirected(verbs, after), block=False)
         return True
 
     def _transferred(self, payload: dict[str, Any]) -> None:
@@ -588,9 +592,17 @@ def _settle(result: gevent.event.AsyncResult, request: Callable[[], Any]) -> Non
 
 
 class _Redirected(Exception):
-    def __init__(self, verbs: list) -> None:
+    def __init__(self, verbs: list, after: Optional[gevent.event.Event] = None) -> None:
         super().__init__("redirected by the application")
         self.verbs = verbs
+        self.after = after
+
+    def ready(self) -> list:
+        """The verbs, once what they wait for happened (a transfer's old bridge returned)."""
+        if self.after is not None and not self.after.wait(limits.TRANSFER_BRIDGE_RETURN_SECONDS):
+            log.warning("transfer: the caller's bridge did not return within %s s; the new verbs run anyway",
+                        limits.TRANSFER_BRIDGE_RETURN_SECONDS)
+        return self.verbs
 
 
 class _UntilHangupClient:

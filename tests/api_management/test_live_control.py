@@ -58,6 +58,16 @@ def test_a_live_call_whose_controller_is_gone_is_503_call_control_unavailable(ap
     ({"action": "redirect", "verbs": [{"verb": "say", "text": "x"}], "hookUrl": "https://8.8.8.8/x"}, "verbs"),
     ({"action": "redirect", "hookUrl": "ftp://example.com/x"}, "hookUrl"),
     ({"action": "hangup", "surprise": 1}, "surprise"),
+    ({"action": "whisper", "url": "http://example.com/a.wav"}, "url"),
+    ({"action": "whisper", "url": "https://example.com/a b.wav"}, "url"),
+    ({"action": "whisper", "url": "https://example.com/a.wav", "text": "Hi"}, "url"),
+    ({"action": "whisper"}, "text"),
+    ({"action": "transfer"}, "target"),
+    ({"action": "transfer", "target": {"type": "pstn", "number": "+15551230000"}}, "target"),
+    ({"action": "transfer", "target": {"type": "number", "number": "12ab"}}, "target"),
+    ({"action": "transfer", "target": {"type": "sip", "uri": "http://example.com/x"}}, "target"),
+    ({"action": "transfer", "target": {"type": "agent", "agentId": "ana"}}, "target"),
+    ({"action": "hangup", "target": {"type": "queue", "name": "support"}}, "target"),
 ], ids=lambda v: str(v)[:40])
 def test_an_invalid_body_is_refused_before_the_call_is_looked_up(api, seed, body, field):
     _, admin = admin_client(api, seed)

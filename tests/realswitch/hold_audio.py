@@ -84,6 +84,16 @@ class CallerEar:
             cursor = start + len(samples)
         return audio, RATE
 
+    def loud_seconds(self, since: float, until: float) -> float:
+        """Seconds of sound (10 ms frames above ``SILENCE_RMS``) the caller heard between two
+        ``time.monotonic()`` moments: whether, and how long, a party it was put through to spoke."""
+        audio, rate = self.heard()
+        if not len(audio):
+            return 0.0
+        t0 = self.packets[0][0]
+        start, end = (max(0, int((moment - t0) * rate)) for moment in (since, until))
+        return float((frame_levels(audio[start:end], rate) >= SILENCE_RMS).sum() * FRAME_SECONDS)
+
 
 def frame_levels(audio: np.ndarray, rate: int) -> np.ndarray:
     size = int(rate * FRAME_SECONDS)

@@ -13,6 +13,7 @@ from sqlalchemy import text
 from app.routing.lcr import gateway_name
 from tests.realswitch.freeswitch import free_port
 from tests.realswitch.provision import Tenant, poll
+from tests.realswitch.rtp_pcap import talk_pcap
 from tests.realswitch.sipp import SCENARIOS, Sipp, SippProcess
 
 CODECS = {"PCMU": 0, "PCMA": 8, "G729": 18}
@@ -38,6 +39,14 @@ class CarrierFarm:
         template = (SCENARIOS / "carrier-strict-codec.xml.tmpl").read_text()
         path = self.folder / f"carrier-{codec}.xml"
         path.write_text(template.replace("{pt}", str(CODECS[codec])).replace("{name}", codec))
+        return self._start(str(path), port)
+
+    def talking(self, port: int | None = None) -> SippProcess:
+        """Answers with PCMU and streams 7 s of speech once (a callee the caller can be heard
+        to reach), then waits for the BYE."""
+        pcap = talk_pcap(self.folder, ptime_ms=20, codec="PCMU")
+        path = self.folder / "carrier-talk.xml"
+        path.write_text((SCENARIOS / "carrier-talk.xml.tmpl").read_text().replace("{pcap}", str(pcap)))
         return self._start(str(path), port)
 
     def _start(self, scenario: str, port: int | None) -> SippProcess:

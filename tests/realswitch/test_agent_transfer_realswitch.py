@@ -63,7 +63,7 @@ def test_given_a_caller_with_an_agent_when_the_agent_transfers_blind_to_another_
                                                   ("agent.offer", second.id), ("agent.accept", second.id)]
         [transferred] = [e["payload"] for e in tenant.events("call.transferred") if e["payload"]["callId"] == call_id]
         assert (transferred["kind"], transferred["from"], transferred["by"]) == (
-            "blind", {"agentId": first.id}, {"agentId": first.id})
+            "blind", {"agentId": first.id}, {"agentId": first.id, "userId": None, "apiKeyId": None})
         details = poll(lambda: (lambda d: d if len(d["segments"]) == 2 and d["summary"] else None)(
             tenant.admin.get(f"/api/call-records/{record['public_id']}")), 15)
         segments, summary = details["segments"], details["summary"]

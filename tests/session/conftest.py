@@ -55,6 +55,18 @@ def live_control(services, redis_client):
 
 
 @pytest.fixture
+def tenant(seed):
+    """A tenant with an admin (the REST API's tests: live control, transfers)."""
+    return seed.tenant()
+
+
+@pytest.fixture
+def admin(api, tenant):
+    """The tenant's admin, logged in to the API."""
+    return api.login(tenant)
+
+
+@pytest.fixture
 def number_with_app(make_account) -> Callable[..., tuple[Any, str, uuid.UUID]]:
     """``number_with_app(max_concurrent_calls=0, secret=None, sip_hosts=(), **application
     fields)`` → (account, number, application id). ``sip_hosts``: hosts the account's dial may

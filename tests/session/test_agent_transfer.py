@@ -9,65 +9,29 @@ import time
 import uuid
 
 import pytest
-from sqlalchemy import text
-from sqlalchemy.orm import Session
 
 from app.api.calls import live
 from app.contact.distribution import ContactCentre
-from app.contact.presence import PRIORITY_WEIGHT, Presence
+from app.contact.presence import PRIORITY_WEIGHT
 from app.errors import Conflict
-from app.models import Queue
 from app.settings import get_settings
-from tests.plugins.agent_rows import add_agent
 from tests.plugins.eventually import eventually
 from tests.session.conftest import call_record
+from tests.session.desk import agent_desk, outbox_payloads, rows
 from tests.simulator import Call
-from tests.simulator.channel import CORE_UUID
 from tests.simulator.scenario import RingingPhone
-
-
-def _desk(owner_engine, owner_conn, redis_client, account, queues=("support",)):
-    """The queues, and two available registered agents (``ana`` idle longest) in the first."""
-    subdomain = owner_conn.execute(text("SELECT subdomain FROM accounts WHERE id = :a"),
-                                   {"a": account.id}).scalar_one()
-    presence = Presence(redis_client, get_settings().redis_key_prefix)
-    agents = {}
-    with Session(owner_engine, expire_on_commit=False) as db, db.begin():
-        rows = [Queue(id=uuid.uuid4(), account_id=account.id, name=name, offer_timeout_seconds=5,
-                      max_missed_offers=2, wrap_up_seconds=0, announce_position=False) for name in queues]
-        db.add_all(rows)
-        db.flush()
-        for name in ("ana", "ben"):
-            agent = add_agent(db, account.id, [rows[0].id] if name == "ana" else [],
-                              f"{name}{uuid.uuid4().hex[:6]}")
-            agents[name] = str(agent.id)
-            presence.registered(subdomain, agent.sip_username, 60, node=CORE_UUID)
-    now_ms = int(time.time() * 1000)
-    presence.agent_idle(str(account.id), agents["ana"], since_ms=now_ms - 10_000)
-    presence.agent_idle(str(account.id), agents["ben"], since_ms=now_ms - 5_000)
-    return agents, presence
 
 
 def _transfer(redis_client, account, call_id: str, agent_id: str, target: dict) -> dict:
     return live.send(redis_client, get_settings().redis_key_prefix, str(account.id), call_id, "transfer",
-                     {"target": target, "agentId": agent_id}, by={"agentId": agent_id})
-
-
-def _payloads(owner_conn, call_id: str, key: str) -> list[dict]:
-    return [r[0] for r in owner_conn.execute(text(
-        "SELECT body->'payload' FROM event_outbox WHERE routing_key = :k "
-        "AND body->'payload'->>'callId' = :c ORDER BY created_at"), {"k": key, "c": call_id})]
-
-
-def _rows(owner_conn, sql: str, **params) -> list[dict]:
-    return [dict(r) for r in owner_conn.execute(text(sql), params).mappings()]
+                     {"target": target}, by={"agentId": agent_id})
 
 
 def test_given_a_caller_talking_to_an_agent_when_the_agent_transfers_blind_to_another_agent_then_the_second_agent_gets_the_call_and_records_show_both(
         controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
         live_control):
     account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support", "priority": 3}])
-    agents, presence = _desk(owner_engine, owner_conn, redis_client, account)
+    agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
     services.contact = ContactCentre(presence)
     ana_phone, ben_phone = RingingPhone(), RingingPhone()
     call = simulate_call(Call(callee=number).bridge_rings(ana_phone).bridge_rings(ben_phone), controller)
@@ -91,21 +55,22 @@ def test_given_a_caller_talking_to_an_agent_when_the_agent_transfers_blind_to_an
     record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
     assert record["agent_id"] == uuid.UUID(agents["ben"])
     assert "transfer:agent" in record["journey"]
-    [event] = _payloads(owner_conn, call.uuid, "call.transferred")
+    [event] = outbox_payloads(owner_conn, call.uuid, "call.transferred")
     assert event["kind"] == "blind"
-    assert event["from"] == {"agentId": agents["ana"]} and event["by"] == {"agentId": agents["ana"]}
+    assert event["from"] == {"agentId": agents["ana"]}
+    assert event["by"] == {"agentId": agents["ana"], "userId": None, "apiKeyId": None}
     assert event["to"] == {"type": "agent", "agentId": agents["ben"]}
-    segments = _rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c ORDER BY started_at",
+    segments = rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c ORDER BY started_at",
                      c=call.uuid)
     assert [(str(s["agent_id"]), s["transferred"]) for s in segments] == [(agents["ana"], True),
                                                                          (agents["ben"], False)]
     assert 900 <= segments[0]["talk_ms"] <= 2000
     assert 1300 <= segments[1]["talk_ms"] <= 2500
     assert segments[0]["ended_at"] <= segments[1]["started_at"]
-    [summary] = _rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
+    [summary] = rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
     assert summary["transfer_count"] == 1
     assert summary["talk_ms"] == segments[0]["talk_ms"] + segments[1]["talk_ms"]
-    assert [p["agentId"] for p in _payloads(owner_conn, call.uuid, "agent.accept")] == [agents["ana"], agents["ben"]]
+    assert [p["agentId"] for p in outbox_payloads(owner_conn, call.uuid, "agent.accept")] == [agents["ana"], agents["ben"]]
 
 
 def test_given_a_caller_talking_to_an_agent_when_transferred_to_another_queue_then_it_waits_there_with_its_priority(
@@ -113,7 +78,7 @@ def test_given_a_caller_talking_to_an_agent_when_transferred_to_another_queue_th
         live_control, hook_server):
     account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support", "priority": 4}],
                                          call_status_hook_url=hook_server.url("/status"))
-    agents, presence = _desk(owner_engine, owner_conn, redis_client, account, queues=("support", "billing"))
+    agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id, queues=("support", "billing"))
     services.contact = ContactCentre(presence)
     ana_phone = RingingPhone()
     call = simulate_call(Call(callee=number).bridge_rings(ana_phone), controller)
@@ -133,11 +98,11 @@ def test_given_a_caller_talking_to_an_agent_when_transferred_to_another_queue_th
     live.send(redis_client, get_settings().redis_key_prefix, str(account.id), call.uuid, "hangup", {}, by={})
     assert call.wait(15)
     record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
-    [event] = _payloads(owner_conn, call.uuid, "call.transferred")
+    [event] = outbox_payloads(owner_conn, call.uuid, "call.transferred")
     assert event["to"] == {"type": "queue", "name": "billing"}
-    [segment] = _rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c", c=call.uuid)
+    [segment] = rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c", c=call.uuid)
     assert (str(segment["agent_id"]), segment["transferred"]) == (agents["ana"], True)
-    [summary] = _rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
+    [summary] = rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
     assert summary["transfer_count"] == 1 and summary["talk_ms"] == segment["talk_ms"]
     # the status hook: answered, the transfer, the end, in that order
     eventually(lambda: len(hook_server.requests) >= 3, what="three status hook requests")

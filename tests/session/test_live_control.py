@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import uuid
 
-import pytest
 from sqlalchemy import text
 
 from app.calls import live_calls
@@ -20,16 +19,6 @@ from tests.session.conftest import call_record
 from tests.simulator import Call
 
 PAUSE = [{"verb": "pause", "length": 60}]
-
-
-@pytest.fixture
-def tenant(seed):
-    return seed.tenant()
-
-
-@pytest.fixture
-def admin(api, tenant):
-    return api.login(tenant)
 
 
 def number_for(tenant, verbs, sip_hosts=("example.com",)) -> str:
@@ -235,3 +224,25 @@ def test_whisper_says_the_text_to_the_caller_only_and_needs_a_bridge_for_the_bri
     assert to_bridged.status_code == 409 and to_bridged.get_json()["code"] == "call_not_bridged"
     assert no_text.status_code == 422
     assert call.wait(5)
+
+
+def test_whisper_plays_a_public_audio_url_to_the_caller_and_an_internal_one_is_refused_unsafe_url(
+        admin, tenant, controller, live_control, simulate_call, redis_client, owner_conn):
+    number = number_for(tenant, PAUSE)
+    call = live_call(simulate_call, controller, redis_client, Call(callee=number))
+    path = f"/api/calls/{call.uuid}/actions"
+
+    played = admin.post(path, json={"action": "whisper", "url": "https://media.example.com/notice.wav"})
+    internal = admin.post(path, json={"action": "whisper", "url": "https://internal.example.com/a.wav"})
+    both = admin.post(path, json={"action": "whisper", "url": "https://media.example.com/a.wav", "text": "Hi"})
+    admin.post(path, json={"action": "hangup"})
+
+    assert played.status_code == 200, played.get_json()
+    assert internal.status_code == 422 and internal.get_json()["code"] == "unsafe_url"
+    assert "private" in internal.get_json()["message"]
+    assert both.status_code == 422
+    assert [c for c in call.controls if c.startswith("uuid_broadcast")] == [
+        f"uuid_broadcast {call.uuid} playback::http_cache://https://media.example.com/notice.wav aleg"]
+    assert call.wait(5)
+    [applied] = [a for a in _outbox_payloads(owner_conn, call.uuid, "call.control.applied") if a["action"] == "whisper"]
+    assert applied["details"] == {"leg": "caller", "url": "https://media.example.com/notice.wav"}

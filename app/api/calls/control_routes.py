@@ -30,8 +30,12 @@ class CallActions(MethodView):
         drives it before the answer: ``hangup`` (``reason`` → the record's ``hangup_reason``),
         ``dtmf`` (``digits`` to the caller), ``mute``/``unmute`` (what the caller says),
         ``hold``/``unhold`` (the bridged party; the caller hears hold music), ``redirect``
-        (``verbs`` or ``hookUrl``: the rest of the current list is dropped). 404
-        ``call_not_found`` (unknown, ended, another tenant's); 409 ``call_ending`` /
-        ``call_not_answered`` / ``call_not_bridged``; 503 ``call_control_unavailable``.
+        (``verbs`` or ``hookUrl``: the rest of the current list is dropped), ``record_start``/
+        ``record_stop``, ``whisper`` (``text`` to one ``leg``), ``transfer`` (blind, of a caller
+        talking to an agent, to ``target``: an agent, a queue, a number or a listed ``sip:``
+        URI). 404 ``call_not_found`` (unknown, ended, another tenant's); 409 ``call_ending`` /
+        ``call_not_answered`` / ``call_not_bridged`` / ``already_recording`` / ``not_recording``
+        / ``call_not_with_agent`` / ``transfer_to_self`` / ``transfer_target_not_found`` /
+        ``transfer_needs_queue``; 503 ``call_control_unavailable``.
         Outcome event: ``call.control.applied``."""
         return live.act(live.control_redis(), get_settings().redis_key_prefix, current_identity(), call_id, data)

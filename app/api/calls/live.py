@@ -17,7 +17,7 @@ from flask import current_app
 from app import limits
 from app.api.security import Identity
 from app.calls import live_calls
-from app.errors import Conflict, NotFound, ServiceUnavailable, ValidationFailed
+from app.errors import Conflict, NotFound, ServiceUnavailable, UnsafeUrl, ValidationFailed
 from app.settings import get_settings
 from app.verbs import parse_verb_list
 
@@ -70,6 +70,8 @@ def send(client: redis.Redis, prefix: str, account_id: str, call_id: uuid.UUID |
         raise NotFound("No such live call.", code="call_not_found")
     if reply.code == "invalid_action":
         raise ValidationFailed(reply.message or "Invalid action.", code="invalid_action")
+    if reply.code == "unsafe_url":  # a whisper's audio URL refused by the media URL guard
+        raise UnsafeUrl(reply.message or "The URL is not allowed.")
     raise Conflict(reply.message or "The call cannot take this action now.",
                    code=reply.code or "call_state_conflict", details={"state": reply.state})
 

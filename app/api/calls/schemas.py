@@ -7,7 +7,8 @@ from marshmallow import validate
 from app import limits
 from app.api.callbacks.schemas import PhoneNumberField
 from app.calls import live_calls
-from app.verbs.fields import HookUrl
+from app.calls.transfers import InvalidTarget, parse_target
+from app.verbs.fields import HookUrl, https_url
 
 
 class CallCreateSchema(ma.Schema):
@@ -110,7 +111,7 @@ class LiveActionSchema(ma.Schema):
 
     action = ma.fields.String(required=True, validate=validate.OneOf(live_calls.ACTIONS), metadata={
         "description": "hangup | dtmf | mute | unmute | hold | unhold | redirect | record_start | "
-                       "record_stop | whisper"})
+                       "record_stop | whisper | transfer"})
     reason = ma.fields.String(
         validate=[validate.Length(min=1, max=limits.LIVE_CONTROL_HANGUP_REASON_MAX),
                   validate.Regexp(r"[A-Za-z0-9_.:-]+\Z", error="letters, digits and _ . : - only")],
@@ -128,8 +129,16 @@ class LiveActionSchema(ma.Schema):
 
     text = ma.fields.String(validate=validate.Length(min=1, max=limits.LIVE_CONTROL_WHISPER_TEXT_MAX), metadata={
         "description": "whisper: what is said (text to speech) to one leg only"})
+    url = https_url(metadata={
+        "description": "whisper: an audio file (WAV or MP3, https) played to one leg only, instead "
+                       "of `text`; its address is checked when it is played, like a `play` verb's"})
     leg = ma.fields.String(validate=validate.OneOf(("caller", "bridged")), metadata={
         "description": "whisper: `caller` (default) or `bridged` (the party the caller is bridged to)"})
+
+    target = ma.fields.Dict(metadata={
+        "description": "transfer: where the caller goes (blind; the call must be with an agent): "
+                       "`{type: agent, agentId}`, `{type: queue, name}`, `{type: number, number, "
+                       "callerId?}` or `{type: sip, uri}` (docs/agents.md \"Transfers\")"})
 
     @ma.validates_schema
     def _fields_of_action(self, data: dict, **_: object) -> None:
@@ -142,15 +151,23 @@ class LiveActionSchema(ma.Schema):
             raise ma.ValidationError({"digits": ["Missing data for required field."]})
         if action == "redirect" and ("verbs" in data) == ("hookUrl" in data):
             raise ma.ValidationError({"verbs": ["Give exactly one of verbs and hookUrl."]})
-        if action == "whisper" and not (data.get("text") or "").strip():
-            raise ma.ValidationError({"text": ["Missing data for required field."]})
+        if action == "whisper" and not (data.get("text") or "").strip() and "url" not in data:
+            raise ma.ValidationError({"text": ["Give text or url."]})
+        if action == "whisper" and "text" in data and "url" in data:
+            raise ma.ValidationError({"url": ["Give exactly one of text and url."]})
+        if action == "transfer":
+            try:
+                parse_target(data.get("target"))
+            except InvalidTarget as exc:
+                raise ma.ValidationError({"target": [str(exc)]}) from None
 
 
 _LIVE_FIELDS: dict[str, frozenset[str]] = {
     "hangup": frozenset({"reason"}), "dtmf": frozenset({"digits"}),
-    "redirect": frozenset({"verbs", "hookUrl"}), "whisper": frozenset({"text", "leg"}),
+    "redirect": frozenset({"verbs", "hookUrl"}), "whisper": frozenset({"text", "url", "leg"}),
+    "transfer": frozenset({"target"}),
 }
-_ACTION_FIELDS = ("reason", "digits", "verbs", "hookUrl", "text", "leg")
+_ACTION_FIELDS = ("reason", "digits", "verbs", "hookUrl", "text", "url", "leg", "target")
 
 
 class LiveCallStateSchema(ma.Schema):
