@@ -53,19 +53,17 @@ class Floor:
     def mine(self, dialled: list) -> list:
         return [d for d in dialled if d.campaign_id == self.campaign_id]
 
-    def originates(self) -> list[dict]:
+    def outbox(self, routing_key: str) -> list[dict]:
+        """Payloads of the account's outbox events of ``routing_key``, oldest first."""
         with self.engine.connect() as conn:
             rows = conn.execute(text(
-                "SELECT body FROM event_outbox WHERE routing_key = 'call.originate' "
-                "AND body->>'account' = :a ORDER BY created_at"), {"a": str(self.account_id)}).scalars()
+                "SELECT body FROM event_outbox WHERE routing_key = :k "
+                "AND body->>'account' = :a ORDER BY created_at"),
+                {"k": routing_key, "a": str(self.account_id)}).scalars()
             return [body["payload"] for body in rows]
 
-    def attempts(self) -> list[dict]:
-        with self.engine.connect() as conn:
-            rows = conn.execute(text(
-                "SELECT body FROM event_outbox WHERE routing_key = 'campaign.attempt' "
-                "AND body->>'account' = :a ORDER BY created_at"), {"a": str(self.account_id)}).scalars()
-            return [body["payload"] for body in rows]
+    def originates(self) -> list[dict]:
+        return self.outbox("call.originate")
 
     def contact(self, number: str) -> CampaignContact:
         with Session(self.engine, expire_on_commit=False) as db:
@@ -163,7 +161,7 @@ def test_given_a_busy_customer_when_the_call_ends_then_retried_after_the_rules_d
     assert floor.end(dialer, second.call_id, answeredAt="2026-11-25T17:10:03Z", talkMs=42_000,
                      hangupReason=None) == "human"
     assert (floor.contact(NUMBERS[0]).status, floor.contact(NUMBERS[0]).attempts) == ("completed", 2)
-    assert [(a["outcome"], a["attempt"], a["contactStatus"]) for a in floor.attempts()] == [
+    assert [(a["outcome"], a["attempt"], a["contactStatus"]) for a in floor.outbox("campaign.attempt")] == [
         ("busy", 1, "pending"), ("human", 2, "completed")]
     # nothing left to dial or in flight: the next round's sweep finishes the campaign
     dialer.tick(NOON_NEW_YORK + timedelta(seconds=601))

@@ -10,7 +10,6 @@ The calling window holds whatever the hour of the run: each contact's zone is th
 zone where it is about noon now."""
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from datetime import datetime, timezone
@@ -27,9 +26,18 @@ def _noon_zone() -> str:
     return f"Etc/GMT{-offset:+d}" if offset else "Etc/GMT"
 
 
-def _bridged(real_switch, call_id: str) -> bool:
-    rows = json.loads(real_switch.api("show calls as json", check=False) or "{}").get("rows") or []
-    return any(call_id in (row.get("uuid"), row.get("b_uuid")) for row in rows)
+def _trunk_and_agent(product, tenant, real_switch, carrier, wrap_up_seconds: int) -> tuple[str, str, dict, object]:
+    """(number prefix, carrier id, agent group, agent): a carrier to ``carrier`` (a sipp UAS)
+    routed for a new prefix, and a new agent in a new group, in the switch's directory."""
+    prefix = outbound.prefix()
+    carrier_id, gateway_id = outbound.carrier(tenant, f"campaign-{prefix}", carrier.port)
+    outbound.route(product, tenant, prefix, [carrier_id])
+    outbound.wait_gateways(real_switch, gateway_id)
+    queue = tenant.admin.post("/api/queues", {"name": f"camp-{uuid.uuid4().hex[:6]}",
+                                              "wrap_up_seconds": wrap_up_seconds, "announce_position": False})
+    agent = sip_agents.new_agent(tenant, [queue["id"]], prefix="cp")
+    assert poll(lambda: sip_agents.in_directory(real_switch, agent), 15), "directory not applied"
+    return prefix, carrier_id, queue, agent
 
 
 def _campaign(tenant, carrier_id: str, queue_id: str, number: str, retry_policy: dict | None = None) -> dict:
@@ -53,15 +61,8 @@ def _contact(tenant, campaign: dict) -> dict:
 def test_a_progressive_campaign_dials_one_customer_for_its_reserved_agent_and_bridges_them(
         product, routing_tenant, carriers, sipp, real_switch, owner_engine):
     tenant = routing_tenant
-    prefix = outbound.prefix()
-    customer = carriers.answering("PCMU")
-    carrier_id, gateway_id = outbound.carrier(tenant, "campaign-customers", customer.port)
-    outbound.route(product, tenant, prefix, [carrier_id])
-    outbound.wait_gateways(real_switch, gateway_id)
-    queue = tenant.admin.post("/api/queues", {"name": f"camp-{uuid.uuid4().hex[:6]}", "wrap_up_seconds": 1,
-                                              "announce_position": False})
-    agent = sip_agents.new_agent(tenant, [queue["id"]], prefix="cp")
-    assert poll(lambda: sip_agents.in_directory(real_switch, agent), 15), "directory not applied"
+    prefix, carrier_id, queue, agent = _trunk_and_agent(product, tenant, real_switch,
+                                                        carriers.answering("PCMU"), wrap_up_seconds=1)
     phone = sip_agents.register(sipp, real_switch, agent, seconds=40)
     campaign = _campaign(tenant, carrier_id, queue["id"], f"{prefix}5550120")
     call_id = None
@@ -74,7 +75,7 @@ def test_a_progressive_campaign_dials_one_customer_for_its_reserved_agent_and_br
         call_id = originate["payload"]["callId"]
         assert originate["payload"]["from"] == campaign["caller_id"]
         assert originate["payload"]["phoneNumber"] == f"{prefix}5550120"
-        assert poll(lambda: _bridged(real_switch, call_id), 30), \
+        assert poll(lambda: outbound.bridged(real_switch, call_id), 30), \
             f"customer not bridged to the agent\n{product.controller.log_tail()}\n{real_switch.log_tail(60)}"
         assert _contact(tenant, campaign)["status"] == "in_progress"
         time.sleep(1.0)  # scenario: talk
@@ -100,15 +101,9 @@ def test_a_progressive_campaign_dials_one_customer_for_its_reserved_agent_and_br
 def test_a_busy_customer_is_dialled_again_per_the_busy_rule_and_fails_after_its_last_attempt(
         product, routing_tenant, carriers, sipp, real_switch, owner_engine):
     tenant = routing_tenant
-    prefix = outbound.prefix()
-    busy = carriers._start("carrier-busy-486.xml", None)
-    carrier_id, gateway_id = outbound.carrier(tenant, "campaign-busy", busy.port)
-    outbound.route(product, tenant, prefix, [carrier_id])
-    outbound.wait_gateways(real_switch, gateway_id)
-    queue = tenant.admin.post("/api/queues", {"name": f"camp-{uuid.uuid4().hex[:6]}", "wrap_up_seconds": 30,
-                                              "announce_position": False})
-    agent = sip_agents.new_agent(tenant, [queue["id"]], prefix="cp")
-    assert poll(lambda: sip_agents.in_directory(real_switch, agent), 15), "directory not applied"
+    prefix, carrier_id, queue, agent = _trunk_and_agent(product, tenant, real_switch,
+                                                        carriers._start("carrier-busy-486.xml", None),
+                                                        wrap_up_seconds=30)
     presence = sip_agents.presence()
     phone = sip_agents.register(sipp, real_switch, agent, seconds=20)
     campaign = _campaign(tenant, carrier_id, queue["id"], f"{prefix}5550121",
