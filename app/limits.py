@@ -358,3 +358,8 @@ CAMPAIGN_RING_TIMEOUT_SECONDS = 30
 # the campaign-call mark (call id → campaign, contact) that lets call.ended find the contact:
 # bounds a call whose call.ended is lost (the contact then stays in_progress, see docs)
 CAMPAIGN_CALL_MARK_TTL_SECONDS = 12 * 3600
+# an attempt still ``in_progress`` this long after it was dialled, whose call holds no
+# concurrency slot (neither ringing nor live on any controller), lost its call.ended: its
+# outcome is taken from its call record, or ``failed`` when it has none (a controller died
+# while it rang). Ring timeout + the originator's result margin + relay delays, with room.
+CAMPAIGN_ATTEMPT_STALE_SECONDS = 300

@@ -24,6 +24,11 @@ a campaign-call mark in Redis (call id → campaign, contact; ``GETDEL`` so a re
 is applied once) finds the contact, and ``picking.record_outcome`` applies the retry rules and
 publishes ``campaign.attempt``. The agent is freed by the callback dispatcher's own
 ``call.ended`` handling (the claim's call mark is the callback one).
+
+A lost outcome (a controller that died while the phone rang writes no call record, so no
+``call.ended`` ever comes) would leave its contact ``in_progress`` and its campaign running for
+ever: the lease holder looks for attempts older than ``CAMPAIGN_ATTEMPT_STALE_SECONDS`` whose
+call holds no concurrency slot and applies their outcome itself (``recover_lost``).
 """
 from __future__ import annotations
 
@@ -31,7 +36,7 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Optional
 
 import gevent
@@ -44,10 +49,11 @@ from app.calls.originate import OriginateRequest, originate_payload
 from app.campaigns import pacing, picking, schedule
 from app.campaigns.lease import CampaignLeases
 from app.contact import states
+from app.contact.callbacks import call_ended as free_claimed_agent
 from app.contact.presence import Presence
 from app.db.engine import platform_session, tenant_session
 from app.events.payloads import emit
-from app.models import Account, Agent, AgentQueue, Campaign, Queue
+from app.models import Account, Agent, AgentQueue, CallRecord, Campaign, CampaignContact, Queue
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +113,10 @@ class CampaignDialer:
     def mark_key(self, call_id: uuid.UUID | str) -> str:
         return f"{self.presence.prefix}campaign:call:{call_id}"
 
+    def contact_call_key(self, contact_id: uuid.UUID | str) -> str:
+        """contact id → its last attempt's call id (for ``recover_lost``)."""
+        return f"{self.presence.prefix}campaign:contact:{contact_id}"
+
     # -- one round ---------------------------------------------------------------------------
     def tick(self, now: Optional[datetime] = None) -> list[Dialled]:
         now = now or self.clock()
@@ -124,11 +134,12 @@ class CampaignDialer:
                 self.held.discard(row.id)
                 continue
             self.held.add(row.id)
-            if row.dialer_mode in DIALLED_MODES:
-                try:
+            try:
+                self.recover_lost(row.account_id, row.id, now)
+                if row.dialer_mode in DIALLED_MODES:
                     dialled += self.dial_progressive(row.account_id, row.id, now)
-                except Exception:  # one campaign's fault (database, Redis) never stops the others
-                    log.exception("campaign %s: pacing round failed", row.id)
+            except Exception:  # one campaign's fault (database, Redis) never stops the others
+                log.exception("campaign %s: pacing round failed", row.id)
         return dialled
 
     def release_all(self) -> None:
@@ -225,6 +236,7 @@ class CampaignDialer:
             pipe.set(self.mark_key(d.call_id),
                      json.dumps({"account": account, "campaign": str(d.campaign_id), "contact": str(d.contact_id)}),
                      ex=limits.CAMPAIGN_CALL_MARK_TTL_SECONDS)
+            pipe.set(self.contact_call_key(d.contact_id), str(d.call_id), ex=limits.CAMPAIGN_CALL_MARK_TTL_SECONDS)
         pipe.execute()
 
     def _unmark(self, dialled: list[Dialled]) -> None:
@@ -253,6 +265,47 @@ class CampaignDialer:
                 return None
             picking.record_outcome(db, campaign, uuid.UUID(mark["contact"]), outcome, self.clock())
         return outcome
+
+    def recover_lost(self, account_id: uuid.UUID, campaign_id: uuid.UUID, now: datetime) -> dict[uuid.UUID, str]:
+        """Apply the outcome of this campaign's attempts that lost their ``call.ended``:
+        ``in_progress`` for longer than ``CAMPAIGN_ATTEMPT_STALE_SECONDS`` and their call
+        neither ringing nor live (no concurrency slot). The call record, if the call has one,
+        gives the outcome (its call.ended was lost after it was written); none → ``failed``.
+        The claimed agent is freed. Returns {contact id: outcome}. Run by the lease holder
+        only, so two instances never apply one attempt twice."""
+        cutoff = now - timedelta(seconds=limits.CAMPAIGN_ATTEMPT_STALE_SECONDS)
+        recovered: dict[uuid.UUID, str] = {}
+        with tenant_session(account_id) as db:
+            stale = db.scalars(select(CampaignContact.id).where(
+                CampaignContact.campaign_id == campaign_id, CampaignContact.account_id == account_id,
+                CampaignContact.status == "in_progress", CampaignContact.last_attempt_at < cutoff)).all()
+            if not stale:
+                return recovered
+            calls = {contact: self._decoded(self.redis.get(self.contact_call_key(contact))) for contact in stale}
+            live = self.limiter.holding([c for c in calls.values() if c])
+            campaign = db.get_one(Campaign, campaign_id)
+            for contact, call_id in calls.items():
+                if call_id in live:
+                    continue
+                record = db.execute(select(CallRecord.answered_at, CallRecord.talk_ms, CallRecord.hangup_reason)
+                                    .where(CallRecord.account_id == account_id,
+                                           CallRecord.call_id == uuid.UUID(call_id))).first() if call_id else None
+                outcome = outcome_of({"answeredAt": record.answered_at, "talkMs": record.talk_ms,
+                                      "hangupReason": record.hangup_reason} if record else {})
+                picking.record_outcome(db, campaign, contact, outcome, now)
+                recovered[contact] = outcome
+                if call_id:
+                    self.redis.delete(self.mark_key(call_id))
+        for contact, outcome in recovered.items():
+            call_id = calls[contact]
+            log.warning("campaign %s: contact %s lost its outcome; applied %s", campaign_id, contact, outcome)
+            if call_id:
+                free_claimed_agent(account_id, call_id, answered=False, queue_id=None, presence=self.presence)
+        return recovered
+
+    @staticmethod
+    def _decoded(value: Any) -> Optional[str]:
+        return value.decode() if isinstance(value, bytes) else value
 
     def handle(self, envelope: Any) -> None:  # app.events.envelope.Envelope
         if envelope.type == "call.ended" and envelope.payload:

@@ -213,3 +213,27 @@ def test_given_two_dialer_instances_when_the_holder_stops_then_only_it_dials_and
 ])
 def test_given_a_campaign_calls_end_when_classified_then_the_contacts_outcome(ended, outcome):
     assert outcome_of(ended) == outcome
+
+
+def test_given_an_attempt_whose_call_ended_was_lost_when_it_is_stale_then_failed_and_its_agent_freed_but_a_live_one_is_kept(
+        seed, owner_engine, redis_client):
+    floor = make_floor(seed, owner_engine, redis_client, agents=2, numbers=NUMBERS[:2])
+    dialer = floor.dialer()
+    lost, live = floor.mine(dialer.tick(NOON_NEW_YORK))
+    # the live call holds its concurrency slot (a controller refreshes it); the lost one never
+    # reached a controller that lived: no slot, no call record, no call.ended
+    dialer.limiter.acquire(str(live.call_id), floor.account_id, 0)
+    stale_at = NOON_NEW_YORK + timedelta(seconds=limits.CAMPAIGN_ATTEMPT_STALE_SECONDS)
+
+    assert dialer.recover_lost(floor.account_id, floor.campaign_id, stale_at) == {}
+    assert dialer.recover_lost(floor.account_id, floor.campaign_id, stale_at + timedelta(seconds=1)) == {
+        lost.contact_id: "failed"}
+
+    by_id = {floor.contacts[n]: n for n in NUMBERS[:2]}
+    assert (floor.contact(by_id[lost.contact_id]).status, floor.contact(by_id[lost.contact_id]).last_result) == (
+        "pending", "failed")  # the default failed rule: again in 30 min, 2 attempts
+    assert floor.contact(by_id[live.contact_id]).status == "in_progress"
+    assert floor.idle() == {str(lost.agent_id)}
+    # its late call.ended, should it come after all, changes nothing more
+    assert dialer.call_ended({"callId": str(lost.call_id), "hangupReason": "busy"}) is None
+    dialer.limiter.release(str(live.call_id))
