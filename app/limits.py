@@ -361,3 +361,16 @@ CAMPAIGN_PACING_MAX_LINES_PER_AGENT = 6
 # the dialer's lease on a running campaign (app/campaigns/lease.py): renewed every second or
 # so by its holder; a holder that dies loses it after this long and another instance takes over
 CAMPAIGN_LEASE_TTL_SECONDS = 5
+# the dialer loop (app/campaigns/dialer.py) paces every running campaign it leases this often:
+# a fifth of the lease's TTL, so a holder renews four times before its lease could lapse
+CAMPAIGN_DIAL_INTERVAL_SECONDS = 1.0
+# how long a contact's phone rings on each attempt before it counts as ``no_answer``
+CAMPAIGN_RING_TIMEOUT_SECONDS = 30
+# the campaign-call mark (call id → campaign, contact) that lets call.ended find the contact:
+# bounds a call whose call.ended is lost (the contact then stays in_progress, see docs)
+CAMPAIGN_CALL_MARK_TTL_SECONDS = 12 * 3600
+# an attempt still ``in_progress`` this long after it was dialled, whose call holds no
+# concurrency slot (neither ringing nor live on any controller), lost its call.ended: its
+# outcome is taken from its call record, or ``failed`` when it has none (a controller died
+# while it rang). Ring timeout + the originator's result margin + relay delays, with room.
+CAMPAIGN_ATTEMPT_STALE_SECONDS = 300

@@ -1,8 +1,10 @@
 """``call.originate``: one outbound leg — what to dial, as whom, and what runs when it answers.
 
-Two producers share the message (docs/events.md):
+Three producers share the message (docs/events.md):
 - the callback dispatcher (``queueId``, ``agentId``, ``callbackId``, ``attempt``): dial the
   customer, then connect the agent (SPEC "Transitions");
+- the campaign dialer (``agentId``, ``queueId``, ``from``): the same, for a campaign contact
+  and the agent reserved for it (app/campaigns/dialer.py);
 - ``POST /api/calls`` (``applicationSid``): the application drives the answered leg exactly like
   an inbound call, with ``direction: outbound``.
 The controller that consumes the message dials through least-cost routing; the answered leg

@@ -122,6 +122,12 @@ def outbox(owner_engine, routing_key_like: str, payload_field: str, value: str) 
     return [{"key": r[0], **r[1]} for r in rows]
 
 
+def bridged(switch, call_id: str) -> bool:
+    """``call_id`` is one leg of a bridged call on the switch (``show calls``)."""
+    rows = json.loads(switch.api("show calls as json", check=False) or "{}").get("rows") or []
+    return any(call_id in (row.get("uuid"), row.get("b_uuid")) for row in rows)
+
+
 def record(owner_engine, call_id: str) -> dict | None:
     with owner_engine.connect() as conn:
         row = conn.execute(text("SELECT * FROM call_records WHERE call_id = :c"),

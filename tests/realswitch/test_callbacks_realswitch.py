@@ -8,18 +8,12 @@ the agent does its after-call work and is ``available`` again. A busy customer (
 callback ``pending`` for a retry and frees the agent at once."""
 from __future__ import annotations
 
-import json
 import time
 import uuid
 
 from tests.realswitch import agents as sip_agents
 from tests.realswitch import outbound
 from tests.realswitch.provision import poll
-
-
-def _bridged(real_switch, call_id: str) -> bool:
-    rows = json.loads(real_switch.api("show calls as json", check=False) or "{}").get("rows") or []
-    return any(call_id in (row.get("uuid"), row.get("b_uuid")) for row in rows)
 
 
 def test_a_pending_callback_is_dialled_when_its_agent_becomes_available_and_bridged_to_the_registered_agent(
@@ -50,7 +44,7 @@ def test_a_pending_callback_is_dialled_when_its_agent_becomes_available_and_brid
         (originate,) = outbound.outbox(owner_engine, "call.originate", "callbackId", callback["id"])
         call_id = originate["payload"]["callId"]
         assert originate["payload"]["agentId"] == agent.id and originate["payload"]["attempt"] == 1
-        assert poll(lambda: _bridged(real_switch, call_id), 30), \
+        assert poll(lambda: outbound.bridged(real_switch, call_id), 30), \
             f"customer not bridged to the agent\n{product.controller.log_tail()}\n{real_switch.log_tail(60)}"
         # the originator writes the outcome once its originate returns; the answered customer's
         # leg can reach the agent before that write lands

@@ -1,0 +1,337 @@
+"""The dialer: what makes a ``running`` campaign place calls. Run by ``sbc workers``
+(docs/campaigns.md "The dialer process" says why there and not in the controller).
+
+Once a second (``CAMPAIGN_DIAL_INTERVAL_SECONDS``) each instance:
+
+1. runs the state sweep (app/campaigns/schedule.py: due scheduled campaigns begin, exhausted
+   running ones finish);
+2. for every running campaign, takes or renews its lease (app/campaigns/lease.py): one pacing
+   loop per campaign across every instance, taken over within ``CAMPAIGN_LEASE_TTL_SECONDS``
+   when its holder dies; leases of campaigns no longer running are given back;
+3. paces the campaigns it holds. **Progressive** (the one mode that dials today): the agents of
+   the campaign's agent groups that are available, registered and idle are *claimed* first —
+   the atomic claim queue callers and callbacks use (app/contact/presence.py), so an agent is
+   never given two calls — the pacer (app/campaigns/pacing.py) says how many lines that makes,
+   the account's free concurrency bounds it, contacts are picked (do-not-call, calling window,
+   retry time, ``SKIP LOCKED``: app/campaigns/picking.py), and one ``call.originate`` per
+   contact goes to the outbox in the same transaction as the pick: the controller dials it
+   through least-cost routing with the campaign's caller ID and the account's concurrency
+   limit, and the answered customer dials its reserved agent (the callback path,
+   app/calls/route.py). Claimed agents left without a contact are given back at once.
+
+The outcome comes back on ``call.ended`` (one durable queue shared by every ``sbc workers``):
+a campaign-call mark in Redis (call id → campaign, contact; ``GETDEL`` so a redelivered event
+is applied once) finds the contact, and ``picking.record_outcome`` applies the retry rules and
+publishes ``campaign.attempt``. The agent is freed by the callback dispatcher's own
+``call.ended`` handling (the claim's call mark is the callback one).
+
+A lost outcome (a controller that died while the phone rang writes no call record, so no
+``call.ended`` ever comes) would leave its contact ``in_progress`` and its campaign running for
+ever: the lease holder looks for attempts older than ``CAMPAIGN_ATTEMPT_STALE_SECONDS`` whose
+call holds no concurrency slot and applies their outcome itself (``recover_lost``).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, Optional
+
+import gevent
+import redis
+from sqlalchemy import and_, select
+
+from app import limits
+from app.calls.limiter import ConcurrencyLimiter
+from app.calls.originate import OriginateRequest, originate_payload
+from app.campaigns import pacing, picking, schedule
+from app.campaigns.lease import CampaignLeases
+from app.contact import states
+from app.contact.callbacks import call_ended as free_claimed_agent
+from app.contact.presence import Presence
+from app.db.engine import platform_session, tenant_session
+from app.events.payloads import emit
+from app.models import Account, Agent, AgentQueue, CallRecord, Campaign, CampaignContact, Queue
+
+log = logging.getLogger(__name__)
+
+DIALER_QUEUE = "workers.campaign.outcomes"
+# the modes this loop dials; the others stay running without placing calls (docs/campaigns.md)
+DIALLED_MODES = ("progressive",)
+# call.ended's hangupReason of an attempt that never answered → the contact's outcome
+# (app/voice/originator.CAUSE_REASONS); any other reason of an unanswered call is ``failed``
+UNANSWERED_OUTCOMES = {"busy": "busy", "no_answer": "no_answer"}
+
+
+@dataclass(frozen=True)
+class Dialled:
+    campaign_id: uuid.UUID
+    contact_id: uuid.UUID
+    call_id: uuid.UUID
+    agent_id: uuid.UUID
+
+
+@dataclass(frozen=True)
+class _FreeAgent:
+    agent_id: uuid.UUID
+    queue_id: uuid.UUID
+    registration: Optional[tuple[str, str]]
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def outcome_of(ended: dict[str, Any]) -> str:
+    """A campaign call's outcome from its ``call.ended`` payload: answered and bridged to the
+    agent (talk time) → ``human``; answered but never connected → ``abandoned``; not answered →
+    ``busy`` / ``no_answer`` from the originator's reason, else ``failed``."""
+    if ended.get("answeredAt"):
+        return "human" if (ended.get("talkMs") or 0) > 0 else "abandoned"
+    return UNANSWERED_OUTCOMES.get(str(ended.get("hangupReason") or ""), "failed")
+
+
+class CampaignDialer:
+    """The loop as ``sbc workers`` runs it; ``tick(now)`` is one round (tests call it with an
+    injected clock)."""
+
+    def __init__(self, presence: Presence, leases: CampaignLeases, limiter: ConcurrencyLimiter, *,
+                 clock: Callable[[], datetime] = _now,
+                 interval_seconds: float = limits.CAMPAIGN_DIAL_INTERVAL_SECONDS) -> None:
+        self.presence, self.leases, self.limiter = presence, leases, limiter
+        self.clock, self.interval_seconds = clock, interval_seconds
+        self.held: set[uuid.UUID] = set()
+        self._consumer: Any = None
+        self._loop: Optional[gevent.Greenlet] = None
+
+    @property
+    def redis(self) -> redis.Redis:
+        return self.presence.redis
+
+    def mark_key(self, call_id: uuid.UUID | str) -> str:
+        return f"{self.presence.prefix}campaign:call:{call_id}"
+
+    def contact_call_key(self, contact_id: uuid.UUID | str) -> str:
+        """contact id → its last attempt's call id (for ``recover_lost``)."""
+        return f"{self.presence.prefix}campaign:contact:{contact_id}"
+
+    # -- one round ---------------------------------------------------------------------------
+    def tick(self, now: Optional[datetime] = None) -> list[Dialled]:
+        now = now or self.clock()
+        with platform_session() as db:
+            schedule.advance(db, now)
+        with platform_session() as db:
+            running = db.execute(select(Campaign.id, Campaign.account_id, Campaign.dialer_mode)
+                                 .where(Campaign.status == "running")).all()
+        for gone in self.held - {row.id for row in running}:
+            self.leases.release(gone)
+            self.held.discard(gone)
+        dialled: list[Dialled] = []
+        for row in running:
+            if not self.leases.acquire(row.id):
+                self.held.discard(row.id)
+                continue
+            self.held.add(row.id)
+            try:
+                self.recover_lost(row.account_id, row.id, now)
+                if row.dialer_mode in DIALLED_MODES:
+                    dialled += self.dial_progressive(row.account_id, row.id, now)
+            except Exception:  # one campaign's fault (database, Redis) never stops the others
+                log.exception("campaign %s: pacing round failed", row.id)
+        return dialled
+
+    def release_all(self) -> None:
+        """Shutting down: another instance takes the campaigns over at once."""
+        for campaign_id in list(self.held):
+            self.leases.release(campaign_id)
+        self.held.clear()
+
+    # -- progressive ---------------------------------------------------------------------------
+    def _free_agents(self, db: Any, campaign: Campaign) -> list[_FreeAgent]:
+        """Available, reachable agents of the campaign's agent groups whose queues have no
+        caller waiting (live callers keep their agents, as with callbacks), idle longest first."""
+        account = str(campaign.account_id)
+        rows = db.execute(
+            select(Agent.id, Agent.sip_username, Agent.sip_password_encrypted, Agent.contact,
+                   Account.subdomain, Queue.id.label("queue_id"), Queue.name.label("queue_name"))
+            .join(Account, Account.id == Agent.account_id)
+            .join(AgentQueue, and_(AgentQueue.agent_id == Agent.id, AgentQueue.account_id == Agent.account_id))
+            .join(Queue, and_(Queue.id == AgentQueue.queue_id, Queue.account_id == AgentQueue.account_id))
+            .where(Agent.account_id == campaign.account_id, Agent.state == states.AVAILABLE,
+                   AgentQueue.queue_id.in_(campaign.agent_group_ids))
+            .order_by(Agent.id, Queue.id)).all()
+        idle_order = {agent: n for n, agent in enumerate(self.presence.idle_agents(account))}
+        free: dict[uuid.UUID, _FreeAgent] = {}
+        for row in rows:
+            if row.id in free or str(row.id) not in idle_order or self.presence.waiting(account, row.queue_name):
+                continue
+            registration = (row.subdomain, row.sip_username) if row.sip_username and row.sip_password_encrypted else None
+            if registration is None and not row.contact:
+                continue  # nowhere to ring the agent
+            free[row.id] = _FreeAgent(row.id, row.queue_id, registration)
+        return sorted(free.values(), key=lambda a: idle_order[str(a.agent_id)])
+
+    def _headroom(self, db: Any, campaign: Campaign, wanted: int) -> int:
+        """Of ``wanted`` lines, those the account may still start: its concurrency limit minus
+        its live calls (0 = unlimited). The controller's admission stays the hard check; this
+        keeps the dialer from spending contacts' attempts on calls it would refuse."""
+        cap = db.scalar(select(Account.max_concurrent_calls).where(Account.id == campaign.account_id))
+        if not cap:
+            return wanted
+        live, _ = self.limiter.counts(campaign.account_id)
+        return max(0, min(wanted, cap - live))
+
+    def dial_progressive(self, account_id: uuid.UUID, campaign_id: uuid.UUID, now: datetime) -> list[Dialled]:
+        """One pacing round of a progressive campaign: claim free agents, one contact each."""
+        account = str(account_id)
+        claims: list[tuple[_FreeAgent, uuid.UUID, int]] = []  # (agent, call id, idle since)
+        dialled: list[Dialled] = []
+        try:
+            with tenant_session(account_id) as db:
+                campaign = db.get(Campaign, campaign_id)
+                if campaign is None or campaign.status != "running":
+                    return []
+                free = self._free_agents(db, campaign)
+                lines = pacing.progressive(pacing.Lines(ready_agents=len(free), busy_elapsed=(),
+                                                        ringing_elapsed=())).dial
+                lines = self._headroom(db, campaign, lines)
+                for agent in free:
+                    if len(claims) == lines:
+                        break
+                    call_id = uuid.uuid4()
+                    since = self.presence.claim_agent(account, str(agent.agent_id), str(call_id), agent.registration,
+                                                      limits.CALLBACK_CALL_MARK_TTL_SECONDS,
+                                                      limits.CALLBACK_ENGAGED_TTL_SECONDS)
+                    if since is not None:
+                        claims.append((agent, call_id, since))
+                picked = picking.pick(db, campaign, now, len(claims))
+                for contact, (agent, call_id, _) in zip(picked, claims):
+                    request = OriginateRequest(
+                        call_id=call_id, account_id=account_id, trace_id=uuid.uuid4(),
+                        phone_number=contact.phone_number.lstrip("+"),
+                        caller_id=(campaign.caller_id or "").lstrip("+") or None,
+                        agent_id=agent.agent_id, queue_id=agent.queue_id,
+                        timeout_seconds=limits.CAMPAIGN_RING_TIMEOUT_SECONDS)
+                    emit("call.originate", originate_payload(request), account_id=account_id,
+                         trace_id=request.trace_id, session=db)
+                    dialled.append(Dialled(campaign_id, contact.contact_id, call_id, agent.agent_id))
+                self._mark(account, dialled)
+        except BaseException:
+            self._unclaim(account, claims)
+            self._unmark(dialled)
+            raise
+        self._unclaim(account, claims[len(dialled):])
+        for d in dialled:
+            log.info("campaign %s: contact %s dialled for agent %s (call %s)", campaign_id, d.contact_id,
+                     d.agent_id, d.call_id)
+        return dialled
+
+    def _mark(self, account: str, dialled: list[Dialled]) -> None:
+        if not dialled:
+            return
+        pipe = self.redis.pipeline()
+        for d in dialled:
+            pipe.set(self.mark_key(d.call_id),
+                     json.dumps({"account": account, "campaign": str(d.campaign_id), "contact": str(d.contact_id)}),
+                     ex=limits.CAMPAIGN_CALL_MARK_TTL_SECONDS)
+            pipe.set(self.contact_call_key(d.contact_id), str(d.call_id), ex=limits.CAMPAIGN_CALL_MARK_TTL_SECONDS)
+        pipe.execute()
+
+    def _unmark(self, dialled: list[Dialled]) -> None:
+        if dialled:
+            self.redis.delete(*(self.mark_key(d.call_id) for d in dialled))
+
+    def _unclaim(self, account: str, claims: list[tuple[_FreeAgent, uuid.UUID, int]]) -> None:
+        for agent, call_id, since in claims:
+            try:
+                self.presence.unclaim_agent(account, str(agent.agent_id), str(call_id), since)
+            except Exception:  # Redis away: the engaged mark expires by itself
+                log.warning("agent %s: claim for call %s not undone", agent.agent_id, call_id, exc_info=True)
+
+    # -- outcomes ------------------------------------------------------------------------------
+    def call_ended(self, ended: dict[str, Any]) -> Optional[str]:
+        """Apply a campaign call's outcome to its contact; returns the outcome, or None when the
+        call is no campaign call (or its outcome was applied already)."""
+        raw = self.redis.getdel(self.mark_key(str(ended.get("callId") or "")))
+        if raw is None:
+            return None
+        mark = json.loads(raw)
+        outcome = outcome_of(ended)
+        with tenant_session(mark["account"]) as db:
+            campaign = db.get(Campaign, uuid.UUID(mark["campaign"]))
+            if campaign is None:
+                return None
+            picking.record_outcome(db, campaign, uuid.UUID(mark["contact"]), outcome, self.clock())
+        return outcome
+
+    def recover_lost(self, account_id: uuid.UUID, campaign_id: uuid.UUID, now: datetime) -> dict[uuid.UUID, str]:
+        """Apply the outcome of this campaign's attempts that lost their ``call.ended``:
+        ``in_progress`` for longer than ``CAMPAIGN_ATTEMPT_STALE_SECONDS`` and their call
+        neither ringing nor live (no concurrency slot). The call record, if the call has one,
+        gives the outcome (its call.ended was lost after it was written); none → ``failed``.
+        The claimed agent is freed. Returns {contact id: outcome}. Run by the lease holder
+        only, so two instances never apply one attempt twice."""
+        cutoff = now - timedelta(seconds=limits.CAMPAIGN_ATTEMPT_STALE_SECONDS)
+        recovered: dict[uuid.UUID, str] = {}
+        with tenant_session(account_id) as db:
+            stale = db.scalars(select(CampaignContact.id).where(
+                CampaignContact.campaign_id == campaign_id, CampaignContact.account_id == account_id,
+                CampaignContact.status == "in_progress", CampaignContact.last_attempt_at < cutoff)).all()
+            if not stale:
+                return recovered
+            calls = {contact: self._decoded(self.redis.get(self.contact_call_key(contact))) for contact in stale}
+            live = self.limiter.holding([c for c in calls.values() if c])
+            campaign = db.get_one(Campaign, campaign_id)
+            for contact, call_id in calls.items():
+                if call_id in live:
+                    continue
+                record = db.execute(select(CallRecord.answered_at, CallRecord.talk_ms, CallRecord.hangup_reason)
+                                    .where(CallRecord.account_id == account_id,
+                                           CallRecord.call_id == uuid.UUID(call_id))).first() if call_id else None
+                outcome = outcome_of({"answeredAt": record.answered_at, "talkMs": record.talk_ms,
+                                      "hangupReason": record.hangup_reason} if record else {})
+                picking.record_outcome(db, campaign, contact, outcome, now)
+                recovered[contact] = outcome
+                if call_id:
+                    self.redis.delete(self.mark_key(call_id))
+        for contact, outcome in recovered.items():
+            call_id = calls[contact]
+            log.warning("campaign %s: contact %s lost its outcome; applied %s", campaign_id, contact, outcome)
+            if call_id:
+                free_claimed_agent(account_id, call_id, answered=False, queue_id=None, presence=self.presence)
+        return recovered
+
+    @staticmethod
+    def _decoded(value: Any) -> Optional[str]:
+        return value.decode() if isinstance(value, bytes) else value
+
+    def handle(self, envelope: Any) -> None:  # app.events.envelope.Envelope
+        if envelope.type == "call.ended" and envelope.payload:
+            self.call_ended(envelope.payload)
+
+    # -- the process -----------------------------------------------------------------------------
+    def _run_forever(self) -> None:
+        while True:
+            try:
+                self.tick()
+            except Exception:  # database or Redis away: the next round tries again
+                log.warning("campaign dialer round failed", exc_info=True)
+            gevent.sleep(self.interval_seconds)
+
+    def start(self, **consumer_kw: Any) -> "CampaignDialer":
+        from app.events.consumer import EventConsumer
+        from app.events.exchanges import CALL_EVENTS
+
+        self._consumer = EventConsumer([(CALL_EVENTS, "call.ended")], self.handle, queue=DIALER_QUEUE,
+                                       **consumer_kw).start()
+        self._loop = gevent.spawn(self._run_forever)
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None:
+            self._loop.kill()
+        if self._consumer is not None:
+            self._consumer.stop()
+        self.release_all()

@@ -1,0 +1,205 @@
+"""Campaigns dial on the real switch: a progressive campaign started through the API is paced by
+the real ``sbc workers`` (app/campaigns/dialer.py), which reserves the registered agent (a sipp
+phone on the ``internal`` profile) and publishes ``call.originate``; the controller rings the
+customer (a sipp carrier) through least-cost routing with the campaign's caller ID, and the
+answered customer's leg dials the reserved agent and is bridged to it: 1:1. Then the contact is
+``completed`` (outcome ``human``) and the campaign finishes. A busy customer (486) is dialled
+again per the campaign's busy rule (1 s later, 2 attempts at most) and ends ``failed``. A
+``sbc workers`` killed (SIGKILL) mid-call loses nothing: the restarted one applies the call's
+outcome from the durable queue and, once the dead one's lease lapsed, dials the next contact.
+
+The calling window holds whatever the hour of the run: each contact's zone is the ``Etc/GMT``
+zone where it is about noon now."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+import uuid
+from datetime import datetime, timezone
+
+from tests.realswitch import agents as sip_agents
+from tests.realswitch import outbound
+from tests.realswitch.provision import poll, unique_number
+
+
+def _noon_zone() -> str:
+    """An IANA zone whose local time is between 11:00 and 13:00 now (Etc/GMT-N is UTC+N)."""
+    offset = 12 - datetime.now(timezone.utc).hour
+    offset = offset - 24 if offset > 14 else offset
+    return f"Etc/GMT{-offset:+d}" if offset else "Etc/GMT"
+
+
+def _trunk_and_agent(product, tenant, real_switch, carrier, wrap_up_seconds: int) -> tuple[str, str, dict, object]:
+    """(number prefix, carrier id, agent group, agent): a carrier to ``carrier`` (a sipp UAS)
+    routed for a new prefix, and a new agent in a new group, in the switch's directory."""
+    prefix = outbound.prefix()
+    carrier_id, gateway_id = outbound.carrier(tenant, f"campaign-{prefix}", carrier.port)
+    outbound.route(product, tenant, prefix, [carrier_id])
+    outbound.wait_gateways(real_switch, gateway_id)
+    queue = tenant.admin.post("/api/queues", {"name": f"camp-{uuid.uuid4().hex[:6]}",
+                                              "wrap_up_seconds": wrap_up_seconds, "announce_position": False})
+    agent = sip_agents.new_agent(tenant, [queue["id"]], prefix="cp")
+    assert poll(lambda: sip_agents.in_directory(real_switch, agent), 15), "directory not applied"
+    return prefix, carrier_id, queue, agent
+
+
+def _campaign(tenant, carrier_id: str, queue_id: str, *numbers: str, retry_policy: dict | None = None) -> dict:
+    caller_id = unique_number()
+    tenant.admin.post("/api/phone-numbers", {"number": caller_id})
+    body = {"name": f"camp-{uuid.uuid4().hex[:6]}", "dialer_mode": "progressive", "caller_id": caller_id,
+            "carrier_id": carrier_id, "agent_group_ids": [queue_id]}
+    if retry_policy:
+        body["retry_policy"] = retry_policy
+    campaign = tenant.admin.post("/api/campaigns", body)
+    for number in numbers:  # one request each: dialled in this order
+        tenant.admin.post(f"/api/campaigns/{campaign['id']}/contacts",
+                          {"contacts": [{"phone_number": f"+{number}", "time_zone": _noon_zone()}]})
+    return campaign
+
+
+def _contacts(tenant, campaign: dict) -> dict[str, str]:
+    """phone number (digits) → status."""
+    items = tenant.admin.get(f"/api/campaigns/{campaign['id']}/contacts")["items"]
+    return {c["phone_number"].lstrip("+"): c["status"] for c in items}
+
+
+def _contact(tenant, campaign: dict) -> dict:
+    (contact,) = tenant.admin.get(f"/api/campaigns/{campaign['id']}/contacts")["items"]
+    return contact
+
+
+def _kill_workers(product) -> None:
+    """SIGKILL ``sbc workers`` as an OOM kill would, and its media-worker children (by pid) so
+    that none is left behind."""
+    children = subprocess.run(["pgrep", "-P", str(product.workers.pid)], capture_output=True, text=True).stdout
+    product.workers.stop(signal.SIGKILL)
+    for pid in children.split():
+        subprocess.run(["kill", "-9", pid], check=False)
+
+
+def test_a_progressive_campaign_dials_one_customer_for_its_reserved_agent_and_bridges_them(
+        product, routing_tenant, carriers, sipp, real_switch, owner_engine):
+    tenant = routing_tenant
+    prefix, carrier_id, queue, agent = _trunk_and_agent(product, tenant, real_switch,
+                                                        carriers.answering("PCMU"), wrap_up_seconds=1)
+    phone = sip_agents.register(sipp, real_switch, agent, seconds=40)
+    campaign = _campaign(tenant, carrier_id, queue["id"], f"{prefix}5550120")
+    call_id = None
+    try:
+        tenant.admin.put(f"/api/agents/{agent.id}/state", {"state": "available"})
+        tenant.admin.post(f"/api/campaigns/{campaign['id']}/start", {})
+        originates = poll(lambda: outbound.outbox(owner_engine, "call.originate", "agentId", agent.id), 20)
+        assert originates, f"never dialled\n{product.workers.log_tail()}"
+        (originate,) = originates
+        call_id = originate["payload"]["callId"]
+        assert originate["payload"]["from"] == campaign["caller_id"]
+        assert originate["payload"]["phoneNumber"] == f"{prefix}5550120"
+        assert poll(lambda: outbound.bridged(real_switch, call_id), 30), \
+            f"customer not bridged to the agent\n{product.controller.log_tail()}\n{real_switch.log_tail(60)}"
+        assert _contact(tenant, campaign)["status"] == "in_progress"
+        time.sleep(1.0)  # scenario: talk
+        real_switch.api(f"uuid_kill {call_id}")  # the customer's side ends the call
+
+        assert poll(lambda: _contact(tenant, campaign)["status"] == "completed", 20), _contact(tenant, campaign)
+        (attempt,) = [e["payload"] for e in tenant.events("campaign.attempt")
+                      if e["payload"]["campaignId"] == campaign["id"]]
+        assert (attempt["outcome"], attempt["attempt"]) == ("human", 1)
+        record = poll(lambda: outbound.record(owner_engine, call_id), 20)
+        assert record and str(record["agent_id"]) == agent.id and record["status"] == "completed", record
+        # one call only: the agent was the campaign's one line
+        assert len(outbound.outbox(owner_engine, "call.originate", "agentId", agent.id)) == 1
+        assert poll(lambda: tenant.admin.get(f"/api/campaigns/{campaign['id']}")["status"] == "completed", 10)
+    finally:
+        if call_id is not None:
+            real_switch.api(f"uuid_kill {call_id}", check=False)
+        tenant.admin.post(f"/api/campaigns/{campaign['id']}/stop", {}, expect=(200, 409))
+        result = phone.wait(60)
+    assert "INVITE" in result.messages and "ACK" in result.messages, result.errors
+
+
+def test_a_busy_customer_is_dialled_again_per_the_busy_rule_and_fails_after_its_last_attempt(
+        product, routing_tenant, carriers, sipp, real_switch, owner_engine):
+    tenant = routing_tenant
+    prefix, carrier_id, queue, agent = _trunk_and_agent(product, tenant, real_switch,
+                                                        carriers._start("carrier-busy-486.xml", None),
+                                                        wrap_up_seconds=30)
+    presence = sip_agents.presence()
+    phone = sip_agents.register(sipp, real_switch, agent, seconds=20)
+    campaign = _campaign(tenant, carrier_id, queue["id"], f"{prefix}5550121",
+                         retry_policy={"busy": {"delay_seconds": 1, "max_attempts": 2}})
+    try:
+        assert poll(lambda: presence.is_registered(agent.domain, agent.sip_username), 10)
+        tenant.admin.put(f"/api/agents/{agent.id}/state", {"state": "available"})
+        tenant.admin.post(f"/api/campaigns/{campaign['id']}/start", {})
+        assert poll(lambda: _contact(tenant, campaign)["status"] == "failed", 40), \
+            f"{_contact(tenant, campaign)}\n{product.workers.log_tail()}\n{product.controller.log_tail()}"
+        attempts = [(e["payload"]["outcome"], e["payload"]["attempt"], e["payload"]["contactStatus"])
+                    for e in tenant.events("campaign.attempt") if e["payload"]["campaignId"] == campaign["id"]]
+        assert attempts == [("busy", 1, "pending"), ("busy", 2, "failed")]
+        calls = [o["payload"]["callId"] for o in outbound.outbox(owner_engine, "call.originate", "agentId", agent.id)]
+        assert len(calls) == 2
+        for call_id in calls:
+            record = poll(lambda: outbound.record(owner_engine, call_id), 10)
+            assert record and record["status"] == "busy", record
+        # the agent is given back without after-call work after each busy attempt
+        assert poll(lambda: agent.id in presence.idle_agents(str(tenant.account_id)), 10)
+        assert tenant.admin.get(f"/api/agents/{agent.id}")["state"] == "available"
+    finally:
+        tenant.admin.post(f"/api/campaigns/{campaign['id']}/stop", {}, expect=(200, 409))
+        phone.wait(30)
+
+
+def test_a_killed_workers_process_loses_no_outcome_and_its_campaign_is_dialled_on_after_the_restart(
+        product, routing_tenant, carriers, sipp, real_switch, owner_engine):
+    tenant = routing_tenant
+    prefix, carrier_id, queue, agent = _trunk_and_agent(product, tenant, real_switch,
+                                                        carriers.answering("PCMU"), wrap_up_seconds=0)
+    phone = sip_agents.register(sipp, real_switch, agent, seconds=45)
+    first, second = f"{prefix}5550122", f"{prefix}5550123"
+    campaign = _campaign(tenant, carrier_id, queue["id"], first, second)
+    call_ids: list[str] = []
+    try:
+        tenant.admin.put(f"/api/agents/{agent.id}/state", {"state": "available"})
+        tenant.admin.post(f"/api/campaigns/{campaign['id']}/start", {})
+        originates = poll(lambda: outbound.outbox(owner_engine, "call.originate", "agentId", agent.id), 20)
+        assert originates, f"never dialled\n{product.workers.log_tail()}"
+        call_ids.append(originates[0]["payload"]["callId"])
+        assert originates[0]["payload"]["phoneNumber"] == first
+        assert poll(lambda: outbound.bridged(real_switch, call_ids[0]), 30), product.controller.log_tail()
+
+        _kill_workers(product)  # mid-call: its lease stays in Redis until the TTL
+        real_switch.api(f"uuid_kill {call_ids[0]}")  # the call ends while no sbc workers runs
+        product.workers.start()
+
+        # the restarted process applies the first call's outcome (queued while it was down), takes
+        # the campaign once the dead process's lease lapsed, and dials the second contact
+        assert poll(lambda: _second_bridged(real_switch, owner_engine, agent, call_ids), 60), \
+            f"{_contacts(tenant, campaign)}\n{product.workers.log_tail()}"
+        assert _contacts(tenant, campaign)[first] == "completed"
+        real_switch.api(f"uuid_kill {call_ids[1]}")
+        assert poll(lambda: _contacts(tenant, campaign) == {first: "completed", second: "completed"}, 20), \
+            _contacts(tenant, campaign)
+        attempts = [(e["payload"]["contactId"], e["payload"]["outcome"]) for e in tenant.events("campaign.attempt")
+                    if e["payload"]["campaignId"] == campaign["id"]]
+        assert [outcome for _, outcome in attempts] == ["human", "human"] and len({c for c, _ in attempts}) == 2
+        assert len(outbound.outbox(owner_engine, "call.originate", "agentId", agent.id)) == 2
+    finally:
+        if not product.workers.alive():
+            product.workers.start()
+        for call_id in call_ids:
+            real_switch.api(f"uuid_kill {call_id}", check=False)
+        tenant.admin.post(f"/api/campaigns/{campaign['id']}/stop", {}, expect=(200, 409))
+        phone.wait(90)
+
+
+def _second_bridged(real_switch, owner_engine, agent, call_ids: list[str]) -> bool:
+    """The second contact's call is up and bridged to the agent (its id kept in ``call_ids``)."""
+    originates = outbound.outbox(owner_engine, "call.originate", "agentId", agent.id)
+    if len(originates) < 2:
+        return False
+    call_id = originates[1]["payload"]["callId"]
+    if not outbound.bridged(real_switch, call_id):
+        return False
+    call_ids.append(call_id)
+    return True
