@@ -8,7 +8,7 @@ from typing import Any
 
 import marshmallow as ma
 import redis
-from flask import Response, current_app, request
+from flask import Response, current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
