@@ -110,6 +110,10 @@ class Rest:
         assert response.status_code < 300, (path, response.status_code, response.text)
         return response.json()
 
+    def put_raw(self, path: str, body: bytes, content_type: str) -> requests.Response:
+        return requests.put(self.base + path, data=body, headers={**self.headers, "Content-Type": content_type},
+                            timeout=10)
+
 
 def _mfa_user(port: int, subdomain: str, admin: Rest) -> dict[str, str]:
     """An admin user with a confirmed authenticator (TOTP) second factor: its secret goes to the

@@ -9,6 +9,9 @@ import { PhoneNumberDetail } from './screens/PhoneNumberDetail.jsx';
 // loaded when first opened: the first page ships only the login and the numbers screens
 const CallRecords = lazy(() => import('./screens/CallRecords.jsx').then((m) => ({ default: m.CallRecords })));
 const CallRecordDetail = lazy(() => import('./screens/CallRecords.jsx').then((m) => ({ default: m.CallRecordDetail })));
+const LiveView = lazy(() => import('./screens/LiveView.jsx').then((m) => ({ default: m.LiveView })));
+const Queues = lazy(() => import('./screens/Queues.jsx').then((m) => ({ default: m.Queues })));
+const QueueDetail = lazy(() => import('./screens/Queues.jsx').then((m) => ({ default: m.QueueDetail })));
 
 export function App() {
   return (
@@ -22,6 +25,9 @@ export function App() {
             <Route path="/numbers/:id" element={<PhoneNumberDetail />} />
             <Route path="/calls" element={<CallRecords />} />
             <Route path="/calls/:id" element={<CallRecordDetail />} />
+            <Route path="/live" element={<LiveView />} />
+            <Route path="/queues" element={<Queues />} />
+            <Route path="/queues/:id" element={<QueueDetail />} />
             <Route path="*" element={<NotFoundScreen />} />
           </Route>
         </Routes>

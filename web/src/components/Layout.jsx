@@ -16,6 +16,8 @@ export function Layout() {
         <nav aria-label="Screens">
           <NavLink to="/numbers">Phone numbers</NavLink>
           <NavLink to="/calls">Call records</NavLink>
+          <NavLink to="/live">Live view</NavLink>
+          <NavLink to="/queues">Queues</NavLink>
         </nav>
         <span className="who">{user?.username} · {account?.subdomain}</span>
         <button type="button" onClick={auth.logout}>Sign out</button>
