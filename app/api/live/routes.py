@@ -60,8 +60,9 @@ class Tickets(MethodView):
     @require_license("queue-mgmt")
     @blp.response(201, TicketSchema)
     def post(self) -> dict[str, Any]:
-        """A single-use ticket for the live view's stream, good for 30 s (the admin or supervisor
-        who asks; 403 ``supervisor_required`` for other roles)."""
+        """A single-use ticket for the live view's stream, good for 30 s.
+
+        For administrators and supervisors: 403 ``supervisor_required`` for other roles."""
         me = current_identity()
         if me.role not in VIEWER_ROLES:
             raise Forbidden("Only a supervisor or an administrator can open the live view.",
@@ -79,8 +80,9 @@ class Stream(MethodView):
         "content": {"text/event-stream": {"schema": {"type": "string"}}}}})
     @blp.arguments(StreamQuerySchema, location="query")
     def get(self, query: dict[str, Any]) -> Response:
-        """The account's wallboard as server-sent events; 401 ``invalid_ticket`` for a ticket that
-        is unknown, used, expired or another tenant's."""
+        """The ticket's account's wallboard, as server-sent events.
+
+        401 ``invalid_ticket`` for a ticket that is unknown, used, expired or another tenant's."""
         held = tickets.redeem(_redis(), get_settings().redis_key_prefix, query["ticket"],
                               subdomain=request_tenant())
         hub = runtime().get()
