@@ -8,8 +8,6 @@ queued in the other tenant's line, and its events, must never reach this tenant'
 Without node, chromium or web/node_modules it skips, except under CI=true."""
 from __future__ import annotations
 
-import json
-import os
 import sys
 import uuid
 from pathlib import Path
@@ -20,16 +18,14 @@ import pytest
 from app.accounts.service import create_tenant
 from tests.console.test_console_browser import (  # noqa: F401  (fixtures)
     ARTIFACTS,
-    CHROMIUM,
     PASSWORD,
     ROOT,
-    WEB,
     Rest,
     _missing,
     api_port,
     recording_dir,
+    run_e2e,
 )
-from tests.plugins.node_suite import run_in_own_group
 from tests.plugins.skips import skip_or_fail_in_ci
 
 SUITE_TIMEOUT_SECONDS = 240
@@ -83,14 +79,7 @@ def test_the_live_view_and_queues_work_in_chromium_with_pushed_events_and_no_oth
         "live": {"subdomain": mine, "account": str(my_account), "queue": my_queue},
         "other": {"subdomain": theirs, "account": str(their_account), "queue": their_queue},
     }
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, CONSOLE_E2E=json.dumps(setup), CHROMIUM=CHROMIUM)
-    returncode, output = run_in_own_group(["node", "--test", "--test-concurrency=1", "e2e/live.test.js"],
-                                          cwd=WEB, env=env, timeout=SUITE_TIMEOUT_SECONDS)
-    assert returncode == 0, "console live e2e failed:\n" + output[-10000:]
-    counts = dict(line[2:].split(" ", 1) for line in output.splitlines()
-                  if line.startswith(("# tests ", "# pass ", "# fail ")))
-    assert counts == {"tests": str(E2E_TESTS), "pass": str(E2E_TESTS), "fail": "0"}, output[-4000:]
+    output = run_e2e("e2e/live.test.js", setup, E2E_TESTS, SUITE_TIMEOUT_SECONDS)
     # what the Queues screen saved is what the API has
     saved = admin.call("GET", "/api/queues")["items"]
     support = next(q for q in saved if q["name"] == "Support")

@@ -3,6 +3,7 @@
  * test, axe-core run inside the page, screenshots into the artifact folder.
  * Setup comes from tests/console/test_console_browser.py in $CONSOLE_E2E.
  */
+import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -38,6 +39,17 @@ export async function newPage(browser) {
     if (msg.type() === 'error' && /Content Security Policy/i.test(msg.text())) page.cspViolations.push(msg.text());
   });
   return { context, page };
+}
+
+/** `fn(page, context)` on a fresh page, then no CSP violation; the context is closed whatever happened. */
+export async function withPage(browser, fn) {
+  const { context, page } = await newPage(browser);
+  try {
+    await fn(page, context);
+    assert.deepEqual(page.cspViolations, [], 'no Content-Security-Policy violation');
+  } finally {
+    await context.close();
+  }
 }
 
 /** axe-core's violations on the page as it is now (evaluated through the driver, not a <script>). */

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { SETUP, axeViolations, consoleUrl, launch, newPage, screenshot, signIn, totp } from './browser.js';
+import { SETUP, axeViolations, withPage as withBrowserPage, consoleUrl, launch, screenshot, signIn, totp } from './browser.js';
 
 const FULL = SETUP.full;
 const BASIC = SETUP.basic;
@@ -14,15 +14,7 @@ let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-async function withPage(fn) {
-  const { context, page } = await newPage(browser);
-  try {
-    await fn(page, context);
-    assert.deepEqual(page.cspViolations, [], 'no Content-Security-Policy violation');
-  } finally {
-    await context.close();
-  }
-}
+const withPage = (fn) => withBrowserPage(browser, fn);
 
 test('sign in with the keyboard: a wrong password is said beside the form, the right one opens Phone numbers', () => withPage(async (page) => {
   await page.goto(consoleUrl(FULL.subdomain, '/'));

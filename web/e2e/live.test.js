@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { SETUP, axeViolations, consoleUrl, launch, newPage, screenshot, signIn } from './browser.js';
+import { SETUP, axeViolations, withPage as withBrowserPage, consoleUrl, launch, screenshot, signIn } from './browser.js';
 import { WAITING_IS, startBus, watchFor } from './bus.js';
 
 const LIVE = SETUP.live;
@@ -24,15 +24,7 @@ after(async () => {
   await bus?.stop();
 });
 
-async function withPage(fn) {
-  const { context, page } = await newPage(browser);
-  try {
-    await fn(page, context);
-    assert.deepEqual(page.cspViolations, [], 'no Content-Security-Policy violation');
-  } finally {
-    await context.close();
-  }
-}
+const withPage = (fn) => withBrowserPage(browser, fn);
 
 function waitingCell(page) {
   return page.locator('tr[data-queue="Sales"] td').first();

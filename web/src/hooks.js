@@ -54,3 +54,26 @@ export function useDraft(key, initial, secretFields = []) {
   }, [storageKey]);
   return { values, set, reset, dirty };
 }
+
+/**
+ * A form's save: `submit(event)` runs `action()` once at a time, with `busy` while it runs and
+ * its ApiError kept in `error` (the form keeps what was typed; the screen decides where the
+ * error goes).
+ */
+export function useSubmit(action) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const submit = async (event) => {
+    event?.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await action();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, submit };
+}

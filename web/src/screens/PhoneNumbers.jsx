@@ -3,7 +3,7 @@ import { Link, useNavigate, useSearchParams } from 'react-router';
 import { useAuth } from '../auth.jsx';
 import { OutageBanner } from '../components/Banner.jsx';
 import { Field } from '../components/Field.jsx';
-import { useDraft, useResource } from '../hooks.js';
+import { useDraft, useResource, useSubmit } from '../hooks.js';
 import { errorsByField } from '../messages.js';
 import { MODE_LABELS } from './answering.js';
 
@@ -84,29 +84,17 @@ function AddNumber() {
   const { call } = useAuth();
   const navigate = useNavigate();
   const draft = useDraft('add-number', { number: '' });
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
-
-  async function submit(event) {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const created = await call('/api/phone-numbers', { method: 'POST', body: { number: draft.values.number.trim() } });
-      draft.reset({ number: '' });
-      navigate(`/numbers/${created.id}`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+  const { busy, error, submit } = useSubmit(async () => {
+    const created = await call('/api/phone-numbers', { method: 'POST', body: { number: draft.values.number.trim() } });
+    draft.reset({ number: '' });
+    navigate(`/numbers/${created.id}`);
+  });
 
   const { fields, form } = errorsByField(error && !error.isOutage ? error : null, ['number']);
   return (
     <section aria-labelledby="add-number">
       <h2 id="add-number">Add a number</h2>
-      <OutageBanner error={error?.isOutage ? error : null} onRetry={() => submit(new Event('submit'))} />
+      <OutageBanner error={error?.isOutage ? error : null} onRetry={() => submit()} />
       <form onSubmit={submit} noValidate>
         {form && <p className="form-error" role="alert">{form}</p>}
         <Field label="Number" error={fields.number} hint="Digits, with or without a leading +.">

@@ -3,7 +3,7 @@ import { Link, useNavigate, useParams } from 'react-router';
 import { useAuth } from '../auth.jsx';
 import { OutageBanner } from '../components/Banner.jsx';
 import { Field } from '../components/Field.jsx';
-import { useDraft, useResource } from '../hooks.js';
+import { useDraft, useResource, useSubmit } from '../hooks.js';
 import { errorsByField, humanMessage } from '../messages.js';
 
 /** The switch's built-in hold music (app/media/moh.py BUILT_IN_NAMES), then the account's uploads (/api/moh). */
@@ -84,28 +84,16 @@ function AddQueue() {
   const { call } = useAuth();
   const navigate = useNavigate();
   const draft = useDraft('add-queue', NEW_QUEUE);
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
-
-  async function submit(event) {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const created = await call('/api/queues', { method: 'POST', body: queueBody(draft.values) });
-      draft.reset(NEW_QUEUE);
-      navigate(`/queues/${created.id}`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+  const { busy, error, submit } = useSubmit(async () => {
+    const created = await call('/api/queues', { method: 'POST', body: queueBody(draft.values) });
+    draft.reset(NEW_QUEUE);
+    navigate(`/queues/${created.id}`);
+  });
 
   return (
     <section aria-labelledby="add-queue">
       <h2 id="add-queue">Add a queue</h2>
-      <OutageBanner error={error?.isOutage ? error : null} onRetry={() => submit(new Event('submit'))} />
+      <OutageBanner error={error?.isOutage ? error : null} onRetry={() => submit()} />
       <QueueForm values={draft.values} set={draft.set} error={error} busy={busy} onSubmit={submit} action="Add queue" />
     </section>
   );
@@ -180,31 +168,19 @@ export function QueueDetail() {
 function EditQueue({ queue, onSaved }) {
   const { call } = useAuth();
   const draft = useDraft(`queue:${queue.id}`, asValues(queue));
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
   const [saved, setSaved] = useState(false);
-
-  async function submit(event) {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
+  const { busy, error, submit } = useSubmit(async () => {
     setSaved(false);
-    try {
-      const updated = await call(`/api/queues/${queue.id}`, { method: 'PATCH', body: queueBody(draft.values) });
-      draft.reset(asValues(updated));
-      onSaved(updated);
-      setSaved(true);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+    const updated = await call(`/api/queues/${queue.id}`, { method: 'PATCH', body: queueBody(draft.values) });
+    draft.reset(asValues(updated));
+    onSaved(updated);
+    setSaved(true);
+  });
 
   return (
     <section aria-labelledby="queue-settings">
       <h2 id="queue-settings">Settings</h2>
-      <OutageBanner error={error?.isOutage ? error : null} onRetry={() => submit(new Event('submit'))} />
+      <OutageBanner error={error?.isOutage ? error : null} onRetry={() => submit()} />
       {saved && <p className="saved" role="status">Saved.</p>}
       <QueueForm values={draft.values} set={draft.set} error={error} busy={busy} onSubmit={submit} action="Save queue" />
     </section>
