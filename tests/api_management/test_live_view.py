@@ -5,6 +5,7 @@ outbox publisher, as a controller publishes them."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from typing import Any, Iterator
 
@@ -12,8 +13,11 @@ import gevent
 import pytest
 import requests
 
+from app.api.live.board import Board
 from app.cli.api import NoDelayWSGIServer
+from app.contact.presence import Presence
 from app.events.payloads import call_started, emit
+from app.settings import get_settings
 from tests.agent_channel.conftest import publisher  # noqa: F401  (fixture)
 from tests.api_management.helpers import assert_error
 from tests.plugins.eventually import eventually
@@ -149,3 +153,35 @@ def test_given_an_agent_or_no_license_when_asking_a_ticket_then_it_is_forbidden(
     bare = seed.tenant(licenses=["api-access"])
     assert_error(api.login(bare).post("/api/live/tickets"), 403, "license_required")
     assert_error(api.anonymous(tenant.host).post("/api/live/tickets"), 401, "missing_token")
+
+
+def test_given_callers_and_agents_of_two_tenants_with_same_queue_name_when_the_board_is_read_then_only_its_own(
+        api, seed, redis_client) -> None:
+    prefix = get_settings().redis_key_prefix
+    mine, theirs = seed.tenant(), seed.tenant()
+    admin = api.login(mine)
+    sales, idle = seed.queue(mine, "Sales"), seed.queue(mine, "Archive")
+    their_sales = seed.queue(theirs, "Sales")
+    for name, state in (("a1", "available"), ("a2", "not_ready")):
+        user = seed.user(mine, name)
+        agent = admin.post("/api/agents", json={"user_id": str(user.id), "memberships": [{"queue_id": str(sales)}]})
+        assert agent.status_code == 201, agent.get_json()
+        assert admin.put(f"/api/agents/{agent.get_json()['id']}/state", json={"state": state}).status_code == 200
+    presence = Presence(redis_client, prefix)
+    now_ms = int(time.time() * 1000)
+    presence.join(str(mine.account_id), "Sales", str(uuid.uuid4()), enqueued_ms=now_ms - 42_000)
+    presence.join(str(mine.account_id), "Sales", str(uuid.uuid4()), enqueued_ms=now_ms - 5_000)
+    for _ in range(3):
+        presence.join(str(theirs.account_id), "Sales", str(uuid.uuid4()), enqueued_ms=now_ms - 600_000)
+    redis_client.zadd(f"{prefix}limiter:account:{mine.account_id}", {str(uuid.uuid4()): 1e15})
+
+    board = Board(redis_client, prefix).snapshot(str(mine.account_id))
+
+    assert [(q["queueId"], q["queue"]) for q in board["queues"]] == [(str(idle), "Archive"), (str(sales), "Sales")]
+    row = board["queues"][1]
+    assert row["waiting"] == 2 and 42 <= row["longestWaitSeconds"] <= 44
+    assert row["agents"] == {"available": 1, "not_ready": 1, "wrap_up": 0, "offline": 0}
+    assert row["serviceLevel"]["percent"] is None and row["serviceLevel"]["targetSeconds"] == 20
+    assert board["queues"][0]["waiting"] == 0 and board["queues"][0]["agents"]["available"] == 0
+    assert board["callsInProgress"] == 1
+    assert str(their_sales) not in str(board)
