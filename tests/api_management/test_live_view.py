@@ -13,9 +13,12 @@ import gevent
 import pytest
 import requests
 
+from app import limits
 from app.api.live.board import Board
+from app.api.live.streams import LiveStream
 from app.cli.api import NoDelayWSGIServer
 from app.contact.presence import Presence
+from app.events.envelope import Envelope, make_envelope
 from app.events.payloads import call_started, emit
 from app.settings import get_settings
 from tests.agent_channel.conftest import publisher  # noqa: F401  (fixture)
@@ -185,3 +188,32 @@ def test_given_callers_and_agents_of_two_tenants_with_same_queue_name_when_the_b
     assert board["queues"][0]["waiting"] == 0 and board["queues"][0]["agents"]["available"] == 0
     assert board["callsInProgress"] == 1
     assert str(their_sales) not in str(board)
+
+
+def _enqueued(account: str) -> Envelope:
+    return make_envelope("queue.caller.enqueued", {"callId": str(uuid.uuid4()), "queue": "Sales"}, account_id=account)
+
+
+def test_given_a_page_that_stopped_reading_when_its_events_pile_up_then_its_stream_ends() -> None:
+    account = str(uuid.uuid4())
+    stream, ended = LiveStream(account), []
+    body = stream.events({"queues": []}, lambda: {"queues": []}, lambda: ended.append(True))
+    assert next(body).startswith("retry: 2000\nevent: snapshot\n")
+    for _ in range(limits.LIVE_VIEW_STREAM_BUFFER + 1):
+        stream.push(_enqueued(account))
+    assert stream.overflowed
+    assert list(body) == []  # cut off: nothing more is written, the page reconnects for a fresh snapshot
+    assert ended == [True]
+
+
+def test_given_the_board_cannot_be_read_when_an_event_asks_for_it_then_the_stream_ends_cleanly() -> None:
+    def unreadable() -> dict:
+        raise ConnectionError("database away")
+
+    account = str(uuid.uuid4())
+    stream, ended = LiveStream(account), []
+    body = stream.events({"queues": []}, unreadable, lambda: ended.append(True))
+    next(body)
+    stream.push(_enqueued(account))
+    assert list(body) == []
+    assert ended == [True]

@@ -105,7 +105,12 @@ class LiveStream:
                         yield sse("call", _call(env))
                     refresh = refresh or env.type in REFRESHING
                 if refresh:
-                    yield sse("snapshot", snapshot())
+                    try:
+                        board = snapshot()
+                    except Exception:  # the database or Redis away: end cleanly, the page reconnects
+                        log.warning("live view: the board could not be read; ending the stream", exc_info=True)
+                        return
+                    yield sse("snapshot", board)
         finally:
             done()
 
