@@ -15,7 +15,7 @@ import requests
 
 from app import limits
 from app.api.live.board import Board
-from app.api.live.streams import LiveStream
+from app.api.live.streams import LiveHub, LiveStream
 from app.cli.api import NoDelayWSGIServer
 from app.contact.presence import Presence
 from app.events.envelope import Envelope, make_envelope
@@ -195,25 +195,57 @@ def _enqueued(account: str) -> Envelope:
 
 
 def test_given_a_page_that_stopped_reading_when_its_events_pile_up_then_its_stream_ends() -> None:
-    account = str(uuid.uuid4())
-    stream, ended = LiveStream(account), []
-    body = stream.events({"queues": []}, lambda: {"queues": []}, lambda: ended.append(True))
+    stream, ended = LiveStream(str(uuid.uuid4())), []
+    body = stream.events({"queues": []}, lambda: ended.append(True))
     assert next(body).startswith("retry: 2000\nevent: snapshot\n")
     for _ in range(limits.LIVE_VIEW_STREAM_BUFFER + 1):
-        stream.push(_enqueued(account))
+        stream.push(": x\n\n")
     assert stream.overflowed
     assert list(body) == []  # cut off: nothing more is written, the page reconnects for a fresh snapshot
     assert ended == [True]
 
 
-def test_given_the_board_cannot_be_read_when_an_event_asks_for_it_then_the_stream_ends_cleanly() -> None:
-    def unreadable() -> dict:
-        raise ConnectionError("database away")
+class _Unreadable:
+    """A board whose reads fail after the first (the database went away while pages were open)."""
 
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def snapshot(self, _account: str) -> dict:
+        self.reads += 1
+        if self.reads > 1:
+            raise ConnectionError("database away")
+        return {"queues": []}
+
+
+def test_given_the_board_cannot_be_read_when_an_event_asks_for_it_then_the_streams_end_cleanly() -> None:
     account = str(uuid.uuid4())
-    stream, ended = LiveStream(account), []
-    body = stream.events({"queues": []}, unreadable, lambda: ended.append(True))
+    hub = LiveHub(_Unreadable())  # type: ignore[arg-type]
+    stream, first = hub.open(account)
+    body = hub.body(stream, first)
     next(body)
-    stream.push(_enqueued(account))
+    hub.deliver(_enqueued(account))
     assert list(body) == []
-    assert ended == [True]
+    assert hub.streams == {}
+
+
+def test_given_a_burst_of_events_for_three_pages_then_the_board_is_read_once_for_all(
+        redis_client, seed) -> None:
+    tenant = seed.tenant()
+    account = str(tenant.account_id)
+    reads: list[int] = []
+
+    class Counting(Board):
+        def snapshot(self, account_id: str) -> dict:
+            reads.append(1)
+            return super().snapshot(account_id)
+
+    hub = LiveHub(Counting(redis_client, get_settings().redis_key_prefix))
+    pages = [hub.open(account) for _ in range(3)]
+    reads.clear()
+    for _ in range(20):
+        hub.deliver(_enqueued(account))
+    eventually(lambda: all(stream.pending.qsize() >= 1 for stream, _ in pages) and not hub._reading,
+               timeout=10, what="the board read and pushed to the three pages")
+    assert len(reads) == 1  # 20 events before the read began, three pages: one read
+    assert [stream.pending.qsize() for stream, _ in pages] == [1, 1, 1]

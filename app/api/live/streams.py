@@ -9,8 +9,8 @@ account's figures either: its snapshots are read under its own account's row-lev
 What a page is sent (docs/api.md "Live view"), as server-sent events:
 
 - ``snapshot``: the board (app/api/live/board.py), when the stream opens and again after any
-  event that changes a waiting line, an agent or the calls in progress (the events already
-  waiting are taken together: one snapshot per batch, not per event);
+  event that changes a waiting line, an agent or the calls in progress (read once per account
+  for all its pages; events arriving during a read make one more read, not one each);
 - ``queue``: a ``queue.metrics`` payload as the controllers published it (every 30 s);
 - ``call``: a call started, was answered, ended or failed (the calls-in-progress list).
 
@@ -24,6 +24,7 @@ import logging
 from collections import defaultdict
 from typing import Any, Callable, Iterator, Optional
 
+import gevent
 import gevent.lock
 import gevent.queue
 
@@ -57,71 +58,63 @@ def _call(env: Envelope) -> dict[str, Any]:
             "from": p.get("from"), "to": p.get("to"), "at": p.get("at") or env.occurred_at}
 
 
+def render(env: Envelope) -> Optional[str]:
+    """What the page is sent for ``env`` itself (None: only the board read again)."""
+    if env.type == QUEUE_METRICS:
+        return sse("queue", {k: v for k, v in env.payload.items() if k != "accountSid"})
+    if env.type in CALL_PHASES:
+        return sse("call", _call(env))
+    return None
+
+
 class LiveStream:
-    """One open page: its account and the events waiting to be written to it."""
+    """One open page: its account and what waits to be written to it."""
 
     def __init__(self, account_id: str) -> None:
         self.account_id = account_id
         self.pending: gevent.queue.Queue = gevent.queue.Queue(maxsize=limits.LIVE_VIEW_STREAM_BUFFER)
         self.overflowed = False
 
-    def push(self, env: Optional[Envelope]) -> None:
+    def push(self, text: Optional[str]) -> None:
         try:
-            self.pending.put_nowait(env)
+            self.pending.put_nowait(text)
         except gevent.queue.Full:  # the page stopped reading: cut it off, it reconnects
             self.overflowed = True
 
     def close(self) -> None:
         self.push(_CLOSE)
 
-    def _batch(self) -> Optional[list[Optional[Envelope]]]:
-        """The next events (all that wait), or None after a quiet keep-alive period."""
-        try:
-            batch = [self.pending.get(timeout=limits.LIVE_VIEW_KEEPALIVE_SECONDS)]
-        except gevent.queue.Empty:
-            return None
-        while not self.pending.empty():
-            batch.append(self.pending.get_nowait())
-        return batch
-
-    def events(self, first: dict[str, Any], snapshot: Callable[[], dict[str, Any]],
-               done: Callable[[], None]) -> Iterator[str]:
-        """The response body: ``first`` snapshot, then what the bus brings, until the page
-        goes (its next write fails), the stream overflows, or the process stops."""
+    def events(self, first: dict[str, Any], done: Callable[[], None]) -> Iterator[str]:
+        """The response body: ``first`` snapshot, then what the hub pushes, until the page goes
+        (its next write fails), the stream overflows or is closed."""
         try:
             yield "retry: 2000\n" + sse("snapshot", first)
             while not self.overflowed:
-                batch = self._batch()
-                if batch is None:
+                try:
+                    text = self.pending.get(timeout=limits.LIVE_VIEW_KEEPALIVE_SECONDS)
+                except gevent.queue.Empty:
                     yield ": keep-alive\n\n"
                     continue
-                refresh = False
-                for env in batch:
-                    if env is _CLOSE:
-                        return
-                    if env.type == QUEUE_METRICS:
-                        yield sse("queue", {k: v for k, v in env.payload.items() if k != "accountSid"})
-                    elif env.type in CALL_PHASES:
-                        yield sse("call", _call(env))
-                    refresh = refresh or env.type in REFRESHING
-                if refresh:
-                    try:
-                        board = snapshot()
-                    except Exception:  # the database or Redis away: end cleanly, the page reconnects
-                        log.warning("live view: the board could not be read; ending the stream", exc_info=True)
-                        return
-                    yield sse("snapshot", board)
+                if text is _CLOSE:
+                    return
+                yield text
         finally:
             done()
 
 
 class LiveHub:
-    """This process's open streams by account, fed by one bus consumer."""
+    """This process's open streams by account, fed by one bus consumer.
+
+    The board is read again once per account however many of its pages are open, in a greenlet
+    of its own (the consumer goes on with other accounts' events meanwhile); events that ask for
+    it while it is being read make one more read after it, not one each."""
 
     def __init__(self, board: Board) -> None:
         self.board = board
         self.streams: dict[str, set[LiveStream]] = defaultdict(set)
         self.consumer: Optional[EventConsumer] = None
+        self._reading: set[str] = set()   # accounts whose board is being read
+        self._again: set[str] = set()     # ... and asked for again meanwhile
 
     def start(self, **consumer_kw: Any) -> "LiveHub":
         self.consumer = EventConsumer(BINDINGS, self.deliver, **consumer_kw).start()
@@ -129,8 +122,41 @@ class LiveHub:
         return self
 
     def deliver(self, env: Envelope) -> None:
-        for stream in list(self.streams.get(env.account or "", ())):
-            stream.push(env)
+        account = env.account or ""
+        if not self.streams.get(account):
+            return
+        text = render(env)
+        if text is not None:
+            self._push(account, text)
+        if env.type in REFRESHING:
+            self.refresh(account)
+
+    def refresh(self, account: str) -> None:
+        if account in self._reading:
+            self._again.add(account)
+            return
+        self._reading.add(account)
+        gevent.spawn(self._read_board, account)
+
+    def _read_board(self, account: str) -> None:
+        try:
+            while True:
+                self._again.discard(account)
+                try:
+                    board = self.board.snapshot(account)
+                except Exception:  # the database or Redis away: end the streams, the pages reconnect
+                    log.warning("live view: the board could not be read; ending the streams", exc_info=True)
+                    self._push(account, _CLOSE)
+                    return
+                self._push(account, sse("snapshot", board))
+                if account not in self._again:
+                    return
+        finally:
+            self._reading.discard(account)
+
+    def _push(self, account: str, text: Optional[str]) -> None:
+        for stream in list(self.streams.get(account, ())):
+            stream.push(text)
 
     def open(self, account_id: str) -> tuple[LiveStream, dict[str, Any]]:
         """A stream attached before its first snapshot is read: no event falls in between."""
@@ -143,7 +169,7 @@ class LiveHub:
             raise
 
     def body(self, stream: LiveStream, first: dict[str, Any]) -> Iterator[str]:
-        return stream.events(first, lambda: self.board.snapshot(stream.account_id), lambda: self.close(stream))
+        return stream.events(first, lambda: self.close(stream))
 
     def close(self, stream: LiveStream) -> None:
         streams = self.streams.get(stream.account_id)
