@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import marshmallow as ma
 import redis
 from flask import Response, current_app
 from flask.views import MethodView
@@ -15,6 +14,7 @@ from flask_smorest import Blueprint
 from app import limits
 from app.accounts.login_throttle import throttle_client
 from app.api.live import tickets
+from app.api.live.schemas import StreamQuerySchema, TicketSchema
 from app.api.live.streams import LiveRuntime
 from app.api.security import current_identity, require_license
 from app.api.tenancy import request_tenant
@@ -43,16 +43,6 @@ def _redis() -> redis.Redis:
     if client is None:
         client = current_app.extensions[REDIS_EXTENSION] = throttle_client(get_settings().redis_url)
     return client
-
-
-class TicketSchema(ma.Schema):
-    ticket = ma.fields.String(metadata={"description": "Single use; open the stream with it as ?ticket="})
-    expires_in_seconds = ma.fields.Integer(metadata={"description": "Unused after this long, it is refused"})
-    stream_url = ma.fields.String(metadata={"description": "The stream's path with the ticket"})
-
-
-class StreamQuerySchema(ma.Schema):
-    ticket = ma.fields.String(required=True)
 
 
 @blp.route("/tickets")
