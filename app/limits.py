@@ -194,6 +194,14 @@ QUEUE_EWT_WINDOW_SECONDS = 3600
 # controller per period (a Redis lock); service level over the answers of the last window
 QUEUE_METRICS_PERIOD_SECONDS = 30
 QUEUE_SERVICE_LEVEL_WINDOW_SECONDS = 900
+# The console's live view (docs/api.md "Live view"): a stream ticket is good once, for this
+# long after the authenticated POST that issued it (EventSource cannot send a header, so the
+# token never goes in the stream's URL); a quiet stream sends a comment this often, which
+# finds pages that went away; a page whose events pile up past the buffer (it stopped
+# reading) is cut off and reconnects with a new ticket.
+LIVE_VIEW_TICKET_TTL_SECONDS = 30
+LIVE_VIEW_KEEPALIVE_SECONDS = 15
+LIVE_VIEW_STREAM_BUFFER = 256
 CONFERENCE_MAX_PARTICIPANTS = 1000
 PAUSE_DEFAULT_SECONDS = 1
 PAUSE_MAX_SECONDS = 3600

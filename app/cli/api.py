@@ -76,6 +76,9 @@ def api(host: str | None, port: int, access_log: bool) -> None:
         channel = app.extensions.get("agent_channel")
         if channel is not None:  # agent sockets never finish by themselves: close them (1001)
             channel.stop()
+        live = app.extensions.get("live_view")
+        if live is not None:  # nor do the live view's streams: end them (the pages reconnect)
+            live.stop()
         server.stop(timeout=5)  # finish in-flight requests, then exit
 
     gevent.signal_handler(signal.SIGTERM, _stop)

@@ -46,14 +46,15 @@ class QueueRow:
     members: list[str] = field(default_factory=list)      # agent ids
 
 
-def load_queues() -> list[QueueRow]:
-    """Every queue with its members' states, across tenants (the controller's platform path)."""
-    from app.db import platform_session
+def load_queues(account_id: Optional[str] = None) -> list[QueueRow]:
+    """Every queue with its members' states: across tenants (the controller's platform path),
+    or one account's under its row-level security (the console's live view, in the API)."""
+    from app.db import platform_session, tenant_session
     from app.models import Agent, AgentQueue, Queue
 
-    with platform_session() as db:
+    with (platform_session() if account_id is None else tenant_session(account_id)) as db:
         queues = db.execute(select(Queue.account_id, Queue.id, Queue.name, Queue.strategy,
-                                   Queue.service_level_seconds)).all()
+                                   Queue.service_level_seconds).order_by(Queue.name)).all()
         members = db.execute(
             select(AgentQueue.queue_id, Agent.id, Agent.state)
             .join(Agent, (Agent.id == AgentQueue.agent_id) & (Agent.account_id == AgentQueue.account_id))
@@ -72,11 +73,12 @@ def load_queues() -> list[QueueRow]:
 
 
 def queue_metrics(row: QueueRow, presence: Presence, stats: QueueStats, *,
-                  now_ms: Optional[int] = None) -> Optional[dict[str, Any]]:
-    """The payload for one queue; None when it has neither members nor waiting callers."""
+                  now_ms: Optional[int] = None, idle_too: bool = False) -> Optional[dict[str, Any]]:
+    """The payload for one queue; None when it has neither members nor waiting callers
+    (``idle_too``: the payload anyway, for a wallboard that lists every queue)."""
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
     scores = presence.redis.zrange(presence.waiting_key(row.account_id, row.name), 0, -1, withscores=True)
-    if not row.members and not scores:
+    if not row.members and not scores and not idle_too:
         return None
     # score = -priority·W + enqueue ms with enqueue ms < W: the enqueue time is the score mod W
     enqueued = [int(score) % PRIORITY_WEIGHT for _, score in scores]

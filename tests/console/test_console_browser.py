@@ -125,6 +125,10 @@ class Rest:
         assert response.status_code < 300, (path, response.status_code, response.text)
         return response.json()
 
+    def put_raw(self, path: str, body: bytes, content_type: str) -> requests.Response:
+        return requests.put(self.base + path, data=body, headers={**self.headers, "Content-Type": content_type},
+                            timeout=10)
+
 
 def _mfa_user(port: int, subdomain: str, admin: Rest, username: str = "mfa-admin") -> dict[str, str]:
     """An admin user with a confirmed authenticator (TOTP) second factor: its secret goes to the
@@ -201,15 +205,22 @@ def test_the_console_works_in_chromium_against_the_real_api_with_no_accessibilit
         "basic": {"subdomain": basic, "number": basic_number},
         "strict": _strict_tenant(api_port),
     }
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, CONSOLE_E2E=json.dumps(setup), CHROMIUM=CHROMIUM)
-    returncode, output = run_in_own_group(["node", "--test", "--test-concurrency=1", "e2e/console.test.js"],
-                                          cwd=WEB, env=env, timeout=SUITE_TIMEOUT_SECONDS)
-    assert returncode == 0, "console e2e failed:\n" + output[-10000:]
-    counts = dict(line[2:].split(" ", 1) for line in output.splitlines()
-                  if line.startswith(("# tests ", "# pass ", "# fail ")))
-    assert counts == {"tests": str(E2E_TESTS), "pass": str(E2E_TESTS), "fail": "0"}, output[-4000:]
+    output = run_e2e("e2e/console.test.js", setup, E2E_TESTS, SUITE_TIMEOUT_SECONDS)
     # the other number kept the shared application: the split touched only the edited number
     other = admin.call("GET", f"/api/phone-numbers/{numbers[1]['id']}")
     assert other["application_id"] == shared["id"] and other["answering_mode"] == "call_flow"
     print("\n".join(line for line in output.splitlines() if line.startswith("# ")))
+
+
+def run_e2e(suite: str, setup: dict[str, Any], tests: int, timeout: float) -> str:
+    """The node suite ``suite`` (under web/) with ``setup`` in $CONSOLE_E2E; every one of its
+    ``tests`` must have run and passed. Returns its output."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, CONSOLE_E2E=json.dumps(setup), CHROMIUM=CHROMIUM)
+    returncode, output = run_in_own_group(["node", "--test", "--test-concurrency=1", suite],
+                                          cwd=WEB, env=env, timeout=timeout)
+    assert returncode == 0, f"{suite} failed:\n" + output[-10000:]
+    counts = dict(line[2:].split(" ", 1) for line in output.splitlines()
+                  if line.startswith(("# tests ", "# pass ", "# fail ")))
+    assert counts == {"tests": str(tests), "pass": str(tests), "fail": "0"}, output[-4000:]
+    return output

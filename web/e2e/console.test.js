@@ -328,15 +328,15 @@ test('an account that requires a second factor: sign-in becomes the set-up (QR, 
   assert.equal(await page.getByText(secret).count(), 0, 'the secret is not shown again');
 }));
 
-test('roles shape the screens: a supervisor sees API keys without create or revoke, no admin screen, and the server refuses all the same', () => withPage(async (page) => {
+test('roles shape the screens: a supervisor sees API keys without create or revoke and the live view, no admin screen, and the server refuses all the same', () => withPage(async (page) => {
   await signIn(page, FULL.subdomain, '/', FULL.supervisor);
   await page.getByRole('heading', { name: 'API keys' }).waitFor();
   const nav = page.getByRole('navigation', { name: 'Screens' });
-  assert.deepEqual(await nav.getByRole('link').allInnerTexts(), ['API keys']);
+  assert.deepEqual(await nav.getByRole('link').allInnerTexts(), ['API keys', 'Live view']);
   assert.equal(await page.getByRole('heading', { name: 'Create a key' }).count(), 0, 'no api_keys.create');
   assert.equal(await page.getByRole('button', { name: /^Revoke/ }).count(), 0, 'no api_keys.delete');
   assert.deepEqual(await axeViolations(page), []);
-  for (const route of ['/users', '/numbers', '/calls']) {
+  for (const route of ['/users', '/numbers', '/calls', '/queues']) {
     await page.goto(consoleUrl(FULL.subdomain, route));
     await page.getByRole('heading', { name: 'Not available' }).waitFor();
   }

@@ -16,6 +16,9 @@ const Users = lazy(() => import('./screens/Users.jsx').then((m) => ({ default: m
 const SecondFactor = lazy(() => import('./screens/SecondFactor.jsx').then((m) => ({ default: m.SecondFactor })));
 const CarriersRoutes = lazy(() => import('./routing/Carriers.jsx').then((m) => ({ default: m.CarriersRoutes })));
 const LcrRoutes = lazy(() => import('./routing/Lcr.jsx').then((m) => ({ default: m.LcrRoutes })));
+const LiveView = lazy(() => import('./screens/LiveView.jsx').then((m) => ({ default: m.LiveView })));
+const Queues = lazy(() => import('./screens/Queues.jsx').then((m) => ({ default: m.Queues })));
+const QueueDetail = lazy(() => import('./screens/Queues.jsx').then((m) => ({ default: m.QueueDetail })));
 
 export function App() {
   return (
@@ -35,6 +38,9 @@ export function App() {
             <Route path="/account/second-factor" element={<SecondFactor />} />
             <Route path="/carriers/*" element={<RequireScreen screen="carriers"><CarriersRoutes /></RequireScreen>} />
             <Route path="/lcr/*" element={<RequireScreen screen="lcr"><LcrRoutes /></RequireScreen>} />
+            <Route path="/live" element={<RequireScreen screen="liveView"><LiveView /></RequireScreen>} />
+            <Route path="/queues" element={<RequireScreen screen="queues"><Queues /></RequireScreen>} />
+            <Route path="/queues/:id" element={<RequireScreen screen="queues"><QueueDetail /></RequireScreen>} />
             <Route path="*" element={<NotFoundScreen />} />
           </Route>
         </Routes>

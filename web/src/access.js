@@ -10,6 +10,8 @@ export const SCREEN_RULES = {
   users: ({ role }) => role === 'admin',
   carriers: ({ role }) => role === 'admin',
   lcr: ({ role }) => role === 'admin',
+  liveView: ({ role, licenses }) => ['admin', 'supervisor'].includes(role) && licenses.includes('queue-mgmt'),
+  queues: ({ role, licenses }) => role === 'admin' && licenses.includes('queue-mgmt'),
 };
 
 /** The facts the rules read, from the session's identity ({user, account}) or null. */

@@ -13,6 +13,8 @@ describe('screens shown by role, permission and license', () => {
     ['users', ADMIN, true], ['users', SUPERVISOR, false],
     ['apiKeys', SUPERVISOR, true], ['apiKeys', LICENSELESS_SUPERVISOR, false],
     ['callRecords', SUPERVISOR, false], ['callRecords', LICENSELESS_SUPERVISOR, true],
+    ['liveView', SUPERVISOR, true], ['liveView', ADMIN, false], ['queues', SUPERVISOR, false],
+    ['carriers', ADMIN, true], ['carriers', SUPERVISOR, false],
   ])('%s for %o is %s', (screen, who, shown) => {
     expect(canSee(who, screen)).toBe(shown);
   });

@@ -21,6 +21,8 @@ export function Layout() {
           {canSee(auth.identity, 'users') && <NavLink to="/users">Users</NavLink>}
           {canSee(auth.identity, 'carriers') && <NavLink to="/carriers">Carriers</NavLink>}
           {canSee(auth.identity, 'lcr') && <NavLink to="/lcr">Least-cost routing</NavLink>}
+          {canSee(auth.identity, 'liveView') && <NavLink to="/live">Live view</NavLink>}
+          {canSee(auth.identity, 'queues') && <NavLink to="/queues">Queues</NavLink>}
         </nav>
         <span className="who">{user?.username} · {account?.subdomain}</span>
         <NavLink className="own" to="/account/second-factor">Second factor</NavLink>

@@ -80,7 +80,7 @@ function AddNumber() {
   return (
     <section aria-labelledby="add-number">
       <h2 id="add-number">Add a number</h2>
-      <OutageBanner error={error?.isOutage ? error : null} onRetry={() => submit(new Event('submit'))} />
+      <OutageBanner error={error?.isOutage ? error : null} onRetry={() => submit()} />
       <form onSubmit={submit} noValidate>
         {form && <p className="form-error" role="alert">{form}</p>}
         <Field label="Number" error={fields.number} hint="Digits, with or without a leading +.">

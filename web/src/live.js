@@ -1,0 +1,52 @@
+/**
+ * The live view's state from the stream's events (docs/api.md "Live view"): pure functions, so
+ * the rules are unit-tested without a server.
+ *
+ * - `snapshot`: the board read by the server; replaces the queues and the count of calls in
+ *   progress (the calls list keeps what the call events said: the snapshot has only the count).
+ * - `queue`: one queue's `queue.metrics`; replaces that queue's row (a queue not on the board
+ *   yet, created since the page opened, is added).
+ * - `call`: started/answered add or update a call; ended/failed remove it.
+ */
+
+export const EMPTY_BOARD = { queues: [], callsInProgress: 0, calls: [], at: null };
+
+export function applyEvent(board, kind, data) {
+  if (kind === 'snapshot') {
+    return { ...board, queues: data.queues, callsInProgress: data.callsInProgress, at: data.at };
+  }
+  if (kind === 'queue') {
+    const known = board.queues.some((q) => q.queueId === data.queueId);
+    const queues = known ? board.queues.map((q) => (q.queueId === data.queueId ? data : q))
+      : [...board.queues, data].sort((a, b) => a.queue.localeCompare(b.queue));
+    return { ...board, queues };
+  }
+  if (kind === 'call') {
+    const others = board.calls.filter((c) => c.callId !== data.callId);
+    if (data.phase === 'ended' || data.phase === 'failed') return { ...board, calls: others };
+    const before = board.calls.find((c) => c.callId === data.callId);
+    const call = { ...before, ...data, since: before?.since ?? data.at };
+    return { ...board, calls: [call, ...others] };
+  }
+  return board;
+}
+
+/** "75% of 4 within 20 s", or a dash when nobody was answered in the window. */
+export function serviceLevelText(level) {
+  if (!level || level.percent === null || level.percent === undefined) return '—';
+  return `${level.percent}% (${level.withinTarget} of ${level.answered} within ${level.targetSeconds} s)`;
+}
+
+/** 0:42, 12:05, 1:02:03 */
+export function waitText(seconds) {
+  const s = Math.max(0, Math.floor(seconds || 0));
+  const hh = Math.floor(s / 3600);
+  const mm = Math.floor((s % 3600) / 60);
+  const ss = String(s % 60).padStart(2, '0');
+  return hh ? `${hh}:${String(mm).padStart(2, '0')}:${ss}` : `${mm}:${ss}`;
+}
+
+/** Reconnection delays: 1 s, 2 s, 4 s … at most 15 s. */
+export function reconnectDelayMs(attempt) {
+  return Math.min(15000, 1000 * 2 ** Math.max(0, attempt));
+}

@@ -1,0 +1,130 @@
+import { useEffect, useRef, useState } from 'react';
+import { useAuth } from '../auth.jsx';
+import { OutageBanner } from '../components/Banner.jsx';
+import { EMPTY_BOARD, applyEvent, reconnectDelayMs, serviceLevelText, waitText } from '../live.js';
+
+const EVENT_KINDS = ['snapshot', 'queue', 'call'];
+
+/**
+ * The live view: pushed by the server (server-sent events fed by the bus), never polled.
+ * An EventSource cannot send the Bearer token, so each connection first asks for a single-use
+ * ticket (POST /api/live/tickets) and opens /api/live/stream?ticket=… with it. When the stream
+ * drops, the EventSource is closed (its own retry would reuse the spent ticket) and a new
+ * ticket is asked for after 1 s, 2 s, 4 s … (at most 15 s).
+ */
+export function LiveView() {
+  const { call } = useAuth();
+  const [board, setBoard] = useState(EMPTY_BOARD);
+  const [status, setStatus] = useState('connecting');
+  const [error, setError] = useState(null);
+  const attempt = useRef(0);
+  const [generation, setGeneration] = useState(0);
+
+  useEffect(() => {
+    let source = null;
+    let timer = null;
+    let stopped = false;
+    const retry = () => {
+      if (stopped) return;
+      setStatus('reconnecting');
+      timer = setTimeout(() => setGeneration((g) => g + 1), reconnectDelayMs(attempt.current));
+      attempt.current += 1;
+    };
+    call('/api/live/tickets', { method: 'POST' }).then((ticket) => {
+      if (stopped) return;
+      setError(null);
+      source = new EventSource(ticket.stream_url);
+      for (const kind of EVENT_KINDS) {
+        source.addEventListener(kind, (event) => {
+          const data = JSON.parse(event.data);
+          if (kind === 'snapshot') {
+            attempt.current = 0;
+            setStatus('live');
+          }
+          setBoard((b) => applyEvent(b, kind, data));
+        });
+      }
+      source.onerror = () => {
+        source.close();
+        retry();
+      };
+    }, (err) => {
+      if (stopped) return;
+      if (err.isOutage) {
+        setError(err);
+        retry();
+      } else {
+        setError(err);
+        setStatus('refused');
+      }
+    });
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+      if (source) source.close();
+    };
+  }, [call, generation]);
+
+  return (
+    <>
+      <h1>Live view</h1>
+      <OutageBanner error={error?.isOutage ? error : null} onRetry={() => { attempt.current = 0; setGeneration((g) => g + 1); }} />
+      {error && !error.isOutage && <p className="form-error" role="alert">{error.message}</p>}
+      <p className="live-status" role="status">{STATUS_TEXT[status]}</p>
+      <section aria-labelledby="live-queues">
+        <h2 id="live-queues">Queues</h2>
+        <table className="board">
+          <caption className="visually-hidden">Each queue now: callers waiting, agents by state, service level</caption>
+          <thead>
+            <tr>
+              <th scope="col">Queue</th><th scope="col">Waiting</th><th scope="col">Longest wait</th>
+              <th scope="col">Available</th><th scope="col">On a call</th><th scope="col">Wrap-up</th>
+              <th scope="col">Not ready</th><th scope="col">Offline</th><th scope="col">Service level</th>
+            </tr>
+          </thead>
+          <tbody>
+            {board.queues.map((q) => (
+              <tr key={q.queueId} data-queue={q.queue}>
+                <th scope="row">{q.queue}</th>
+                <td className="figure">{q.waiting}</td>
+                <td className="figure">{waitText(q.longestWaitSeconds)}</td>
+                <td className="figure">{q.agents?.available ?? 0}</td>
+                <td className="figure">{q.agentsEngaged ?? 0}</td>
+                <td className="figure">{q.agents?.wrap_up ?? 0}</td>
+                <td className="figure">{q.agents?.not_ready ?? 0}</td>
+                <td className="figure">{q.agents?.offline ?? 0}</td>
+                <td>{serviceLevelText(q.serviceLevel)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {status === 'live' && board.queues.length === 0 && <p>No queues yet.</p>}
+      </section>
+      <section aria-labelledby="live-calls">
+        <h2 id="live-calls">Calls in progress: <span className="figure">{board.callsInProgress}</span></h2>
+        <table>
+          <caption className="visually-hidden">Calls that started since this page opened and have not ended</caption>
+          <thead>
+            <tr><th scope="col">From</th><th scope="col">To</th><th scope="col">Direction</th><th scope="col">State</th><th scope="col">Since</th></tr>
+          </thead>
+          <tbody>
+            {board.calls.map((c) => (
+              <tr key={c.callId}>
+                <td>{c.from}</td><td>{c.to}</td><td>{c.direction}</td><td>{c.phase}</td>
+                <td>{c.since ? new Date(c.since).toLocaleTimeString() : ''}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <p className="hint">The list shows the calls that started while this page was open; the count is every call of the account.</p>
+      </section>
+    </>
+  );
+}
+
+const STATUS_TEXT = {
+  connecting: 'Connecting…',
+  live: 'Live: figures are pushed as they change.',
+  reconnecting: 'Connection lost. Reconnecting…',
+  refused: 'The live view is not available to you.',
+};

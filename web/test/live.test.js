@@ -1,0 +1,53 @@
+import { describe, expect, test } from 'vitest';
+import { EMPTY_BOARD, applyEvent, reconnectDelayMs, serviceLevelText, waitText } from '../src/live.js';
+import { queueBody } from '../src/screens/Queues.jsx';
+
+const sales = { queueId: 'q1', queue: 'Sales', waiting: 0, longestWaitSeconds: 0 };
+const support = { queueId: 'q2', queue: 'Support', waiting: 2, longestWaitSeconds: 30 };
+
+describe('the live view folds the stream\'s events into the board', () => {
+  test('a snapshot replaces the queues and the count, and keeps the calls the call events listed', () => {
+    const withCall = applyEvent(EMPTY_BOARD, 'call', { callId: 'c1', phase: 'started', from: '1', at: 't1' });
+    const board = applyEvent(withCall, 'snapshot', { queues: [sales], callsInProgress: 4, at: 5 });
+    expect(board.queues).toEqual([sales]);
+    expect(board.callsInProgress).toBe(4);
+    expect(board.calls.map((c) => c.callId)).toEqual(['c1']);
+  });
+
+  test('a queue event replaces its own row only; an unknown queue is added in name order', () => {
+    const board = applyEvent(EMPTY_BOARD, 'snapshot', { queues: [support], callsInProgress: 0, at: 1 });
+    const updated = applyEvent(board, 'queue', { ...support, waiting: 5 });
+    expect(updated.queues.map((q) => [q.queue, q.waiting])).toEqual([['Support', 5]]);
+    const added = applyEvent(updated, 'queue', sales);
+    expect(added.queues.map((q) => q.queue)).toEqual(['Sales', 'Support']);
+  });
+
+  test('a call is listed from started, updated on answer (keeping when it started), gone when it ends or fails', () => {
+    let board = applyEvent(EMPTY_BOARD, 'call', { callId: 'c1', phase: 'started', from: '1', at: 't1' });
+    board = applyEvent(board, 'call', { callId: 'c2', phase: 'started', from: '2', at: 't2' });
+    board = applyEvent(board, 'call', { callId: 'c1', phase: 'answered', from: '1', at: 't3' });
+    expect(board.calls.map((c) => [c.callId, c.phase, c.since])).toEqual([['c1', 'answered', 't1'], ['c2', 'started', 't2']]);
+    board = applyEvent(board, 'call', { callId: 'c1', phase: 'ended' });
+    board = applyEvent(board, 'call', { callId: 'c2', phase: 'failed' });
+    expect(board.calls).toEqual([]);
+  });
+
+  test('an unknown event kind leaves the board as it was', () => {
+    expect(applyEvent(EMPTY_BOARD, 'something', {})).toBe(EMPTY_BOARD);
+  });
+
+  test('figures as people read them: service level, waits, reconnection delays', () => {
+    expect(serviceLevelText({ percent: 75, withinTarget: 3, answered: 4, targetSeconds: 20 })).toBe('75% (3 of 4 within 20 s)');
+    expect(serviceLevelText({ percent: null })).toBe('—');
+    expect([waitText(42), waitText(725), waitText(3723)]).toEqual(['0:42', '12:05', '1:02:03']);
+    expect([0, 1, 2, 3, 4, 10].map(reconnectDelayMs)).toEqual([1000, 2000, 4000, 8000, 15000, 15000]);
+  });
+});
+
+describe('the queue form\'s body', () => {
+  test('numbers are sent as numbers, an emptied number is left out (the server keeps or defaults it)', () => {
+    expect(queueBody({ name: ' Sales ', moh: 'lobby', strategy: 'ring_all', max_wait_seconds: '300',
+      service_level_seconds: '', offer_timeout_seconds: '20', wrap_up_seconds: '0' }))
+      .toEqual({ name: 'Sales', moh: 'lobby', strategy: 'ring_all', max_wait_seconds: 300, offer_timeout_seconds: 20, wrap_up_seconds: 0 });
+  });
+});
