@@ -54,6 +54,7 @@ SCOPE_BY_BLUEPRINT: dict[str, str] = {
     "queues": "queues",
     "callbacks": "queues",
     "moh": "queues",
+    "live": "queues",  # the live view's tickets (the stream authenticates by its ticket)
     "users": "users",
     "agents": "agents",
     "campaigns": "campaigns",
