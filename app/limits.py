@@ -350,3 +350,7 @@ CAMPAIGN_PACING_MAX_LINES_PER_AGENT = 6
 # the dialer's lease on a running campaign (app/campaigns/lease.py): renewed every second or
 # so by its holder; a holder that dies loses it after this long and another instance takes over
 CAMPAIGN_LEASE_TTL_SECONDS = 5
+
+# Attended transfers (docs/agents.md "Attended transfers"): how long the consulted party's
+# phone rings before the consultation ends by itself (the agent is back with its caller).
+CONSULT_RING_SECONDS = 30
