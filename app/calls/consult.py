@@ -14,6 +14,8 @@ from typing import Optional
 
 from app.calls.transfers import TransferTarget
 
+# who an agent may consult (a queue cannot answer a consultation)
+CONSULT_KINDS = ("agent", "number", "sip")
 # how a consultation ended: the caller goes to the consulted party, or back to its agent
 COMPLETE = "complete"
 BACK = "back"

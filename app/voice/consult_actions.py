@@ -17,7 +17,7 @@ import uuid
 from typing import Any, Callable
 
 from app import limits
-from app.calls.consult import ANSWERED_VARIABLE, BACK, COMPLETE, Consult
+from app.calls.consult import ANSWERED_VARIABLE, BACK, COMPLETE, CONSULT_KINDS, Consult
 from app.calls.sip_targets import InvalidSipUri, parse_sip_uri
 from app.calls.transfers import InvalidTarget, TransferTarget, parse_target
 from app.events.payloads import call_transferred
@@ -25,8 +25,6 @@ from app.voice.live_actions import LiveHandle, Refused, _alive, _api, _bridged
 from esl.errors import EslError
 
 log = logging.getLogger(__name__)
-
-CONSULT_KINDS = ("agent", "number", "sip")
 
 
 def _endpoint(ctx: Any, target: TransferTarget) -> str:
