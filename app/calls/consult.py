@@ -3,7 +3,7 @@
 
 Why this shape: the caller's leg must stay driven by the session's outbound socket, so every
 change to what the caller hears or who it is bridged to is an application the caller's
-session executes (hold music, then ``intercept``). The live actions (app/voice/live_actions.py)
+session executes (hold music, then a two-party ``conference``). The live actions (app/voice/live_actions.py)
 only move the *other* legs (the agent's, the consulted party's) and say how the consultation
 ended here; the queue verb (app/verbs/consult_hold.py) acts on it.
 """

@@ -1,19 +1,20 @@
 """The caller's side of an attended transfer (app/calls/consult.py): while its agent consults
 someone, the caller's own session plays it the queue's hold music; when the consultation ends
-the session bridges the caller with ``intercept`` to the consulted party (complete) or back to
-its agent (cancel, or the consulted party hung up).
+the session puts the caller in a two-party conference with the consulted party (complete) or
+back with its agent (cancel, or the consulted party hung up).
 
-Why ``intercept`` run by the session and not ``uuid_bridge``: ``uuid_bridge`` transfers the
-caller's channel out of the application the socket runs (to the ``uuid_bridge`` extension),
-so the session would lose it; ``intercept`` is an application on the caller's own leg, its
-completion comes back to the session like a ``bridge``'s, and it hangs up the partner of the
-leg it takes (the consulting agent, on complete).
+Why a two-party conference and not ``intercept``/``uuid_bridge``: both transfer the caller's
+channel out of the socket application (on the real switch the caller's intercept returned at
+once and FreeSWITCH closed the socket: the session lost the caller). ``conference`` runs on
+the caller's own leg and returns to the session like a ``bridge``; the other leg is moved in
+with ``uuid_transfer … inline``, as the agent's leg was moved out of the caller's bridge.
 """
 from __future__ import annotations
 
 import logging
 
 from app.calls.consult import BACK, COMPLETE, Consult
+from app.verbs.conference import CONFERENCE_PROFILE
 from app.verbs.context import VerbContext
 from esl.errors import ChannelHungUp, EslError
 
@@ -42,19 +43,26 @@ def hold_until_decided(ctx: VerbContext, music: str) -> Consult:
     return consult
 
 
+def room(consult: Consult) -> str:
+    """The two-party conference the caller and the leg it goes to meet in: ``endconf`` for
+    both, so either leaving ends it (the caller's ``conference`` returns to the session)."""
+    return f"xfer-{consult.consult_leg}@{CONFERENCE_PROFILE}+flags{{endconf}}"
+
+
 def rejoin(ctx: VerbContext, consult: Consult) -> None:
-    """Bridge the caller to the consulted party (complete) or back to its agent, until that
-    bridge ends. The agent's leg was parked with ``park_after_bridge``: taken back, it must
-    end with the caller, not park again; whichever leg the caller was bridged to is hung up
-    when the caller's side ends first (not when the agent consults again)."""
+    """Put the caller with the consulted party (complete: the agent's leg is hung up first) or
+    back with its agent, until one of them leaves. The leg is parked (``park_after_bridge``)
+    and moved into the room; the caller's session joins it with ``conference``, an application
+    of its own leg. Whichever leg the caller was with is hung up when the caller leaves first."""
     leg = consult.consult_leg if consult.outcome == COMPLETE else consult.agent_leg
-    if consult.outcome != COMPLETE:
-        _quiet_api(ctx, f"uuid_setvar {leg} park_after_bridge false")
+    if consult.outcome == COMPLETE:
+        _quiet_api(ctx, f"uuid_kill {consult.agent_leg} NORMAL_CLEARING")
+    _quiet_api(ctx, f"uuid_setvar {leg} park_after_bridge false")
+    _quiet_api(ctx, f"uuid_transfer {leg} 'conference:{room(consult)}' inline")
     try:
-        ctx.execute("intercept", leg)
+        ctx.execute("conference", room(consult))
     finally:
-        if ctx.consult is None:  # else the agent consults again: its leg was parked, not gone
-            _quiet_api(ctx, f"uuid_kill {leg} NORMAL_CLEARING")
+        _quiet_api(ctx, f"uuid_kill {leg} NORMAL_CLEARING")
 
 
 def _quiet_api(ctx: VerbContext, command: str) -> None:

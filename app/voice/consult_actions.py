@@ -7,8 +7,8 @@ FreeSWITCH 1.10 mapping:
 | action | commands | why |
 |---|---|---|
 | consult | ``uuid_setvar <caller> hangup_after_bridge false``; ``uuid_transfer <agent leg> 'set:park_after_bridge=true,park' inline``; ``bgapi originate {origination_uuid=<leg>,api_on_answer=…,api_hangup_hook='uuid_break <caller>'}<target> &intercept(<agent leg>)`` | the agent leaves the caller's bridge (which returns to the session: the caller gets hold music) and is parked; the target, once it answers, takes the parked agent. When the consulted leg ends, its hangup hook breaks the caller's music: the session takes the agent back |
-| consult_complete | ``uuid_setvar <leg> api_hangup_hook`` (unset), ``uuid_break <caller>`` | the session ``intercept``s the consulted leg: the caller is bridged to it and its partner, the consulting agent, is hung up (picked off) |
-| consult_cancel | ``uuid_kill <leg>`` and ``uuid_break <caller>`` | the session ``intercept``s the agent's parked leg again |
+| consult_complete | ``uuid_setvar <leg> api_hangup_hook`` (unset), ``uuid_transfer <leg> 'set:park_after_bridge=true,park' inline``, ``uuid_break <caller>`` | the consulted leg is parked out of its bridge with the agent (the agent's leg is hung up by the switch as its bridge ends); the session (app/verbs/consult_hold.py) moves the consulted leg into a two-party conference and joins it |
+| consult_cancel | ``uuid_kill <leg>`` and ``uuid_break <caller>`` | the agent's leg stays parked; the session moves it into a two-party conference with the caller |
 """
 from __future__ import annotations
 
@@ -108,8 +108,8 @@ def _consulting(call: LiveHandle) -> Consult:
 
 
 def _back(call: LiveHandle, consult: Consult) -> None:
-    """The agent goes back to its caller: the session's hold music is broken, it intercepts
-    the agent's parked leg (app/verbs/queue.py)."""
+    """The agent goes back to its caller: the session's hold music is broken, it meets the
+    agent's parked leg again (app/verbs/consult_hold.rejoin)."""
     consult.outcome = BACK
     for command in (f"uuid_kill {consult.consult_leg} NORMAL_CLEARING", f"uuid_break {call.call_id}"):
         try:
@@ -132,6 +132,9 @@ def consult_complete(call: LiveHandle, params: dict[str, Any]) -> dict[str, Any]
         raise Refused("consult_not_answered", "The consulted party has not answered yet.")
     _api(call, f"uuid_setvar {consult.consult_leg} api_hangup_hook")
     consult.outcome = COMPLETE
+    # the consulted leg leaves its bridge with the agent and parks until the caller's session
+    # moves it into their room (app/verbs/consult_hold.rejoin)
+    _api(call, f"uuid_transfer {consult.consult_leg} 'set:park_after_bridge=true,park' inline")
     call.transferred(call_transferred(call.call_id, kind="attended", from_agent=consult.from_agent,
                                       to=consult.target.as_dict(), by_agent=consult.by_agent))
     _api(call, f"uuid_break {call.call_id}")

@@ -2,10 +2,9 @@
 (app/voice/consult_actions.py): the agent's leg taken out of the caller's bridge by
 ``uuid_transfer … inline`` (parked), the consulted party's leg made by ``originate
 … &intercept(<agent leg>)`` (rung on the scenario's next ``consult_rings`` phone), and the
-caller's ``intercept`` of either. Only what the controller relies on is modelled:
-``api_on_answer`` and ``api_hangup_hook`` run as api commands on the caller's socket, an
-intercepted leg's partner is hung up (picked off), a parked leg stays until killed or its
-phone hangs up.
+caller's two-party ``conference`` with either (moved in by ``uuid_transfer``). Only what the
+controller relies on is modelled: ``api_on_answer`` and ``api_hangup_hook`` run as api
+commands on the caller's socket, a parked leg stays until killed or its phone hangs up.
 """
 from __future__ import annotations
 
@@ -38,6 +37,13 @@ def uuid_transfer(call: "SimOutboundCall", args: list[str], command: str) -> str
     """``uuid_transfer <b-leg> '<apps>' inline``: the b-leg leaves the caller's bridge (which
     returns) and runs the apps; ``set:park_after_bridge=true`` is kept on it."""
     target = args[0] if args else ""
+    if target in call.legs:  # a parked leg moved into a room, or out of its bridge (both park)
+        call.legs[target].partner = None
+        room = re.search(r"'conference:([^']+)'", command)
+        if room:
+            call.rooms[room.group(1)] = target
+        call.controls.append(command)
+        return "+OK\n"
     if target not in call._bridge_kill:
         return "-ERR No such channel!\n"
     leg = SimLeg(target, phone=call.bridge_phones.get(target))
@@ -109,23 +115,17 @@ def getvar(call: "SimOutboundCall", args: list[str]) -> Optional[str]:
     return leg.vars.get(args[1], "_undef_")
 
 
-def app_intercept(call: "SimOutboundCall", arg: str) -> tuple[str, dict]:
-    """The caller takes ``arg``'s leg; that leg's partner (the consulting agent) is picked off."""
-    leg = call.legs.get(arg.strip())
-    if leg is None:
-        return "_none_", {}
-    if leg.partner is not None:
-        kill(call, leg.partner)
-        leg.partner = None
-    call._bridge_kill[leg.uuid] = leg.ended
-    head = [("Bridge-A-Unique-ID", call.uuid), ("Bridge-B-Unique-ID", leg.uuid)]
-    call.intercepted.append(leg.uuid)
-    call.emit("CHANNEL_BRIDGE", head=head)
-    while not leg.ended.is_set():
+def app_conference(call: "SimOutboundCall", arg: str) -> Optional[tuple[str, dict]]:
+    """``conference xfer-<leg>@…+flags{endconf}``: the caller meets the leg moved into that room
+    (None for any other room: the plain conference model runs). Ends when either leaves."""
+    match = re.match(r"xfer-([0-9a-f-]{36})@", arg)
+    if match is None:
+        return None
+    leg = call.legs.get(call.rooms.get(arg, ""))
+    call.rejoined.append(leg.uuid if leg is not None else "")
+    while leg is not None and not leg.ended.is_set():
         if call._interrupt.wait(0.01):
             break
-    call._bridge_kill.pop(leg.uuid, None)
-    call.legs.pop(leg.uuid, None)
-    if not call._interrupt.is_set():
-        call.emit("CHANNEL_UNBRIDGE", head=head)
+    if leg is not None:
+        call.legs.pop(leg.uuid, None)
     return "_none_", {}

@@ -128,7 +128,8 @@ class SimOutboundCall:
         self.bridge_phones: dict[str, Any] = {}      # b-leg uuid -> the RingingPhone it rang
         self.consult_phones = list(scenario.consult_phones)
         self.killed_legs: list[str] = []             # legs hung up by uuid_kill or picked off
-        self.intercepted: list[str] = []             # the legs the caller's intercept took
+        self.rooms: dict[str, str] = {}              # xfer conference room -> the leg moved into it
+        self.rejoined: list[str] = []                # the legs the caller met in such a room
         LIVE_CALLS.add(self)  # the inbound port reaches this call's channels as the switch's does
         self._greenlets: list[gevent.Greenlet] = []
         self.socket_app_uuid = str(_uuid.uuid4())
@@ -972,6 +973,9 @@ def _conference_event(call: SimOutboundCall, action: str, name: str) -> None:
 
 
 def _app_conference(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    transfer_room = consult.app_conference(call, arg)
+    if transfer_room is not None:
+        return transfer_room
     _conference_event(call, "add-member", arg)
     _conference_event(call, "floor-change", arg)
     call._interrupt.wait()
@@ -1030,6 +1034,5 @@ APP_BEHAVIOURS: dict[str, AppBehaviour] = {
     "stop_record_session": _app_stop_record_session,
     "conference": _app_conference,
     "park": _app_park,
-    "intercept": consult.app_intercept,
     "play_and_detect_speech": _app_play_and_detect_speech,
 }
