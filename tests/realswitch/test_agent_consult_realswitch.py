@@ -81,7 +81,8 @@ def test_given_an_agent_consulting_another_agent_when_it_cancels_then_it_has_the
         record = tenant.wait_record(number)[0]
         assert str(record["call_id"]) == call_id and str(record["agent_id"]) == first.id
         assert [e for e in tenant.events("call.transferred") if e["payload"]["callId"] == call_id] == []
-        assert _callstate(real_switch, leg) is None  # the first agent's leg ended with the caller
+        eventually(lambda: _callstate(real_switch, leg) is None, timeout=10,
+                   what="the first agent's leg ended with the caller")
         details = poll(lambda: (lambda d: d if d["segments"] and d["summary"] else None)(
             tenant.admin.get(f"/api/call-records/{record['public_id']}")), 15)
         assert [(s["agent_id"], s["transferred"]) for s in details["segments"]] == [(first.id, False)]
