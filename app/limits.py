@@ -382,3 +382,7 @@ CAMPAIGN_CALL_MARK_TTL_SECONDS = 12 * 3600
 # outcome is taken from its call record, or ``failed`` when it has none (a controller died
 # while it rang). Ring timeout + the originator's result margin + relay delays, with room.
 CAMPAIGN_ATTEMPT_STALE_SECONDS = 300
+
+# Attended transfers (docs/agents.md "Attended transfers"): how long the consulted party's
+# phone rings before the consultation ends by itself (the agent is back with its caller).
+CONSULT_RING_SECONDS = 30

@@ -26,8 +26,9 @@ from app.api.agents import service as agents_service
 from app.api.agents.schemas import AgentStateSchema
 from app.api.calls import live
 from app.api.security import tenant_db
+from app.calls.consult import CONSULT_KINDS
 from app.calls.control import ControlRequest, request_control
-from app.calls.transfers import InvalidTarget, parse_target
+from app.calls.transfers import KINDS, InvalidTarget, TransferTarget, parse_target
 from app.contact import interactions
 from app.contact.states import default_presence
 from app.errors import ValidationFailed
@@ -139,18 +140,48 @@ def _dtmf(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
     return {"callId": call_id}
 
 
-def _transfer(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
-    """Blind transfer of the agent's caller (``target``: app/calls/transfers.py): the
-    controller driving the caller's call does it before the ack (app/voice/live_actions.transfer).
-    The agent's leg is hung up; ``call`` phase ``transferred`` follows (relay)."""
+def _target(body: dict[str, Any], kinds: tuple[str, ...] = KINDS) -> TransferTarget:
     try:
         target = parse_target(body.get("target"))
     except InvalidTarget as exc:
         raise ValidationFailed(str(exc), code="validation_failed") from None
+    if target.kind not in kinds:
+        raise ValidationFailed(f"'target' 'type' is one of {', '.join(kinds)} here.", code="validation_failed")
+    return target
+
+
+def _on_caller(ctx: CommandContext, action: str, params: dict[str, Any]) -> str:
+    """Ask the controller driving the agent's caller to do ``action`` (app/voice/live_actions.py,
+    app/voice/consult_actions.py); returns once it is done on the switch (the call's id)."""
     call_id, _leg_id = _live_leg(ctx)
     live.send(live.control_redis(), get_settings().redis_key_prefix, ctx.conn.account_id, call_id,
-              "transfer", {"target": target.as_dict()}, by={"agentId": ctx.conn.agent_id})
-    return {"callId": call_id, "target": target.as_dict()}
+              action, params, by={"agentId": ctx.conn.agent_id})
+    return call_id
+
+
+def _transfer(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
+    """Blind transfer of the agent's caller (``target``: app/calls/transfers.py): the
+    controller driving the caller's call does it before the ack (app/voice/live_actions.transfer).
+    The agent's leg is hung up; ``call`` phase ``transferred`` follows (relay)."""
+    target = _target(body)
+    return {"callId": _on_caller(ctx, "transfer", {"target": target.as_dict()}), "target": target.as_dict()}
+
+
+def _consult(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
+    """Attended transfer, first step: the caller holds while the agent's phone is connected
+    to ``target`` once it answers (app/voice/consult_actions.consult)."""
+    target = _target(body, CONSULT_KINDS)
+    return {"callId": _on_caller(ctx, "consult", {"target": target.as_dict()}), "target": target.as_dict()}
+
+
+def _consult_end(action: str) -> Handler:
+    """completeTransfer (the caller goes to the consulted party, the agent's leg is hung up)
+    and cancelConsult (the consulted party is hung up, the agent has its caller again)."""
+
+    def handler(ctx: CommandContext, _body: dict[str, Any]) -> dict[str, Any]:
+        return {"callId": _on_caller(ctx, action, {})}
+
+    return handler
 
 
 def _disposition(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
@@ -199,4 +230,7 @@ COMMANDS: dict[str, Handler] = {
     "dtmf": _dtmf,
     "disposition": _disposition,
     "transfer": _transfer,
+    "consult": _consult,
+    "completeTransfer": _consult_end("consult_complete"),
+    "cancelConsult": _consult_end("consult_cancel"),
 }

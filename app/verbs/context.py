@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, runtime_che
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import redis
 
+    from app.calls.consult import Consult
     from app.calls.interaction_times import InteractionTimes
     from app.verbs.base import Verb
     from esl.protocol import Event
@@ -42,6 +43,7 @@ class VerbContext(Protocol):
     agent_id: Optional[str]        # set by the queue verb: the agent who answered (call record)
     interaction: "InteractionTimes"  # stamped by the queue verb (app/calls/interaction_times.py)
     switch_id: str                 # Core-UUID of the call's FreeSWITCH (agents registered there)
+    consult: "Optional[Consult]"   # an attended transfer's consultation in progress (app/calls/consult.py)
 
     def ensure_answered(self) -> None:
         """Answer the caller now if nothing has yet (the queue verb, before an agent's offer:

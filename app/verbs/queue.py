@@ -31,11 +31,13 @@ from typing import TYPE_CHECKING, Any, Optional
 from marshmallow import post_load, validate
 
 from app import limits
+from app.calls.consult import COMPLETE
 from app.calls.interaction_times import utc_now
 from app.contact.presence import Presence
 from app.contact.queue_stats import QueueStats, wait_text
 from app.verbs import tts
 from app.verbs.base import Verb, VerbOutcome, VerbSchema
+from app.verbs.consult_hold import hold_until_decided, rejoin
 from app.verbs.context import VerbContext
 from app.verbs.fields import HookUrl, StrictBoolean, StrictInteger, Text
 from app.verbs.hold_music import HoldMusic
@@ -324,9 +326,26 @@ class Queue(Verb):
             raise
         if answered["at"] is None and (done.variable("DIALSTATUS") or "") == "SUCCESS":
             on_bridge(done)
+        answered["live"] = False
+        if answered["at"] is not None and ctx.consult is not None:
+            try:  # the agent keeps the caller (engaged) through its consultations
+                agent_id = self._consults(ctx, contact, config, stats, answered["at"], music)
+            except BaseException:
+                for keeper in keepers.values():
+                    keeper.kill(block=False)
+                self._handled(ctx, stats, config, answered["at"])
+                ctx.agent_unbridged()
+                contact.call_over(ctx.account_id, config, ctx.agent_id or answered["agent"].agent_id)
+                raise
+            for keeper in keepers.values():
+                keeper.kill(block=False)
+            if agent_id != answered["agent"].agent_id:  # transferred: the first agent was released then
+                if agent_id is not None:
+                    ctx.agent_unbridged()
+                    contact.call_over(ctx.account_id, config, agent_id)
+                return VerbOutcome.end("queue_answered", agentId=agent_id or answered["agent"].agent_id)
         for keeper in keepers.values():
             keeper.kill(block=False)
-        answered["live"] = False
         if answered["at"] is None:
             cause = done.variable("originate_failed_cause") or done.variable("last_bridge_hangup_cause") or ""
             for agent, _ in offered:  # ring_all: every agent rang out (or the caller left)
@@ -345,6 +364,34 @@ class Queue(Verb):
         ctx.agent_unbridged()
         contact.call_over(ctx.account_id, config, agent.agent_id)
         return VerbOutcome.end("queue_answered", agentId=agent.agent_id)
+
+    def _consults(self, ctx: VerbContext, contact: Any, config: "QueueConfig", stats: QueueStats,
+                  answered_at: float, music: str) -> Optional[str]:
+        """The agent's bridge returned for a consultation (app/calls/consult.py): the caller
+        holds, then is bridged back to its agent or to the consulted party, as often as the
+        agent consults. Returns the agent who has the caller at the end (None: a number or
+        SIP target took it). On complete the consulting agent is released at once (its
+        window was closed by the action) and an agent target's window opens."""
+        agent_id: Optional[str] = ctx.agent_id
+        while ctx.consult is not None:
+            consult = hold_until_decided(ctx, music)
+            if consult.outcome == COMPLETE:
+                self._handled(ctx, stats, config, answered_at)
+                ctx.agent_unbridged()
+                contact.call_over(ctx.account_id, config, consult.from_agent)
+                agent_id = consult.target.value if consult.target.kind == "agent" else None
+                ctx.agent_id = agent_id or ctx.agent_id  # the record's agent: the last agent who answered
+                if agent_id is not None:
+                    times = ctx.interaction
+                    times.segment_started_at = utc_now()
+                    contact.accepted(ctx.account_id, agent_id)
+                    times.segment_id = contact.open_segment(ctx.account_id, ctx.trace_id, ctx.call_id,
+                                                            agent_id, times.segment_started_at)
+                    ctx.agent_bridged(agent_id, None)
+            rejoin(ctx, consult)
+            if consult.outcome == COMPLETE:
+                return agent_id
+        return agent_id
 
     @staticmethod
     def _answering(event: Any, offer_id: str, offered: list) -> "Candidate":

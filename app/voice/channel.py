@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from app.calls import supervision
+from app.calls.consult import Consult
 from app.calls.interaction_times import InteractionTimes
 from app.calls.sip_targets import NOT_LISTED as SIP_NOT_ALLOWED
 from app.ops.metrics import QUEUE_WAITERS
@@ -87,6 +88,7 @@ class ChannelVerbContext:
     # queue join/leave, offer, agent answer, holds: the interaction summary's raw times (the
     # session hands its CallContext's, so the record sees what the verbs stamped)
     interaction: InteractionTimes = field(default_factory=InteractionTimes)
+    consult: Optional[Consult] = None      # an attended transfer's consultation (app/calls/consult.py)
     redis_key_prefix: str = field(default_factory=lambda: get_settings().redis_key_prefix)
     _subscribed: set[str] = field(default_factory=set, repr=False)
 

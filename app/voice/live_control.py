@@ -24,6 +24,7 @@ from app import limits
 from app.calls import live_calls
 from app.calls.live_calls import ControlReply
 from app.events.payloads import call_control_applied, requester
+from app.voice.consult_actions import CONSULT_ACTIONS
 from app.voice.live_actions import ACTIONS, LiveHandle, Refused, Requester
 from esl.greenlet_task import GreenletTask
 
@@ -103,7 +104,8 @@ class LiveControl(GreenletTask):
         if call is None or call.account_id != str(message.get("account")):
             return ControlReply(ok=False, code="call_not_found", message="No such live call.")
         action = message.get("action")
-        do: Callable[[LiveHandle, dict[str, Any], Requester], dict[str, Any]] | None = ACTIONS.get(str(action))
+        do: Callable[[LiveHandle, dict[str, Any], Requester], dict[str, Any]] | None = (
+            ACTIONS.get(str(action)) or CONSULT_ACTIONS.get(str(action)))
         params, by = message.get("params"), message.get("by")
         if do is None or not isinstance(params, dict):
             return ControlReply(ok=False, code="invalid_action", message="Unknown action.")

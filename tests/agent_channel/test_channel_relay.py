@@ -109,3 +109,17 @@ def test_given_a_transfer_command_with_a_bad_target_or_no_call_then_validation_f
         assert ack["ok"] is False and ack["error"]["code"] == "validation_failed", (target, ack)
     ack = ana.command("transfer", target={"type": "queue", "name": "support"})
     assert ack["error"]["code"] == "no_call"
+
+
+def test_given_consult_commands_with_a_queue_or_bad_target_or_no_call_then_validation_failed_or_no_call(
+        channel_server, seed, api, owner_conn):
+    tenant, _ids = _agents(seed, api, owner_conn, "ana")
+    ana = channel_server().connect(tenant.host)
+    ana.auth(api.mint(tenant, "ana", session="agent"))
+    for target in ({"type": "queue", "name": "support"}, {"type": "sip", "uri": "alice@example.com"}, None):
+        ack = ana.command("consult", target=target)
+        assert ack["ok"] is False and ack["error"]["code"] == "validation_failed", (target, ack)
+    for command, fields in (("consult", {"target": {"type": "number", "number": "+15551230000"}}),
+                            ("completeTransfer", {}), ("cancelConsult", {})):
+        ack = ana.command(command, **fields)
+        assert ack["error"]["code"] == "no_call", (command, ack)

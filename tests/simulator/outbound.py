@@ -18,7 +18,7 @@ import time
 import uuid as _uuid
 import weakref
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import gevent
 import gevent.event
@@ -27,6 +27,7 @@ import gevent.queue
 
 from app.routing.node_modules import contract_modules
 from esl.protocol import Event, encode_event_plain, parse_event_plain, parse_header_lines
+from tests.simulator import consult
 from tests.simulator import media_files as M
 from tests.simulator import templates as T
 from tests.simulator.channel import SimChannel
@@ -122,6 +123,13 @@ class SimOutboundCall:
         self._bridge_kill: dict[str, gevent.event.Event] = {}
         self._kill_cause: dict[str, str] = {}  # b-leg uuid -> the cause its uuid_kill named
         self.controls: list[str] = []  # uuid_hold / uuid_send_dtmf api commands that applied
+        # attended transfers (tests/simulator/consult.py): the legs moved around the caller
+        self.legs: dict[str, consult.SimLeg] = {}
+        self.bridge_phones: dict[str, Any] = {}      # b-leg uuid -> the RingingPhone it rang
+        self.consult_phones = list(scenario.consult_phones)
+        self.killed_legs: list[str] = []             # legs hung up by uuid_kill or picked off
+        self.rooms: dict[str, str] = {}              # xfer conference room -> the leg moved into it
+        self.rejoined: list[str] = []                # the legs the caller met in such a room
         LIVE_CALLS.add(self)  # the inbound port reaches this call's channels as the switch's does
         self._greenlets: list[gevent.Greenlet] = []
         self.socket_app_uuid = str(_uuid.uuid4())
@@ -359,6 +367,8 @@ class SimOutboundCall:
             return "+OK\n"
         if verb == "uuid_kill":
             target = args[0] if args else ""
+            if consult.kill(self, target):
+                return "+OK\n"
             if target == self.uuid and not self._hung.is_set():
                 self._spawn_hangup(args[1] if len(args) > 1 else "NORMAL_CLEARING", "send_bye")
                 return "+OK\n"
@@ -378,6 +388,15 @@ class SimOutboundCall:
                 self.controls.append(command)
                 return "+OK Success\n"
             return "-ERR No such channel!\n"
+        if verb == "uuid_exists":
+            return "true" if args and (args[0] in self.legs or args[0] == self.uuid) else "false"
+        if verb == "uuid_transfer":
+            return consult.uuid_transfer(self, args, command)
+        if verb == "originate":
+            return consult.originate(self, command)
+        if verb in ("uuid_setvar", "uuid_getvar") and len(args) >= 2 and args[0] in self.legs:
+            reply = consult.setvar(self, args, command) if verb == "uuid_setvar" else consult.getvar(self, args)
+            return reply or "-ERR No such channel!\n"
         if verb == "uuid_setvar" and len(args) >= 2:
             if args[0] != self.uuid:
                 return "-ERR No such channel!\n"
@@ -896,6 +915,7 @@ def _app_bridge(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
     kill = gevent.event.Event()
     call._bridge_kill[b_uuid] = kill
     if phone is not None:
+        call.bridge_phones[b_uuid] = phone
         phone.talking = kill  # phone.hangup() ends the bridge from the phone's side
     tmpl = T.template("CHANNEL_BRIDGE")
     ch.other_leg = [(n, b_uuid if n == "Other-Leg-Unique-ID" else v) for n, v in tmpl.headers
@@ -953,6 +973,9 @@ def _conference_event(call: SimOutboundCall, action: str, name: str) -> None:
 
 
 def _app_conference(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    transfer_room = consult.app_conference(call, arg)
+    if transfer_room is not None:
+        return transfer_room
     _conference_event(call, "add-member", arg)
     _conference_event(call, "floor-change", arg)
     call._interrupt.wait()

@@ -103,6 +103,7 @@ class Call:
     steps: list[Step] = field(default_factory=list)
     presses: list[tuple[str, float, float]] = field(default_factory=list)
     bridges: list[BridgeOutcome] = field(default_factory=list)
+    consult_phones: list["RingingPhone"] = field(default_factory=list)  # rung by originate (consult)
     media_seconds: dict[str, float] = field(default_factory=dict)
     hangup_cause: str = "NORMAL_CLEARING"
     codec: str = "PCMU"  # the codec the caller's leg negotiated (offered first to a bridged leg)
@@ -141,6 +142,11 @@ class Call:
     def bridge_rings(self, phone: "RingingPhone") -> "Call":
         """The next bridge rings ``phone`` until it is answered, declined or times out."""
         self.bridges.append(BridgeOutcome(answer=True, talk=phone.talk, phone=phone))
+        return self
+
+    def consult_rings(self, phone: "RingingPhone") -> "Call":
+        """The next ``originate`` (an agent's consultation) rings ``phone``."""
+        self.consult_phones.append(phone)
         return self
 
     def bridge_fails(self, cause: str = "NORMAL_TEMPORARY_FAILURE", sip_code: str = "503") -> "Call":

@@ -4,8 +4,8 @@
  * phase that is not ahead of the current one is ignored, so a page sees one clean sequence
  * whichever arrives first.
  *
- * Events: `phase` `{phase, cause?}`. A blind transfer ends the call for this agent: phase
- * `ended` with cause `transferred` and `transferredTo` set to the target.
+ * Events: `phase` `{phase, cause?}`. A blind or a completed attended transfer ends the call for
+ * this agent: phase `ended` with cause `transferred` and `transferredTo` set to the target.
  */
 import { Emitter } from './emitter.js';
 import { AgentError, ErrorCodes } from './errors.js';
@@ -116,6 +116,41 @@ export class Call extends Emitter {
         'A transfer target is {type: agent, agentId} | {type: queue, name} | {type: number, number} | {type: sip, uri}.'));
     }
     return this._live('transfer') || this._control(this, 'transfer', { target });
+  }
+
+  /**
+   * Attended transfer, first step: the caller holds (the queue's music) and this agent's phone
+   * is connected to `target` once it answers (docs/agents.md "Attended transfers"). Then
+   * `completeTransfer()` or `cancelConsult()`; if the consulted party hangs up, the agent has
+   * its caller again.
+   * @param {TransferTarget} target `{type: 'agent', agentId}`, `{type: 'number', number, callerId?}`
+   *   or `{type: 'sip', uri}` (a queue cannot be consulted)
+   * @returns {Promise<Ack>}
+   */
+  consult(target) {
+    const fields = TRANSFER_FIELDS[target && target.type];
+    if (!fields || target.type === 'queue' || typeof (/** @type {any} */ (target))[fields[0]] !== 'string') {
+      return Promise.reject(new AgentError(ErrorCodes.COMMAND_FAILED,
+        'A consultation target is {type: agent, agentId} | {type: number, number} | {type: sip, uri}.'));
+    }
+    return this._live('consult') || this._control(this, 'consult', { target });
+  }
+
+  /**
+   * Attended transfer, done: the caller is connected to the consulted party (who must have
+   * answered) and this agent's leg is hung up; the call ends with cause `transferred`.
+   * @returns {Promise<Ack>}
+   */
+  completeTransfer() {
+    return this._live('complete a transfer') || this._control(this, 'completeTransfer', {});
+  }
+
+  /**
+   * Attended transfer, abandoned: the consulted party is hung up and this agent has its caller again.
+   * @returns {Promise<Ack>}
+   */
+  cancelConsult() {
+    return this._live('cancel a consultation') || this._control(this, 'cancelConsult', {});
   }
 
   /**

@@ -59,6 +59,21 @@ describe('call phases', () => {
     await assert.rejects(call.transfer(/** @type {any} */ ({ type: 'pstn', number: '123' })), { code: ErrorCodes.COMMAND_FAILED });
     assert.deepEqual(sent, [['transfer', { target: { type: 'queue', name: 'billing' } }]]);
   });
+  test('given an attended transfer, then consult, completeTransfer and cancelConsult go to the server and a queue cannot be consulted', async () => {
+    const sent = [];
+    const call = new Call('c1', { control: async (c, type, fields) => { sent.push([type, fields]); return { ok: true }; } });
+    call._phase('connected');
+    await call.consult({ type: 'agent', agentId: 'a2' });
+    await call.cancelConsult();
+    await call.consult({ type: 'sip', uri: 'sip:desk@pbx.example.com' });
+    await call.completeTransfer();
+    await assert.rejects(call.consult({ type: 'queue', name: 'billing' }), { code: ErrorCodes.COMMAND_FAILED });
+    await assert.rejects(call.consult(/** @type {any} */ ({ type: 'number' })), { code: ErrorCodes.COMMAND_FAILED });
+    assert.deepEqual(sent, [['consult', { target: { type: 'agent', agentId: 'a2' } }], ['cancelConsult', {}],
+      ['consult', { target: { type: 'sip', uri: 'sip:desk@pbx.example.com' } }], ['completeTransfer', {}]]);
+    call._phase('ended');
+    await assert.rejects(call.completeTransfer(), { code: ErrorCodes.NO_CALL });
+  });
   test('given the server says transferred, then the call ends once with cause transferred and the target', () => {
     const call = new Call('c1', { control: async () => ({}) });
     const seen = [];

@@ -151,7 +151,13 @@ export declare class Call extends Emitter<{ phase: (e: { phase: CallPhase; cause
   setDisposition(code: string): Promise<Ack>;
   /** Blind transfer (docs/agents.md "Transfers"); the call then ends with cause `transferred`. */
   transfer(target: TransferTarget): Promise<Ack>;
-  /** Where a blind transfer sent the caller; null otherwise. */
+  /** Attended transfer: the caller holds while this agent talks to `target` (not a queue). */
+  consult(target: Exclude<TransferTarget, { type: 'queue' }>): Promise<Ack>;
+  /** Attended transfer: the caller goes to the consulted party; the call then ends with cause `transferred`. */
+  completeTransfer(): Promise<Ack>;
+  /** Attended transfer abandoned: the consulted party is hung up, this agent has its caller again. */
+  cancelConsult(): Promise<Ack>;
+  /** Where a blind or completed attended transfer sent the caller; null otherwise. */
   readonly transferredTo: TransferTarget | null;
 }
 

@@ -1,0 +1,72 @@
+"""The caller's side of an attended transfer (app/calls/consult.py): while its agent consults
+someone, the caller's own session plays it the queue's hold music; when the consultation ends
+the session puts the caller in a two-party conference with the consulted party (complete) or
+back with its agent (cancel, or the consulted party hung up).
+
+Why a two-party conference and not ``intercept``/``uuid_bridge``: both transfer the caller's
+channel out of the socket application (on the real switch the caller's intercept returned at
+once and FreeSWITCH closed the socket: the session lost the caller). ``conference`` runs on
+the caller's own leg and returns to the session like a ``bridge``; the other leg is moved in
+with ``uuid_transfer … inline``, as the agent's leg was moved out of the caller's bridge.
+"""
+from __future__ import annotations
+
+import logging
+
+from app.calls.consult import BACK, COMPLETE, Consult
+from app.verbs.conference import CONFERENCE_PROFILE
+from app.verbs.context import VerbContext
+from esl.errors import ChannelHungUp, EslError
+
+log = logging.getLogger(__name__)
+
+
+def hold_until_decided(ctx: VerbContext, music: str) -> Consult:
+    """Hold music until the consultation has an outcome (its action, or the consulted leg's
+    hangup hook, breaks the playback).
+    Raises ChannelHungUp when the caller hangs up meanwhile, after hanging up both the
+    consulted party and the consulting agent (no one is left talking on a call that ended)."""
+    consult = ctx.consult
+    assert consult is not None
+    try:
+        while consult.outcome is None:
+            ctx.execute("playback", music)
+            # broken by the consulted leg's hangup hook (no one told the controller): gone
+            if consult.outcome is None and ctx.api(f"uuid_exists {consult.consult_leg}").strip() != "true":
+                consult.outcome = BACK
+    except ChannelHungUp:
+        for leg in (consult.consult_leg, consult.agent_leg):
+            _quiet_api(ctx, f"uuid_kill {leg} NORMAL_CLEARING")
+        ctx.consult = None
+        raise
+    ctx.consult = None
+    return consult
+
+
+def room(consult: Consult) -> str:
+    """The two-party conference the caller and the leg it goes to meet in: ``endconf`` for
+    both, so either leaving ends it (the caller's ``conference`` returns to the session)."""
+    return f"xfer-{consult.consult_leg}@{CONFERENCE_PROFILE}+flags{{endconf}}"
+
+
+def rejoin(ctx: VerbContext, consult: Consult) -> None:
+    """Put the caller with the consulted party (complete: the agent's leg is hung up first) or
+    back with its agent, until one of them leaves. The leg is parked (``park_after_bridge``)
+    and moved into the room; the caller's session joins it with ``conference``, an application
+    of its own leg. Whichever leg the caller was with is hung up when the caller leaves first."""
+    leg = consult.consult_leg if consult.outcome == COMPLETE else consult.agent_leg
+    if consult.outcome == COMPLETE:
+        _quiet_api(ctx, f"uuid_kill {consult.agent_leg} NORMAL_CLEARING")
+    _quiet_api(ctx, f"uuid_setvar {leg} park_after_bridge false")
+    _quiet_api(ctx, f"uuid_transfer {leg} 'conference:{room(consult)}' inline")
+    try:
+        ctx.execute("conference", room(consult))
+    finally:
+        _quiet_api(ctx, f"uuid_kill {leg} NORMAL_CLEARING")
+
+
+def _quiet_api(ctx: VerbContext, command: str) -> None:
+    try:
+        ctx.api(command)
+    except EslError as exc:  # the leg or the caller's socket is already gone
+        log.info("call %s: %s not done (%s)", ctx.call_id, command.split()[0], exc)

@@ -1,0 +1,147 @@
+"""The live actions of an attended transfer (agent channel only; app/calls/consult.py):
+``consult``, ``consult_complete``, ``consult_cancel``. Run like every live action on the
+controller driving the caller's call (app/voice/live_control.py), one at a time per call.
+
+FreeSWITCH 1.10 mapping:
+
+| action | commands | why |
+|---|---|---|
+| consult | ``uuid_setvar <caller> hangup_after_bridge false``; ``uuid_transfer <agent leg> 'set:park_after_bridge=true,park' inline``; ``bgapi originate {origination_uuid=<leg>,api_on_answer=…,api_hangup_hook='uuid_break <caller>'}<target> &intercept(<agent leg>)`` | the agent leaves the caller's bridge (which returns to the session: the caller gets hold music) and is parked; the target, once it answers, takes the parked agent. When the consulted leg ends, its hangup hook breaks the caller's music: the session takes the agent back |
+| consult_complete | ``uuid_setvar <leg> api_hangup_hook`` (unset), ``uuid_transfer <leg> 'set:park_after_bridge=true,park' inline``, ``uuid_break <caller>`` | the consulted leg is parked out of its bridge with the agent (the agent's leg is hung up by the switch as its bridge ends); the session (app/verbs/consult_hold.py) moves the consulted leg into a two-party conference and joins it |
+| consult_cancel | ``uuid_kill <leg>`` and ``uuid_break <caller>`` | the agent's leg stays parked; the session moves it into a two-party conference with the caller |
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any, Callable
+
+from app import limits
+from app.calls.consult import ANSWERED_VARIABLE, BACK, COMPLETE, CONSULT_KINDS, Consult
+from app.calls.sip_targets import InvalidSipUri, parse_sip_uri
+from app.calls.transfers import InvalidTarget, TransferTarget, parse_target
+from app.events.payloads import call_transferred
+from app.voice.live_actions import LiveHandle, Refused, Requester, _alive, _api, _bridged
+from esl.errors import EslError
+
+log = logging.getLogger(__name__)
+
+
+def _endpoint(ctx: Any, target: TransferTarget) -> str:
+    """The dial string of the consulted party (the same rules as a blind transfer's verb)."""
+    if target.kind == "agent":
+        if target.value == ctx.agent_id:
+            raise Refused("transfer_to_self", "The call is already with this agent.")
+        candidate = ctx.contact.candidate(ctx.account_id, target.value) if ctx.contact is not None else None
+        if candidate is None:
+            raise Refused("transfer_target_not_found", "No agent of the account with SIP credentials has this id.")
+        if not ctx.contact.presence.registered_on(candidate.domain, candidate.sip_username):
+            raise Refused("consult_target_unavailable", "The agent's phone is not registered.")
+        leg_vars, endpoint = ctx.contact.agent_leg(candidate, ctx.switch_id)
+        return (f"[{','.join(leg_vars)}]" if leg_vars else "") + endpoint
+    if target.kind == "sip":
+        try:
+            uri = parse_sip_uri(target.value)
+        except InvalidSipUri:
+            raise ValueError("target") from None
+        refused = ctx.sip_target_refusal(target.value)
+        if refused:
+            raise Refused("transfer_target_not_found", "The account does not list this SIP host.")
+        return f"sofia/external/{uri.dial_string()}"
+    try:
+        routed = ctx.lcr_bridge_string(target.value.lstrip("+"))
+    except (RuntimeError, ValueError):
+        routed = ""
+    if not routed:
+        raise Refused("transfer_target_not_found", "No route to this number.")
+    return routed
+
+
+def consult(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[str, Any]:
+    """The agent consults ``target`` (an agent, a number or a listed ``sip:`` target) while its
+    caller holds with the queue's music."""
+    try:
+        target = parse_target(params.get("target"))
+    except InvalidTarget:
+        raise ValueError("target") from None
+    if target.kind not in CONSULT_KINDS:
+        raise ValueError("target")
+    _alive(call)
+    agent_leg = _bridged(call, "consult")
+    ctx = call.ctx
+    if ctx.agent_id is None:
+        raise Refused("call_not_with_agent", "Only a call answered by an agent can be transferred.")
+    if ctx.consult is not None:
+        raise Refused("consult_in_progress", "The agent is already consulting someone.")
+    endpoint = _endpoint(ctx, target)
+    leg = str(uuid.uuid4())
+    ctx.consult = Consult(agent_leg=agent_leg, consult_leg=leg, target=target, from_agent=ctx.agent_id,
+                          by=by)
+    _api(call, f"uuid_setvar {call.call_id} hangup_after_bridge false")
+    _api(call, f"uuid_transfer {agent_leg} 'set:park_after_bridge=true,park' inline")
+    caller_id = target.caller_id or ctx.from_number or ""
+    variables = ",".join([
+        f"origination_uuid={leg}", f"sbc_trace_id={ctx.trace_id}",
+        f"originate_timeout={limits.CONSULT_RING_SECONDS}",
+        *([f"origination_caller_id_number={caller_id}"] if caller_id else []),
+        f"api_on_answer='uuid_setvar {leg} {ANSWERED_VARIABLE} true'",
+        f"api_hangup_hook='uuid_break {call.call_id}'"])
+    if endpoint.startswith("{"):  # a routed number's own global block: one block only
+        endpoint = endpoint[1:]
+        variables += ","
+    else:
+        variables += "}"
+    reply = call.conn.send_command(f"bgapi originate {{{variables}{endpoint} &intercept({agent_leg})").reply_text
+    if not reply.startswith("+OK"):
+        _back(call, ctx.consult)
+        raise Refused("call_ending", "The switch refused the consultation.")
+    return {"to": target.as_dict(), "leg": leg}
+
+
+def _consulting(call: LiveHandle) -> Consult:
+    _alive(call)
+    consult = call.ctx.consult
+    if consult is None or consult.outcome is not None:
+        raise Refused("not_consulting", "The agent is not consulting anyone.")
+    return consult
+
+
+def _back(call: LiveHandle, consult: Consult) -> None:
+    """The agent goes back to its caller: the session's hold music is broken, it meets the
+    agent's parked leg again (app/verbs/consult_hold.rejoin)."""
+    consult.outcome = BACK
+    for command in (f"uuid_kill {consult.consult_leg} NORMAL_CLEARING", f"uuid_break {call.call_id}"):
+        try:
+            call.conn.api(command)
+        except EslError as exc:
+            log.info("call %s: %s not done (%s)", call.call_id, command.split()[0], exc)
+
+
+def consult_cancel(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
+    """The consulted party is hung up; the agent is back with its caller."""
+    _back(call, _consulting(call))
+    return {}
+
+
+def consult_complete(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
+    """The caller goes to the consulted party (who has answered); the consulting agent leaves."""
+    consult = _consulting(call)
+    answered = call.conn.api(f"uuid_getvar {consult.consult_leg} {ANSWERED_VARIABLE}").strip()
+    if answered != "true":
+        raise Refused("consult_not_answered", "The consulted party has not answered yet.")
+    _api(call, f"uuid_setvar {consult.consult_leg} api_hangup_hook")
+    consult.outcome = COMPLETE
+    # the consulted leg leaves its bridge with the agent and parks until the caller's session
+    # moves it into their room (app/verbs/consult_hold.rejoin)
+    _api(call, f"uuid_transfer {consult.consult_leg} 'set:park_after_bridge=true,park' inline")
+    call.transferred(call_transferred(call.call_id, kind="attended", from_agent=consult.from_agent,
+                                      to=consult.target.as_dict(), by=consult.by))
+    _api(call, f"uuid_break {call.call_id}")
+    return {"kind": "attended", "to": consult.target.as_dict()}
+
+
+CONSULT_ACTIONS: dict[str, Callable[[LiveHandle, dict[str, Any], Requester], dict[str, Any]]] = {
+    "consult": consult,
+    "consult_complete": consult_complete,
+    "consult_cancel": consult_cancel,
+}

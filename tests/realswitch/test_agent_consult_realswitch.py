@@ -1,0 +1,92 @@
+"""An agent's attended transfer on the real switch: a sipp caller in a queue answered by a sipp
+agent who, on the agent channel (the real ``sbc api``), consults a second sipp agent, then
+completes or cancels (app/voice/consult_actions.py, app/verbs/consult_hold.py).
+
+What only the real switch can say: that ``uuid_transfer … inline`` of the agent's leg returns
+the caller's ``bridge`` without hanging the caller up, that the originate's quoted hooks run,
+and that the caller's ``intercept`` of the consulted leg hangs up the first agent (complete) or
+takes the parked agent back (cancel)."""
+from __future__ import annotations
+
+import time
+
+from tests.plugins.eventually import eventually
+from tests.realswitch import agents as sip_agents
+from tests.realswitch import test_agent_channel_realswitch as channel_tests
+from tests.realswitch.provision import poll
+from tests.realswitch.test_agent_transfer_realswitch import _agent_leg
+
+channel_queue = channel_tests.channel_queue  # the same fixture: a queue with two SIP agents
+_channel, _callstate = channel_tests._channel, channel_tests._callstate
+
+
+def _consulting(product, tenant, channel_queue, sipp, real_switch, caller_seconds: int):
+    queue, (first, second) = channel_queue
+    phones = [sip_agents.register(sipp, real_switch, first, "agent-answer-ooc.xml", seconds=60),
+              sip_agents.register(sipp, real_switch, second, "agent-answer-ooc.xml", seconds=60)]
+    client = _channel(product, tenant, first)
+    sip_agents.make_available(tenant, first)  # longest idle: offered first
+    number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
+    caller = sipp.start_calls(number, scenario="uac-bye-after.xml", extra=("-d", str(caller_seconds * 1000)))
+    offer = client.expect("offer", timeout=20)
+    client.expect("call", lambda m: m["phase"] == "connected", timeout=20)
+    leg = _agent_leg(tenant, first)
+    time.sleep(1.5)  # scenario: the first agent talks 1.5 s before consulting
+    ack = client.command("consult", target={"type": "agent", "agentId": second.id})
+    assert ack["ok"] is True, ack
+    return first, second, phones, client, number, caller, offer["offerId"], leg
+
+
+def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_second_agent_has_the_caller(
+        product, tenant, channel_queue, sipp, real_switch):
+    first, second, phones, client, number, caller, call_id, leg = _consulting(
+        product, tenant, channel_queue, sipp, real_switch, caller_seconds=14)
+    try:
+        # refused consult_not_answered until the second agent's phone answered
+        eventually(lambda: client.command("completeTransfer")["ok"], timeout=15, what="the transfer completed")
+
+        eventually(lambda: _callstate(real_switch, leg) is None, timeout=10, what="the first agent's leg gone")
+        moved = client.expect("call", lambda m: m["phase"] == "transferred", timeout=20)
+        assert moved["to"] == {"type": "agent", "agentId": second.id}
+        result = caller.wait()  # the caller hangs up 14 s after its answer, talking to the second agent
+        assert result.ok, result.errors or result.stdout[-1500:]
+        record = tenant.wait_record(number)[0]
+        assert str(record["call_id"]) == call_id and str(record["agent_id"]) == second.id
+        [transferred] = [e["payload"] for e in tenant.events("call.transferred") if e["payload"]["callId"] == call_id]
+        assert (transferred["kind"], transferred["from"], transferred["to"]) == (
+            "attended", {"agentId": first.id}, {"type": "agent", "agentId": second.id})
+        details = poll(lambda: (lambda d: d if len(d["segments"]) == 2 and d["summary"] else None)(
+            tenant.admin.get(f"/api/call-records/{record['public_id']}")), 15)
+        segments, summary = details["segments"], details["summary"]
+        assert [(s["agent_id"], s["transferred"]) for s in segments] == [(first.id, True), (second.id, False)]
+        assert summary["transfer_count"] == 1
+    finally:
+        client.close()
+        for phone in phones:
+            phone.wait(70)
+
+
+def test_given_an_agent_consulting_another_agent_when_it_cancels_then_it_has_the_caller_again(
+        product, tenant, channel_queue, sipp, real_switch):
+    first, second, phones, client, number, caller, call_id, leg = _consulting(
+        product, tenant, channel_queue, sipp, real_switch, caller_seconds=10)
+    try:
+        time.sleep(2.0)  # scenario: the consultation lasts 2 s
+
+        ack = client.command("cancelConsult")
+
+        assert ack["ok"] is True, ack
+        result = caller.wait()  # the caller hangs up 10 s after its answer, back with the first agent
+        assert result.ok, result.errors or result.stdout[-1500:]
+        record = tenant.wait_record(number)[0]
+        assert str(record["call_id"]) == call_id and str(record["agent_id"]) == first.id
+        assert [e for e in tenant.events("call.transferred") if e["payload"]["callId"] == call_id] == []
+        eventually(lambda: _callstate(real_switch, leg) is None, timeout=10,
+                   what="the first agent's leg ended with the caller")
+        details = poll(lambda: (lambda d: d if d["segments"] and d["summary"] else None)(
+            tenant.admin.get(f"/api/call-records/{record['public_id']}")), 15)
+        assert [(s["agent_id"], s["transferred"]) for s in details["segments"]] == [(first.id, False)]
+    finally:
+        client.close()
+        for phone in phones:
+            phone.wait(70)

@@ -1,0 +1,122 @@
+"""An agent's attended transfer end to end in one process (as tests/session/test_agent_transfer.py):
+the agent consults another agent while its caller holds, then completes, cancels, or the
+consulted agent hangs up. The simulator models the legs moved around the caller
+(tests/simulator/consult.py); the caller's leg stays with the session throughout: it holds
+with the queue's music, then meets the target or its agent in a two-party conference."""
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from app.api.calls import live
+from app.contact.distribution import ContactCentre
+from app.errors import Conflict
+from app.settings import get_settings
+from tests.plugins.eventually import eventually
+from tests.session.conftest import call_record
+from tests.session.desk import agent_desk, outbox_payloads, rows
+from tests.simulator import Call
+from tests.simulator.scenario import RingingPhone
+
+
+def _ask(redis_client, account, call_id: str, agent_id: str, action: str, params: dict | None = None) -> dict:
+    return live.send(redis_client, get_settings().redis_key_prefix, str(account.id), call_id, action,
+                     {**(params or {}), "agentId": agent_id}, by={"agentId": agent_id})
+
+
+def _consulting(controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client):
+    """A caller answered by ana, who consults ben; ben answers. Returns what the tests need."""
+    account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support", "priority": 3}])
+    agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
+    services.contact = ContactCentre(presence)
+    ana_phone, ben_phone = RingingPhone(), RingingPhone()
+    call = simulate_call(Call(callee=number).bridge_rings(ana_phone).consult_rings(ben_phone), controller)
+    assert ana_phone.ringing.wait(10), "ana was not offered the call"
+    ana_phone.answer()
+    eventually(lambda: services.live_sessions.get(call.uuid) and services.live_sessions[call.uuid].other_leg,
+               timeout=10, what="the caller bridged to ana")
+    ana_leg = services.live_sessions[call.uuid].other_leg
+    time.sleep(1.0)  # scenario: ana talks 1 s before she consults
+
+    reply = _ask(redis_client, account, call.uuid, agents["ana"], "consult",
+                 {"target": {"type": "agent", "agentId": agents["ben"]}})
+
+    assert ben_phone.ringing.wait(10), "ben was not rung for the consultation"
+    [originate] = [c for c in call.controls if c.startswith("originate")]
+    assert f"&intercept({ana_leg})" in originate and f"api_hangup_hook='uuid_break {call.uuid}'" in originate
+    # the caller's bridge to ana returned: the session plays it the queue's music again
+    eventually(lambda: call.executed()[-1][0] == "playback" and call.executed()[-1][1].startswith("local_stream://"),
+               timeout=10, what="the caller's hold music")
+    assert services.live_sessions[call.uuid].other_leg is None, call.controls
+    assert reply["answered"] is True
+    ben_phone.answer()
+    eventually(lambda: ben_phone.b_leg_uuid in call.legs and call.legs[ben_phone.b_leg_uuid].answered,
+               timeout=10, what="ben answered")
+    return account, agents, call, ana_phone, ben_phone, ana_leg
+
+
+def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_caller_is_with_the_target_and_records_show_both(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
+
+    eventually(lambda: call.rejoined == [ben_phone.b_leg_uuid], timeout=10, what="the caller bridged to ben")
+    assert ana_leg in call.killed_legs  # ana's phone got its BYE
+    time.sleep(1.5)  # scenario: ben talks 1.5 s with the caller, then hangs up
+    ben_phone.hangup()
+    assert call.wait(15), "the call did not end"
+
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["agent_id"] == uuid.UUID(agents["ben"])
+    [event] = outbox_payloads(owner_conn, call.uuid, "call.transferred")
+    assert event["kind"] == "attended" and event["to"] == {"type": "agent", "agentId": agents["ben"]}
+    assert event["from"] == {"agentId": agents["ana"]} and event["by"] == {"agentId": agents["ana"], "userId": None, "apiKeyId": None}
+    segments = rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c ORDER BY started_at",
+                     c=call.uuid)
+    assert [(str(s["agent_id"]), s["transferred"]) for s in segments] == [(agents["ana"], True),
+                                                                         (agents["ben"], False)]
+    assert 1300 <= segments[1]["talk_ms"] <= 2500  # ben's window: from the completion
+    assert segments[0]["ended_at"] <= segments[1]["started_at"]
+    [summary] = rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
+    assert summary["transfer_count"] == 1
+
+
+def test_given_an_agent_consulting_another_agent_when_it_cancels_then_the_consulted_leg_ends_and_the_agent_has_the_caller_again(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_cancel")
+
+    assert ben_phone.b_leg_uuid in call.killed_legs
+    eventually(lambda: call.rejoined == [ana_leg], timeout=10, what="the caller back with ana")
+    ana_phone.hangup()
+    assert call.wait(15), "the call did not end"
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["agent_id"] == uuid.UUID(agents["ana"])
+    assert outbox_payloads(owner_conn, call.uuid, "call.transferred") == []
+    segments = rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c", c=call.uuid)
+    assert [(str(s["agent_id"]), s["transferred"]) for s in segments] == [(agents["ana"], False)]
+
+
+def test_given_an_agent_consulting_another_agent_when_the_consulted_agent_hangs_up_then_the_agent_has_the_caller_again(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+
+    ben_phone.hangup()
+
+    eventually(lambda: call.rejoined == [ana_leg], timeout=10, what="the caller back with ana")
+    with pytest.raises(Conflict) as refused:  # nothing left to complete
+        _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
+    assert refused.value.code == "not_consulting"
+    ana_phone.hangup()
+    assert call.wait(15), "the call did not end"
+    assert outbox_payloads(owner_conn, call.uuid, "call.transferred") == []

@@ -1,0 +1,131 @@
+"""The simulator's model of the legs an attended transfer moves around the caller
+(app/voice/consult_actions.py): the agent's leg taken out of the caller's bridge by
+``uuid_transfer … inline`` (parked), the consulted party's leg made by ``originate
+… &intercept(<agent leg>)`` (rung on the scenario's next ``consult_rings`` phone), and the
+caller's two-party ``conference`` with either (moved in by ``uuid_transfer``). Only what the
+controller relies on is modelled: ``api_on_answer`` and ``api_hangup_hook`` run as api
+commands on the caller's socket, a parked leg stays until killed or its phone hangs up.
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Optional
+
+import gevent
+import gevent.event
+
+if TYPE_CHECKING:
+    from tests.simulator.outbound import SimOutboundCall
+
+_VAR = re.compile(r"(\w+)=('[^']*'|[^,}]*)")
+
+
+@dataclass
+class SimLeg:
+    """A leg of the call other than the caller's and its running bridge."""
+    uuid: str
+    phone: Any = None                      # the RingingPhone on the far end
+    vars: dict[str, str] = field(default_factory=dict)
+    partner: Optional[str] = None          # the leg it is bridged to (not the caller)
+    answered: bool = False
+    ended: gevent.event.Event = field(default_factory=gevent.event.Event)
+
+
+def uuid_transfer(call: "SimOutboundCall", args: list[str], command: str) -> str:
+    """``uuid_transfer <b-leg> '<apps>' inline``: the b-leg leaves the caller's bridge (which
+    returns) and runs the apps; ``set:park_after_bridge=true`` is kept on it."""
+    target = args[0] if args else ""
+    if target in call.legs:  # a parked leg moved into a room, or out of its bridge (both park)
+        call.legs[target].partner = None
+        room = re.search(r"'conference:([^']+)'", command)
+        if room:
+            call.rooms[room.group(1)] = target
+        call.controls.append(command)
+        return "+OK\n"
+    if target not in call._bridge_kill:
+        return "-ERR No such channel!\n"
+    leg = SimLeg(target, phone=call.bridge_phones.get(target))
+    if "park_after_bridge=true" in command:
+        leg.vars["park_after_bridge"] = "true"
+    if leg.phone is not None:
+        leg.phone.talking = leg.ended
+    call.legs[target] = leg
+    call.controls.append(command)
+    call._bridge_kill[target].set()
+    return "+OK\n"
+
+
+def originate(call: "SimOutboundCall", command: str) -> str:
+    """``originate {vars}<endpoint> &intercept(<leg>)``: rings the scenario's next consult phone."""
+    variables = dict((k, v.strip("'")) for k, v in _VAR.findall(command.split("}", 1)[0]))
+    leg_id = variables.get("origination_uuid", "")
+    match = re.search(r"&intercept\(([0-9a-f-]{36})\)", command)
+    call.controls.append(command)
+    phone = call.consult_phones.pop(0) if call.consult_phones else None
+    leg = SimLeg(leg_id, phone=phone, vars=variables, partner=match.group(1) if match else None)
+    call.legs[leg_id] = leg
+    call._greenlets.append(gevent.spawn(_ring, call, leg, int(variables.get("originate_timeout", "60"))))
+    return "+OK\n"
+
+
+def _ring(call: "SimOutboundCall", leg: SimLeg, timeout: int) -> None:
+    phone = leg.phone
+    if phone is not None:
+        phone.b_leg_uuid = leg.uuid
+        phone.ringing.set()
+        deadline = time.monotonic() + timeout
+        while not phone.decided.is_set() and not leg.ended.is_set() and time.monotonic() < deadline:
+            phone.decided.wait(0.01)
+        if phone.decided.is_set() and phone.cause is None and not leg.ended.is_set():
+            leg.answered = True
+            phone.talking = leg.ended
+            if leg.vars.get("api_on_answer"):
+                call._api(leg.vars["api_on_answer"])
+            leg.ended.wait()
+    call.legs.pop(leg.uuid, None)
+    hook = leg.vars.get("api_hangup_hook")
+    if hook:
+        call._api(hook)
+
+
+def kill(call: "SimOutboundCall", target: str) -> bool:
+    leg = call.legs.pop(target, None)
+    if leg is None:
+        return False
+    leg.ended.set()
+    call.killed_legs.append(target)
+    return True
+
+
+def setvar(call: "SimOutboundCall", args: list[str], command: str) -> Optional[str]:
+    leg = call.legs.get(args[0]) if args else None
+    if leg is None:
+        return None
+    value = command.split(None, 3)[3] if len(args) >= 3 else ""
+    leg.vars[args[1]] = value
+    return "+OK\n"
+
+
+def getvar(call: "SimOutboundCall", args: list[str]) -> Optional[str]:
+    leg = call.legs.get(args[0]) if args else None
+    if leg is None:
+        return None
+    return leg.vars.get(args[1], "_undef_")
+
+
+def app_conference(call: "SimOutboundCall", arg: str) -> Optional[tuple[str, dict]]:
+    """``conference xfer-<leg>@…+flags{endconf}``: the caller meets the leg moved into that room
+    (None for any other room: the plain conference model runs). Ends when either leaves."""
+    match = re.match(r"xfer-([0-9a-f-]{36})@", arg)
+    if match is None:
+        return None
+    leg = call.legs.get(call.rooms.get(arg, ""))
+    call.rejoined.append(leg.uuid if leg is not None else "")
+    while leg is not None and not leg.ended.is_set():
+        if call._interrupt.wait(0.01):
+            break
+    if leg is not None:
+        call.legs.pop(leg.uuid, None)
+    return "_none_", {}
