@@ -8,6 +8,11 @@ that fell silent (docs/agents.md "Browser agents and trunk callers"). tshark is 
     capture = RtpCapture(folder / "rtp.pcap", switch.ports.rtp_start, switch.ports.rtp_end)
     ...; capture.stop()
     packets = capture.rtp_from(switch_rtp_port)    # [(arrival epoch s, ssrc, seq, timestamp), ...]
+
+``also_ports`` adds signalling ports (TCP or UDP) to the same capture: the carrier's SIP and
+SIP-over-TLS listeners, so one pcap shows the TLS handshake and the SRTP of one call
+(test_carrier_on_the_internet.py); ``tls_handshakes``, ``frames_matching`` and ``rtp_payloads``
+(of any pcap) read them back.
 """
 from __future__ import annotations
 
@@ -32,15 +37,36 @@ def tshark_available() -> str | None:
     return None
 
 
+def _fields(path: Path, display_filter: str, *fields: str, decode_as: tuple[str, ...] = ()) -> list[list[str]]:
+    """One row of ``fields`` per frame of the pcap at ``path`` matching ``display_filter``."""
+    args = ["tshark", "-r", str(path), "-o", "rtp.heuristic_rtp:TRUE", "-Y", display_filter]
+    for rule in decode_as:
+        args += ["-d", rule]
+    for field in fields:
+        args += ["-e", field]
+    out = subprocess.run([*args, "-T", "fields"], capture_output=True, text=True, timeout=READ_SECONDS)
+    rows = [line.split("\t") for line in out.stdout.splitlines()]
+    return [row for row in rows if len(row) == len(fields)]
+
+
+def rtp_payloads(path: Path) -> list[tuple[int, bytes]]:
+    """(payload type, payload bytes) of every RTP packet of the pcap at ``path``, in order.
+    tshark reads an SRTP packet as RTP (its header is clear): the payload then ends with the
+    auth tag."""
+    rows = _fields(path, "rtp.version == 2", "rtp.p_type", "rtp.payload")
+    return [(int(pt), bytes.fromhex(payload.replace(":", ""))) for pt, payload in rows]
+
+
 class RtpCapture:
     """tshark on loopback, UDP in ``first_port``-``last_port`` (the switch's RTP range), to
     ``path``; started capturing when constructed, ``stop()`` flushes the file."""
 
-    def __init__(self, path: Path, first_port: int, last_port: int) -> None:
+    def __init__(self, path: Path, first_port: int, last_port: int, also_ports: tuple[int, ...] = ()) -> None:
         self.path = path
         self.log_file = path.with_suffix(".log")
         stderr = self.log_file.open("w")
-        self.proc = subprocess.Popen(["tshark", "-q", "-i", "lo", "-f", f"udp portrange {first_port}-{last_port}",
+        bpf = " or ".join([f"udp portrange {first_port}-{last_port}", *(f"port {p}" for p in also_ports)])
+        self.proc = subprocess.Popen(["tshark", "-q", "-i", "lo", "-f", bpf,
                                       "-w", str(path)], stdout=subprocess.DEVNULL, stderr=stderr)
         stderr.close()
         eventually(lambda: "Capturing on" in self.log_file.read_text() or self.proc.poll() is not None,
@@ -58,9 +84,17 @@ class RtpCapture:
 
     def rtp_from(self, port: int) -> list[RtpPacket]:
         """The RTP sent from ``port`` to 127.0.0.1, in capture order."""
-        out = subprocess.run(["tshark", "-r", str(self.path), "-o", "rtp.heuristic_rtp:TRUE",
-                              "-Y", f"udp.srcport == {port} && ip.dst == 127.0.0.1 && rtp.version == 2",
-                              "-T", "fields", "-e", "frame.time_epoch", "-e", "rtp.ssrc", "-e", "rtp.seq",
-                              "-e", "rtp.timestamp"], capture_output=True, text=True, timeout=READ_SECONDS)
-        rows = [line.split("\t") for line in out.stdout.splitlines() if line.count("\t") == 3]
+        rows = _fields(self.path, f"udp.srcport == {port} && ip.dst == 127.0.0.1 && rtp.version == 2",
+                            "frame.time_epoch", "rtp.ssrc", "rtp.seq", "rtp.timestamp")
         return [(float(t), int(ssrc, 16), int(seq), int(ts)) for t, ssrc, seq, ts in rows]
+
+    def tls_handshakes(self, port: int) -> list[tuple[int, int, int]]:
+        """(source port, destination port, handshake type) of the TLS handshake records to or
+        from TCP ``port``: 1 is a ClientHello, 2 a ServerHello."""
+        rows = _fields(self.path, f"tcp.port == {port} && tls.handshake.type", "tcp.srcport", "tcp.dstport",
+                            "tls.handshake.type", decode_as=(f"tcp.port=={port},tls",))
+        return [(int(src), int(dst), int(kind.split(",")[0])) for src, dst, kind in rows]
+
+    def frames_matching(self, display_filter: str) -> int:
+        """How many frames of the pcap match ``display_filter``."""
+        return len(_fields(self.path, display_filter, "frame.number"))

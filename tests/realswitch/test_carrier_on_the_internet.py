@@ -1,13 +1,16 @@
 """Trunks on the internet (issue 25) against a second FreeSWITCH playing the carrier
 (carrier.py): the product registers to it over TLS, calls it over TLS with SDES SRTP, a
-plaintext offer to it is refused, a wrong password leaves the registration in FAIL_WAIT.
+plaintext offer to it is refused, a wrong password leaves the registration in FAIL_WAIT. A
+tshark capture of the carrier's ports shows the TLS handshake and only SRTP on the wire.
 
 Everything on the product side is provisioned through the API; the carrier's certificate is
 signed by the run's development CA, which is the product's cafile.pem (a private CA)."""
 from __future__ import annotations
 
 import json
+import math
 import uuid
+from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
@@ -15,15 +18,27 @@ import pytest
 
 from app.routing.lcr import gateway_name
 from tests.plugins.eventually import eventually
+from tests.plugins.skips import skip_or_fail_in_ci
 from tests.realswitch import outbound
 from tests.realswitch.carrier import DOMAIN, USER, CarrierSwitch
 from tests.realswitch.freeswitch import SwitchPorts, freeswitch_tree
+from tests.realswitch.rtp_capture import RtpCapture, rtp_payloads, tshark_available
 
 CARRIER_PASSWORD = "carrier-" + uuid.uuid4().hex[:12]
 REGISTER_WAIT_SECONDS = 30.0
 # sofia gives up on a REGISTER whose TLS connection never comes up after its transaction
 # timer (SIP timer F, 32 s), then waits register_retry
 UNTRUSTED_WAIT_SECONDS = 60.0
+# AES_CM_128_HMAC_SHA1_80 appends a 10-byte authentication tag to every RTP payload; a plain
+# G.711 payload is whole 10 ms blocks (80 bytes: 160 for 20 ms, 240 for the 30 ms the switch
+# sends at the start of a bridge)
+SRTP_AUTH_TAG_BYTES = 10
+G711_BLOCK_BYTES = 80
+G711_FRAME_BYTES = 160
+# Shannon entropy of the payload bytes: ciphertext is ~8 bits a byte; G.711 speech and tones
+# use far fewer byte values (g711a.pcap: measured below)
+CIPHERTEXT_MIN_BITS_PER_BYTE = 7.9
+PLAYED_PCAP = Path("/usr/share/sip-tester/g711a.pcap")  # what the caller streams (the scenario's)
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +78,41 @@ def _variables(switch, uuid_: str, *names: str) -> dict[str, str]:
     return {n: switch.api(f"uuid_getvar {uuid_} {n}", check=False).strip() for n in names}
 
 
+def _bits_per_byte(data: bytes) -> float:
+    counts = Counter(data)
+    return -sum(n / len(data) * math.log2(n / len(data)) for n in counts.values())
+
+
 def test_the_product_registers_over_tls_and_calls_the_carrier_over_tls_with_srtp(
-        product, routing_tenant, sipp, carrier_switch, owner_engine):
+        product, routing_tenant, sipp, carrier_switch, owner_engine, realswitch_workdir):
+    if reason := tshark_available():
+        skip_or_fail_in_ci(reason)
+    # everything the carrier's ports see, from before the registration's TLS handshake (the
+    # INVITE reuses that connection) to the end of the call
+    ports = carrier_switch.ports
+    capture = RtpCapture(realswitch_workdir / "carrier-wire.pcap", ports.rtp_start, ports.rtp_end,
+                         also_ports=(ports.tls_sip, ports.sip))
+    try:
+        _registered_tls_srtp_call(product, routing_tenant, sipp, carrier_switch, owner_engine)
+    finally:
+        capture.stop()
+    handshakes = capture.tls_handshakes(ports.tls_sip)
+    assert (ports.tls_sip, 1) in [(dst, kind) for _, dst, kind in handshakes], handshakes  # our ClientHello
+    assert (ports.tls_sip, 2) in [(src, kind) for src, _, kind in handshakes], handshakes  # its ServerHello
+    wire = capture.path.read_bytes()
+    assert b"INVITE sip:" not in wire and b"REGISTER sip:" not in wire and b"SIP/2.0" not in wire
+    assert capture.frames_matching("sip") == 0
+    audio = [payload for pt, payload in rtp_payloads(capture.path) if pt in (0, 8)]
+    assert {len(payload) % G711_BLOCK_BYTES for payload in audio} == {SRTP_AUTH_TAG_BYTES}
+    # 4 s of the caller's speech to the carrier and of its tone back, 50 packets a second each way
+    assert 300 <= len(audio) <= 480, len(audio)
+    played = [payload for _, payload in rtp_payloads(PLAYED_PCAP)]
+    assert _bits_per_byte(b"".join(played)) < CIPHERTEXT_MIN_BITS_PER_BYTE - 1  # the criterion tells them apart
+    assert _bits_per_byte(b"".join(audio)) >= CIPHERTEXT_MIN_BITS_PER_BYTE
+    assert not {payload[:G711_FRAME_BYTES] for payload in audio} & set(played)  # no played frame in clear
+
+
+def _registered_tls_srtp_call(product, routing_tenant, sipp, carrier_switch, owner_engine) -> None:
     carrier_id, gateway_id = _secure_carrier(routing_tenant, carrier_switch, "mandatory", CARRIER_PASSWORD)
     eventually(lambda: _gateway_state(product.switch, gateway_id) == "REGED", timeout=REGISTER_WAIT_SECONDS,
                what="the gateway registers to the carrier")
@@ -80,7 +128,7 @@ def test_the_product_registers_over_tls_and_calls_the_carrier_over_tls_with_srtp
     prefix = outbound.prefix()
     outbound.route(product, routing_tenant, prefix, [carrier_id])
     number = routing_tenant.number_for([{"verb": "dial", "target": [{"type": "phone", "name": f"+{prefix}5550100"}]}])
-    caller = sipp.start_calls(number, scenario="uac-x-headers-bye-after.xml", extra=("-d", "4000"))
+    caller = sipp.start_calls(number, scenario="uac-x-headers-bye-after.xml", codec="PCMA", extra=("-d", "4000"))
     try:
         carrier_leg = eventually(lambda: next((r for r in _channels(carrier_switch) if r.get("callstate") == "ACTIVE"),
                                               None), timeout=20, what="the carrier answers")

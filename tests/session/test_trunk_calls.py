@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from sqlalchemy import text
 
 from app.crypto import encrypt_secret
 from app.db.engine import tenant_session
@@ -131,3 +132,28 @@ def test_given_a_call_through_our_registration_when_it_arrives_then_it_is_tied_t
     assert call.wait(10)
     record = call_record(owner_conn, call.uuid)
     assert (record["carrier_id"], record["gateway_id"], record["status"]) == (carrier_id, gateway_id, "completed")
+
+
+def test_given_carrier_sends_internal_looking_x_headers_naming_another_tenant_when_it_arrives_then_they_do_not_route(
+        routed_controller, simulate_call, number_with_app, owner_conn):
+    """A carrier's ``X-`` headers reach the session as ``sip_h_X-*`` variables (FreeSWITCH's
+    mapping). Naming another tenant's account, application and number in them changes nothing:
+    the number dialled and the source address decide (issue 25, header hygiene)."""
+    account, number, app_id = number_with_app(app_json=[{"verb": "say", "text": "ours"}])
+    other, other_number, other_app = number_with_app(app_json=[{"verb": "say", "text": "theirs"}])
+    carrier_id, gateway_id = _carrier(account.id, "Carrier A", "203.0.113.0", netmask=24)
+    _carrier(other.id, "Other tenant's trunk", "198.51.100.10")
+    forged = {"sip_h_X-SBC-Account-Sid": str(other.id), "sip_h_X-SBC-Application-Sid": str(other_app),
+              "sip_h_X-SBC-Carrier-Id": "198.51.100.10", "sip_h_X-Original-To": other_number,
+              "sip_h_X-SBC-Agent-Domain": "other"}
+    call = Call(callee=number, variables={"sofia_profile_name": "external", "sip_network_ip": "203.0.113.77",
+                                          **forged})
+    sim = simulate_call(call, routed_controller)
+    assert sim.wait(10)
+    record = call_record(owner_conn, sim.uuid)
+    assert (record["account_id"], record["application_id"]) == (account.id, app_id)
+    assert (record["carrier_id"], record["gateway_id"], record["status"]) == (carrier_id, gateway_id, "completed")
+    spoken = " ".join(data for _, data in executed(sim))
+    assert "ours" in spoken and "theirs" not in spoken
+    assert owner_conn.execute(text("SELECT count(*) FROM call_records WHERE account_id = :a"),
+                              {"a": other.id}).scalar() == 0
