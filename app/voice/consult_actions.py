@@ -21,7 +21,7 @@ from app.calls.consult import ANSWERED_VARIABLE, BACK, COMPLETE, CONSULT_KINDS, 
 from app.calls.sip_targets import InvalidSipUri, parse_sip_uri
 from app.calls.transfers import InvalidTarget, TransferTarget, parse_target
 from app.events.payloads import call_transferred
-from app.voice.live_actions import LiveHandle, Refused, Requester, _alive, _api, _bridged
+from app.voice.live_actions import LiveHandle, Refused, Requester, bridged_leg, ensure_alive, switch_api
 from esl.errors import EslError
 
 log = logging.getLogger(__name__)
@@ -66,8 +66,8 @@ def consult(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[str
         raise ValueError("target") from None
     if target.kind not in CONSULT_KINDS:
         raise ValueError("target")
-    _alive(call)
-    agent_leg = _bridged(call, "consult")
+    ensure_alive(call)
+    agent_leg = bridged_leg(call, "consult")
     ctx = call.ctx
     if ctx.agent_id is None:
         raise Refused("call_not_with_agent", "Only a call answered by an agent can be transferred.")
@@ -77,8 +77,8 @@ def consult(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[str
     leg = str(uuid.uuid4())
     ctx.consult = Consult(agent_leg=agent_leg, consult_leg=leg, target=target, from_agent=ctx.agent_id,
                           by=by)
-    _api(call, f"uuid_setvar {call.call_id} hangup_after_bridge false")
-    _api(call, f"uuid_transfer {agent_leg} 'set:park_after_bridge=true,park' inline")
+    switch_api(call, f"uuid_setvar {call.call_id} hangup_after_bridge false")
+    switch_api(call, f"uuid_transfer {agent_leg} 'set:park_after_bridge=true,park' inline")
     caller_id = target.caller_id or ctx.from_number or ""
     variables = ",".join([
         f"origination_uuid={leg}", f"sbc_trace_id={ctx.trace_id}",
@@ -99,7 +99,7 @@ def consult(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[str
 
 
 def _consulting(call: LiveHandle) -> Consult:
-    _alive(call)
+    ensure_alive(call)
     consult = call.ctx.consult
     if consult is None or consult.outcome is not None:
         raise Refused("not_consulting", "The agent is not consulting anyone.")
@@ -129,14 +129,14 @@ def consult_complete(call: LiveHandle, _params: dict[str, Any], _by: Requester) 
     answered = call.conn.api(f"uuid_getvar {consult.consult_leg} {ANSWERED_VARIABLE}").strip()
     if answered != "true":
         raise Refused("consult_not_answered", "The consulted party has not answered yet.")
-    _api(call, f"uuid_setvar {consult.consult_leg} api_hangup_hook")
+    switch_api(call, f"uuid_setvar {consult.consult_leg} api_hangup_hook")
     consult.outcome = COMPLETE
     # the consulted leg leaves its bridge with the agent and parks until the caller's session
     # moves it into their room (app/verbs/consult_hold.rejoin)
-    _api(call, f"uuid_transfer {consult.consult_leg} 'set:park_after_bridge=true,park' inline")
+    switch_api(call, f"uuid_transfer {consult.consult_leg} 'set:park_after_bridge=true,park' inline")
     call.transferred(call_transferred(call.call_id, kind="attended", from_agent=consult.from_agent,
                                       to=consult.target.as_dict(), by=consult.by))
-    _api(call, f"uuid_break {call.call_id}")
+    switch_api(call, f"uuid_break {call.call_id}")
     return {"kind": "attended", "to": consult.target.as_dict()}
 
 

@@ -106,7 +106,8 @@ class LiveHandle:
                 "bridged": self.other_leg is not None, "recording": self.recording is not None}
 
 
-def _alive(call: LiveHandle) -> None:
+def ensure_alive(call: LiveHandle) -> None:
+    """Refuse an action on a call that is already ending (shared with app/voice/consult_actions)."""
     if call.ending or call.conn.hung_up:
         raise Refused("call_ending", "The call is ending; it can no longer be changed.")
 
@@ -116,7 +117,8 @@ def _answered(call: LiveHandle, action: str) -> None:
         raise Refused("call_not_answered", f"'{action}' needs an answered call; this one is not answered yet.")
 
 
-def _api(call: LiveHandle, command: str) -> str:
+def switch_api(call: LiveHandle, command: str) -> str:
+    """One ``api`` command on the call's connection; a refusal becomes ``Refused``."""
     try:
         reply = call.conn.api(command)
     except EslError as exc:
@@ -132,7 +134,7 @@ def hangup(call: LiveHandle, params: dict[str, Any], _by: Requester) -> dict[str
     if not isinstance(reason, str) or len(reason) > limits.LIVE_CONTROL_HANGUP_REASON_MAX \
             or not _REASON.match(reason):
         raise ValueError("reason")
-    _alive(call)
+    ensure_alive(call)
     call.ending = True
     call.ctx.hangup_reason = reason
     try:
@@ -147,30 +149,31 @@ def dtmf(call: LiveHandle, params: dict[str, Any], _by: Requester) -> dict[str, 
     if not isinstance(digits, str) or not _DTMF.match(digits) \
             or len(digits) > limits.AGENT_CHANNEL_DTMF_MAX_DIGITS:
         raise ValueError("digits")
-    _alive(call)
+    ensure_alive(call)
     _answered(call, "dtmf")
-    _api(call, f"uuid_send_dtmf {call.call_id} {digits}")
+    switch_api(call, f"uuid_send_dtmf {call.call_id} {digits}")
     return {"digits": digits}
 
 
 def mute(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
-    _alive(call)
+    ensure_alive(call)
     _answered(call, "mute")
     if not call.muted:  # a second bug would stack; muting a muted call changes nothing
-        _api(call, f"uuid_audio {call.call_id} start read mute -1")
+        switch_api(call, f"uuid_audio {call.call_id} start read mute -1")
         call.muted = True
     return {}
 
 
 def unmute(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
-    _alive(call)
+    ensure_alive(call)
     if call.muted:
-        _api(call, f"uuid_audio {call.call_id} stop")
+        switch_api(call, f"uuid_audio {call.call_id} stop")
         call.muted = False
     return {}
 
 
-def _bridged(call: LiveHandle, action: str) -> str:
+def bridged_leg(call: LiveHandle, action: str) -> str:
+    """The leg bridged to the caller, or ``Refused`` naming ``action``."""
     if call.other_leg is None:
         raise Refused("call_not_bridged", f"'{action}' needs a call bridged to another party "
                       "(dial, queue agent); this one is not.")
@@ -178,8 +181,8 @@ def _bridged(call: LiveHandle, action: str) -> str:
 
 
 def _hold(call: LiveHandle, held: bool) -> dict[str, Any]:
-    _alive(call)
-    leg = _bridged(call, "hold" if held else "unhold")
+    ensure_alive(call)
+    leg = bridged_leg(call, "hold" if held else "unhold")
     if call.held != held:
         # bgapi: uuid_hold waits for the other phone to answer its re-INVITE (seconds, or ~32 s
         # for a phone that never does) and an api would hold the call's socket that long
@@ -203,7 +206,7 @@ def unhold(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[st
 
 def redirect(call: LiveHandle, params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     verbs = redirect_verbs(params)
-    _alive(call)
+    ensure_alive(call)
     if not call.redirect(verbs):
         raise Refused("call_ending", "The call's verbs are over; it can no longer be redirected.")
     return {"verbs": len(verbs)}
@@ -224,26 +227,26 @@ def redirect_verbs(params: dict[str, Any]) -> VerbList:
 
 def record_start(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     """Record the call from now on (both parties, caller left), as the record verb's files."""
-    _alive(call)
+    ensure_alive(call)
     _answered(call, "record_start")
     if call.recording is not None:
         raise Refused("already_recording", "The call is already being recorded from the API; stop it first.")
     ctx = call.ctx
     path = recording_path(ctx, RECORDING_FORMAT)
-    _api(call, f"uuid_setvar {call.call_id} RECORD_STEREO true")
-    _api(call, f"uuid_setvar {call.call_id} {PRE_BUFFER_VAR} {NO_PRE_BUFFER}")
+    switch_api(call, f"uuid_setvar {call.call_id} RECORD_STEREO true")
+    switch_api(call, f"uuid_setvar {call.call_id} {PRE_BUFFER_VAR} {NO_PRE_BUFFER}")
     report_when_stopped(ctx, path, fmt=RECORDING_FORMAT, stereo=True)
-    _api(call, f"uuid_record {call.call_id} start {path}")
+    switch_api(call, f"uuid_record {call.call_id} start {path}")
     call.recording = path
     return {}
 
 
 def record_stop(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
-    _alive(call)
+    ensure_alive(call)
     if call.recording is None:
         raise Refused("not_recording", "No recording started from the API runs on this call.")
     path, call.recording = call.recording, None
-    _api(call, f"uuid_record {call.call_id} stop {path}")
+    switch_api(call, f"uuid_record {call.call_id} stop {path}")
     return {}
 
 
@@ -264,9 +267,9 @@ def whisper(call: LiveHandle, params: dict[str, Any], _by: Requester) -> dict[st
         raise ValueError("url")
     if leg not in WHISPER_LEGS:
         raise ValueError("leg")
-    _alive(call)
+    ensure_alive(call)
     _answered(call, "whisper")
-    target = call.call_id if leg == "caller" else _bridged(call, "whisper")
+    target = call.call_id if leg == "caller" else bridged_leg(call, "whisper")
     if url is not None:
         # checked now, like every media URL the switch fetches for a customer (app/verbs/media_guard.py)
         try:
@@ -274,11 +277,11 @@ def whisper(call: LiveHandle, params: dict[str, Any], _by: Requester) -> dict[st
         except MediaUrlRefused as refused:
             raise Refused("unsafe_url", f"The audio URL is not allowed ({refused.label}).") from None
         # playback:: names the application, so a '::' inside the URL (an IPv6 host) stays in its argument
-        _api(call, f"uuid_broadcast {target} playback::{play_file(url)} aleg")
+        switch_api(call, f"uuid_broadcast {target} playback::{play_file(url)} aleg")
         return {"leg": leg, "url": url}
     # one quoted argument (mod_commands splits on spaces, honouring single quotes): no quote in it
     speech = tts.speak_arg(tts.default_voice(call.ctx), text).replace("'", " ")
-    _api(call, f"uuid_broadcast {target} 'speak::{speech}' aleg")
+    switch_api(call, f"uuid_broadcast {target} 'speak::{speech}' aleg")
     return {"leg": leg}
 
 
@@ -290,8 +293,8 @@ def transfer(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[st
         target = parse_target(params.get("target"))
     except InvalidTarget:
         raise ValueError("target") from None
-    _alive(call)
-    leg = _bridged(call, "transfer")
+    ensure_alive(call)
+    leg = bridged_leg(call, "transfer")
     ctx = call.ctx
     if ctx.agent_id is None:
         raise Refused("call_not_with_agent", "Only a call answered by an agent can be transferred.")
@@ -309,7 +312,7 @@ def transfer(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[st
     except VerbListRejected:
         raise ValueError("target") from None
     from_agent = ctx.agent_id
-    _api(call, f"uuid_setvar {call.call_id} hangup_after_bridge false")
+    switch_api(call, f"uuid_setvar {call.call_id} hangup_after_bridge false")
     if not call.replace_verbs(verbs, call.bridge_returned):
         raise Refused("call_ending", "The call's verbs are over; it can no longer be transferred.")
     call.transferred(call_transferred(call.call_id, kind="blind", from_agent=from_agent,
