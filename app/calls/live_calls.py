@@ -25,11 +25,13 @@ import json
 import time
 import uuid
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any, Iterable, Optional
 
 import redis
 
 from app import limits
+from app.events.envelope import rfc3339
 from app.redis_pool import as_text
 
 # The actions, in the order docs/api.md lists them (app/voice/live_actions.py: one function each).
@@ -58,18 +60,67 @@ class LiveCall:
     since: float
 
 
+def account_calls_key(prefix: str, account_id: uuid.UUID | str) -> str:
+    """The account's live calls (a sorted set scored by start time): what the live view lists
+    when a page opens (app/api/live/board.py). A member whose ``live-call`` key has expired (its
+    controller died) is dropped when the set is read."""
+    return f"{prefix}live-calls:{account_id}"
+
+
 def register(client: redis.Redis, prefix: str, call_id: str, account_id: uuid.UUID | str,
-             controller_id: str) -> None:
+             controller_id: str, *, direction: Optional[str] = None, from_number: Optional[str] = None,
+             to_number: Optional[str] = None, answered: bool = False) -> None:
     key = live_key(prefix, call_id)
+    now = time.time()
+    facts = {"direction": direction, "from": from_number, "to": to_number,
+             "answered": f"{now:.3f}" if answered else None}
     pipe = client.pipeline(transaction=False)
-    pipe.hset(key, mapping={"account": str(account_id), "controller": controller_id,
-                            "since": f"{time.time():.3f}"})
+    pipe.hset(key, mapping={"account": str(account_id), "controller": controller_id, "since": f"{now:.3f}",
+                            **{k: v for k, v in facts.items() if v}})
     pipe.pexpire(key, int(limits.LIVE_CALL_TTL_SECONDS * 1000))
+    pipe.zadd(account_calls_key(prefix, account_id), {call_id: now})
     pipe.execute()
 
 
-def unregister(client: redis.Redis, prefix: str, call_id: str) -> None:
-    client.delete(live_key(prefix, call_id))
+# HSET only while the call's key exists: an answer reported after the call ended must not
+# bring back a key that ``unregister`` removed.
+_MARK_ANSWERED = "if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HSET', KEYS[1], 'answered', ARGV[1]) end return 0"
+
+
+def mark_answered(client: redis.Redis, prefix: str, call_id: str) -> None:
+    client.eval(_MARK_ANSWERED, 1, live_key(prefix, call_id), f"{time.time():.3f}")
+
+
+def unregister(client: redis.Redis, prefix: str, call_id: str, account_id: uuid.UUID | str) -> None:
+    pipe = client.pipeline(transaction=False)
+    pipe.delete(live_key(prefix, call_id))
+    pipe.zrem(account_calls_key(prefix, account_id), call_id)
+    pipe.execute()
+
+
+def in_progress(client: redis.Redis, prefix: str, account_id: uuid.UUID | str,
+                limit: int = limits.LIVE_VIEW_CALLS_LISTED) -> list[dict[str, Any]]:
+    """The account's calls in progress, newest first, in the live view's ``call`` shape
+    (docs/api.md "Live view"). Members whose key is gone are removed from the set here."""
+    set_key = account_calls_key(prefix, account_id)
+    members: list[bytes | str] = client.zrevrange(set_key, 0, limit - 1)  # type: ignore[assignment]
+    ids = [as_text(m) for m in members]
+    pipe = client.pipeline(transaction=False)
+    for call_id in ids:
+        pipe.hgetall(live_key(prefix, call_id))
+    calls, gone = [], []
+    for call_id, raw in zip(ids, pipe.execute()):
+        v = {as_text(k): as_text(val) for k, val in raw.items()}
+        if not v or v.get("account") != str(account_id):
+            gone.append(call_id)
+            continue
+        since = rfc3339(datetime.fromtimestamp(float(v.get("since") or 0), timezone.utc))
+        calls.append({"callId": call_id, "phase": "answered" if v.get("answered") else "started",
+                      "direction": v.get("direction"), "from": v.get("from"), "to": v.get("to"),
+                      "at": since, "since": since})
+    if gone:
+        client.zrem(set_key, *gone)
+    return calls
 
 
 def refresh(client: redis.Redis, prefix: str, call_ids: Iterable[str]) -> None:

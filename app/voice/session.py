@@ -393,7 +393,9 @@ class CallSession:
         self.services.live_sessions[call.call_id] = live
         try:
             live_calls.register(self.services.redis, get_settings().redis_key_prefix, call.call_id,
-                                self.route.account_id, self.services.controller_id)
+                                self.route.account_id, self.services.controller_id,
+                                direction=self.route.direction, from_number=call.from_number,
+                                to_number=call.to_number, answered=bool(self._answered_us))
         except redis.RedisError as exc:
             log.warning("call %s: not in the live-call registry (%s): no live control", call.call_id, exc)
 
@@ -403,7 +405,8 @@ class CallSession:
         self._live.ending = True
         self.services.live_sessions.pop(self.call.call_id, None)
         try:
-            live_calls.unregister(self.services.redis, get_settings().redis_key_prefix, self.call.call_id)
+            live_calls.unregister(self.services.redis, get_settings().redis_key_prefix, self.call.call_id,
+                                  self.route.account_id)
         except redis.RedisError:  # the key expires with its TTL
             log.warning("call %s: live-call key not removed", self.call.call_id)
 
@@ -550,6 +553,11 @@ class CallSession:
     def _on_answer(self, _event: Optional[Event]) -> None:
         self._answered_us = int(time.time() * 1_000_000)
         self._emit("call.answered", payloads.call_answered(self.call.call_id))
+        if self._live is not None:
+            try:
+                live_calls.mark_answered(self.services.redis, get_settings().redis_key_prefix, self.call.call_id)
+            except redis.RedisError as exc:  # the live view shows it as ringing until the next read
+                log.warning("call %s: answer not marked in the live-call registry (%s)", self.call.call_id, exc)
         app = self.route.application
         if app is not None and app.call_status_hook_url:
             self._status_update = send_status(

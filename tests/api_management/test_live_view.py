@@ -16,6 +16,7 @@ import requests
 from app import limits
 from app.api.live.board import Board
 from app.api.live.streams import LiveHub, LiveStream
+from app.calls import live_calls
 from app.cli.api import NoDelayWSGIServer
 from app.contact.presence import Presence
 from app.events.envelope import Envelope, make_envelope
@@ -177,6 +178,16 @@ def test_given_callers_and_agents_of_two_tenants_with_same_queue_name_when_the_b
     for _ in range(3):
         presence.join(str(theirs.account_id), "Sales", str(uuid.uuid4()), enqueued_ms=now_ms - 600_000)
     redis_client.zadd(f"{prefix}limiter:account:{mine.account_id}", {str(uuid.uuid4()): 1e15})
+    running, answered, theirs_call = (str(uuid.uuid4()) for _ in range(3))
+    live_calls.register(redis_client, prefix, running, mine.account_id, "c1", direction="inbound",
+                        from_number="15550001", to_number="15550002")
+    live_calls.register(redis_client, prefix, answered, mine.account_id, "c1", direction="outbound",
+                        from_number="15550003", to_number="15550004")
+    live_calls.mark_answered(redis_client, prefix, answered)
+    live_calls.register(redis_client, prefix, theirs_call, theirs.account_id, "c1", direction="inbound")
+    # a call whose controller died: its key expired, its entry in the account's list stays behind
+    stale = str(uuid.uuid4())
+    redis_client.zadd(live_calls.account_calls_key(prefix, mine.account_id), {stale: time.time()})
 
     board = Board(redis_client, prefix).snapshot(str(mine.account_id))
 
@@ -187,7 +198,11 @@ def test_given_callers_and_agents_of_two_tenants_with_same_queue_name_when_the_b
     assert row["serviceLevel"]["percent"] is None and row["serviceLevel"]["targetSeconds"] == 20
     assert board["queues"][0]["waiting"] == 0 and board["queues"][0]["agents"]["available"] == 0
     assert board["callsInProgress"] == 1
-    assert str(their_sales) not in str(board)
+    assert [(c["callId"], c["phase"], c["direction"], c["from"], c["to"]) for c in board["calls"]] == [
+        (answered, "answered", "outbound", "15550003", "15550004"),
+        (running, "started", "inbound", "15550001", "15550002")]
+    assert str(their_sales) not in str(board) and theirs_call not in str(board)
+    assert redis_client.zscore(live_calls.account_calls_key(prefix, mine.account_id), stale) is None
 
 
 def _enqueued(account: str) -> Envelope:

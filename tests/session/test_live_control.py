@@ -47,6 +47,23 @@ def applied(owner_conn, call_id: str) -> list[dict]:
         "AND body->'payload'->>'callId' = :c ORDER BY created_at"), {"c": call_id})]
 
 
+def test_a_running_call_is_listed_for_the_live_view_with_its_numbers_and_phase_until_it_ends(
+        admin, tenant, controller, live_control, simulate_call, redis_client):
+    prefix = get_settings().redis_key_prefix
+    number = number_for(tenant, [{"verb": "say", "text": "hello"}, *PAUSE])
+    call = live_call(simulate_call, controller, redis_client, Call(caller="15550001111", callee=number))
+
+    listed = eventually(lambda: [c for c in live_calls.in_progress(redis_client, prefix, tenant.account_id)
+                                 if c["phase"] == "answered"], timeout=10, what="the call listed as answered")
+
+    assert [(c["callId"], c["direction"], c["from"], c["to"]) for c in listed] == \
+        [(call.uuid, "inbound", "15550001111", number)]
+    admin.post(f"/api/calls/{call.uuid}/actions", json={"action": "hangup"})
+    assert call.wait(5), "the call did not end"
+    eventually(lambda: live_calls.in_progress(redis_client, prefix, tenant.account_id) == [],
+               timeout=10, what="the call gone from the list")
+
+
 def test_hangup_from_the_api_ends_a_paused_call_with_the_reason_on_its_record(
         admin, tenant, controller, live_control, simulate_call, redis_client, owner_conn, services):
     number = number_for(tenant, PAUSE)

@@ -2,8 +2,9 @@
  * The live view's state from the stream's events (docs/api.md "Live view"): pure functions, so
  * the rules are unit-tested without a server.
  *
- * - `snapshot`: the board read by the server; replaces the queues and the count of calls in
- *   progress (the calls list keeps what the call events said: the snapshot has only the count).
+ * - `snapshot`: the board read by the server; replaces the queues, the count of calls in
+ *   progress and the calls listed (the server's live-call registry: a page opened mid-call
+ *   lists the calls already running). A call keeps the `since` the page first saw.
  * - `queue`: one queue's `queue.metrics`; replaces that queue's row (a queue not on the board
  *   yet, created since the page opened, is added).
  * - `call`: started/answered add or update a call; ended/failed remove it.
@@ -13,7 +14,11 @@ export const EMPTY_BOARD = { queues: [], callsInProgress: 0, calls: [], at: null
 
 export function applyEvent(board, kind, data) {
   if (kind === 'snapshot') {
-    return { ...board, queues: data.queues, callsInProgress: data.callsInProgress, at: data.at };
+    const calls = (data.calls ?? board.calls).map((c) => {
+      const before = board.calls.find((b) => b.callId === c.callId);
+      return { ...c, since: before?.since ?? c.since ?? c.at };
+    });
+    return { ...board, queues: data.queues, callsInProgress: data.callsInProgress, calls, at: data.at };
   }
   if (kind === 'queue') {
     const known = board.queues.some((q) => q.queueId === data.queueId);

@@ -6,11 +6,19 @@ const sales = { queueId: 'q1', queue: 'Sales', waiting: 0, longestWaitSeconds: 0
 const support = { queueId: 'q2', queue: 'Support', waiting: 2, longestWaitSeconds: 30 };
 
 describe('the live view folds the stream\'s events into the board', () => {
-  test('a snapshot replaces the queues and the count, and keeps the calls the call events listed', () => {
+  test('a snapshot replaces the queues, the count and the calls, keeping when the page first saw a call', () => {
+    const withCall = applyEvent(EMPTY_BOARD, 'call', { callId: 'c1', phase: 'started', from: '1', at: 't1' });
+    const board = applyEvent(withCall, 'snapshot', { queues: [sales], callsInProgress: 2, at: 5, calls: [
+      { callId: 'c1', phase: 'answered', from: '1', at: 't0', since: 't0' },
+      { callId: 'c0', phase: 'answered', from: '9', at: 't-9', since: 't-9' }] });
+    expect(board.queues).toEqual([sales]);
+    expect(board.callsInProgress).toBe(2);
+    expect(board.calls.map((c) => [c.callId, c.phase, c.since])).toEqual([['c1', 'answered', 't1'], ['c0', 'answered', 't-9']]);
+  });
+
+  test('a snapshot without a calls list (an older server) keeps the calls the events listed', () => {
     const withCall = applyEvent(EMPTY_BOARD, 'call', { callId: 'c1', phase: 'started', from: '1', at: 't1' });
     const board = applyEvent(withCall, 'snapshot', { queues: [sales], callsInProgress: 4, at: 5 });
-    expect(board.queues).toEqual([sales]);
-    expect(board.callsInProgress).toBe(4);
     expect(board.calls.map((c) => c.callId)).toEqual(['c1']);
   });
 

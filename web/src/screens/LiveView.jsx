@@ -103,7 +103,7 @@ export function LiveView() {
       <section aria-labelledby="live-calls">
         <h2 id="live-calls">Calls in progress: <span className="figure">{board.callsInProgress}</span></h2>
         <table>
-          <caption className="visually-hidden">Calls that started since this page opened and have not ended</caption>
+          <caption className="visually-hidden">Calls in progress</caption>
           <thead>
             <tr><th scope="col">From</th><th scope="col">To</th><th scope="col">Direction</th><th scope="col">State</th><th scope="col">Since</th></tr>
           </thead>
