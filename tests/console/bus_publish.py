@@ -8,7 +8,10 @@ line on stdin is a JSON request, each answer one JSON line on stdout.
 - ``{"action": "enqueue", "account", "queue", "callId"}``: what the queue verb does when a
   caller joins a line: the caller in the Redis line (``Presence.join``), then
   ``queue.caller.enqueued``;
-- ``{"action": "emit", "account", "type", "payload"}``: any event.
+- ``{"action": "emit", "account", "type", "payload"}``: any event;
+- ``{"action": "running", "account", "callId", "direction", "from", "to"}``: what a controller's
+  session writes for a call it took and answered (the live-call registry,
+  app/calls/live_calls.py), with no event: a call already running when a page opens.
 
 The answer ``{"emittedAt": <ms>}`` is the wall-clock time just before ``emit`` (the start of
 the bus event's journey to the screen), sent once the broker has the event.
@@ -39,6 +42,18 @@ def _enqueue(request: dict[str, Any]) -> None:
                                    "position": position}, account_id=request["account"])
 
 
+def _running(request: dict[str, Any]) -> None:
+    import redis
+
+    from app.calls import live_calls
+    from app.settings import get_settings
+
+    settings = get_settings()
+    live_calls.register(redis.Redis.from_url(settings.redis_url), settings.redis_key_prefix, request["callId"],
+                        request["account"], "console-test", direction=request["direction"],
+                        from_number=request["from"], to_number=request["to"], answered=True)
+
+
 def main() -> int:
     publisher = start_publisher(poll_seconds=0.05)
     try:
@@ -49,6 +64,8 @@ def main() -> int:
             emitted_at = time.time() * 1000
             if request["action"] == "enqueue":
                 _enqueue(request)
+            elif request["action"] == "running":
+                _running(request)
             else:
                 emit(request["type"], request["payload"], account_id=request["account"])
             if not publisher.flush(timeout=10):

@@ -29,7 +29,7 @@ from tests.console.test_console_browser import (  # noqa: F401  (fixtures)
 from tests.plugins.skips import skip_or_fail_in_ci
 
 SUITE_TIMEOUT_SECONDS = 240
-E2E_TESTS = 3  # the tests of web/e2e/live.test.js: all of them must have run
+E2E_TESTS = 4  # the tests of web/e2e/live.test.js: all of them must have run
 MOH_WAV = ROOT / "tests" / "fixtures" / "moh" / "tone-660hz-16k-stereo.wav"
 
 

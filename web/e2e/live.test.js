@@ -73,6 +73,20 @@ test('the live view: a caller queued appears without a reload; the other tenant\
   await page.getByRole('cell', { name: '15550001111' }).waitFor({ state: 'detached' });
 }));
 
+test('a page opened mid-call lists the calls already running, and not the other tenant\'s', () => withPage(async (page) => {
+  await bus.send({ action: 'running', account: OTHER.account, callId: randomUUID(), direction: 'inbound', from: '15559993333', to: '15559994444' });
+  const running = randomUUID();
+  await bus.send({ action: 'running', account: LIVE.account, callId: running, direction: 'outbound', from: '15550003333', to: '15550004444' });
+  await signIn(page, LIVE.subdomain, '/live');
+  const row = page.getByRole('row').filter({ has: page.getByRole('cell', { name: '15550004444' }) });
+  await row.waitFor();
+  assert.match(await row.innerText(), /15550003333/);
+  assert.match(await row.innerText(), /answered/i);
+  assert.ok(!(await page.locator('main').innerText()).includes('15559993333'), 'the other tenant\'s call is not shown');
+  await bus.send({ action: 'emit', account: LIVE.account, type: 'call.ended', payload: { callId: running } });
+  await row.waitFor({ state: 'detached' });
+}));
+
 test('queues: the list, a taken name refused beside its field, a new queue with uploaded hold music, an agent added at tier 2', () => withPage(async (page) => {
   await signIn(page, LIVE.subdomain, '/queues');
   await page.getByRole('heading', { name: 'Queues', exact: true }).waitFor();

@@ -2,22 +2,31 @@
  * The live view's state from the stream's events (docs/api.md "Live view"): pure functions, so
  * the rules are unit-tested without a server.
  *
- * - `snapshot`: the board read by the server; replaces the queues, the count of calls in
- *   progress and the calls listed (the server's live-call registry: a page opened mid-call
- *   lists the calls already running). A call keeps the `since` the page first saw.
+ * - `snapshot`: the board read by the server; replaces the queues and the count of calls in
+ *   progress, and adds the calls it lists (the server's live-call registry: a page opened
+ *   mid-call lists the calls already running) to those the call events listed. Only a call's
+ *   `ended`/`failed` event removes it, and a snapshot never brings back a call the page saw
+ *   end: a snapshot read just before the controller registered (or unregistered) a call must
+ *   not drop (or revive) it. A call keeps its first `since`.
  * - `queue`: one queue's `queue.metrics`; replaces that queue's row (a queue not on the board
  *   yet, created since the page opened, is added).
  * - `call`: started/answered add or update a call; ended/failed remove it.
  */
 
-export const EMPTY_BOARD = { queues: [], callsInProgress: 0, calls: [], at: null };
+export const EMPTY_BOARD = { queues: [], callsInProgress: 0, calls: [], ended: [], at: null };
+// how many ended calls the page remembers (a snapshot read just before the controller
+// unregistered a call must not bring it back)
+const ENDED_REMEMBERED = 500;
 
 export function applyEvent(board, kind, data) {
   if (kind === 'snapshot') {
-    const calls = (data.calls ?? board.calls).map((c) => {
-      const before = board.calls.find((b) => b.callId === c.callId);
-      return { ...c, since: before?.since ?? c.since ?? c.at };
-    });
+    const listed = new Map(board.calls.map((c) => [c.callId, c]));
+    for (const c of data.calls ?? []) {
+      if (board.ended.includes(c.callId)) continue;
+      const before = listed.get(c.callId);
+      listed.set(c.callId, { ...before, ...c, since: before?.since ?? c.since ?? c.at });
+    }
+    const calls = [...listed.values()];
     return { ...board, queues: data.queues, callsInProgress: data.callsInProgress, calls, at: data.at };
   }
   if (kind === 'queue') {
@@ -28,7 +37,9 @@ export function applyEvent(board, kind, data) {
   }
   if (kind === 'call') {
     const others = board.calls.filter((c) => c.callId !== data.callId);
-    if (data.phase === 'ended' || data.phase === 'failed') return { ...board, calls: others };
+    if (data.phase === 'ended' || data.phase === 'failed') {
+      return { ...board, calls: others, ended: [data.callId, ...board.ended].slice(0, ENDED_REMEMBERED) };
+    }
     const before = board.calls.find((c) => c.callId === data.callId);
     const call = { ...before, ...data, since: before?.since ?? data.at };
     return { ...board, calls: [call, ...others] };

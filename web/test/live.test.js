@@ -6,14 +6,25 @@ const sales = { queueId: 'q1', queue: 'Sales', waiting: 0, longestWaitSeconds: 0
 const support = { queueId: 'q2', queue: 'Support', waiting: 2, longestWaitSeconds: 30 };
 
 describe('the live view folds the stream\'s events into the board', () => {
-  test('a snapshot replaces the queues, the count and the calls, keeping when the page first saw a call', () => {
-    const withCall = applyEvent(EMPTY_BOARD, 'call', { callId: 'c1', phase: 'started', from: '1', at: 't1' });
-    const board = applyEvent(withCall, 'snapshot', { queues: [sales], callsInProgress: 2, at: 5, calls: [
+  test('a snapshot replaces the queues and the count, and adds the calls already running to those the events listed', () => {
+    let board = applyEvent(EMPTY_BOARD, 'call', { callId: 'c1', phase: 'started', from: '1', at: 't1' });
+    board = applyEvent(board, 'call', { callId: 'c2', phase: 'started', from: '2', at: 't2' });
+    board = applyEvent(board, 'snapshot', { queues: [sales], callsInProgress: 3, at: 5, calls: [
       { callId: 'c1', phase: 'answered', from: '1', at: 't0', since: 't0' },
       { callId: 'c0', phase: 'answered', from: '9', at: 't-9', since: 't-9' }] });
     expect(board.queues).toEqual([sales]);
-    expect(board.callsInProgress).toBe(2);
-    expect(board.calls.map((c) => [c.callId, c.phase, c.since])).toEqual([['c1', 'answered', 't1'], ['c0', 'answered', 't-9']]);
+    expect(board.callsInProgress).toBe(3);
+    // c2: its call.started came before the controller registered it; only its end removes it
+    expect(board.calls.map((c) => [c.callId, c.phase, c.since])).toEqual(
+      [['c2', 'started', 't2'], ['c1', 'answered', 't1'], ['c0', 'answered', 't-9']]);
+  });
+
+  test('a snapshot read before the controller unregistered an ended call does not bring it back', () => {
+    let board = applyEvent(EMPTY_BOARD, 'call', { callId: 'c1', phase: 'started', from: '1', at: 't1' });
+    board = applyEvent(board, 'call', { callId: 'c1', phase: 'ended' });
+    board = applyEvent(board, 'snapshot', { queues: [], callsInProgress: 1, at: 5, calls: [
+      { callId: 'c1', phase: 'answered', from: '1', at: 't0', since: 't0' }] });
+    expect(board.calls).toEqual([]);
   });
 
   test('a snapshot without a calls list (an older server) keeps the calls the events listed', () => {
@@ -38,6 +49,7 @@ describe('the live view folds the stream\'s events into the board', () => {
     board = applyEvent(board, 'call', { callId: 'c1', phase: 'ended' });
     board = applyEvent(board, 'call', { callId: 'c2', phase: 'failed' });
     expect(board.calls).toEqual([]);
+    expect(board.ended).toEqual(['c2', 'c1']);
   });
 
   test('an unknown event kind leaves the board as it was', () => {

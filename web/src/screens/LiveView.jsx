@@ -116,7 +116,7 @@ export function LiveView() {
             ))}
           </tbody>
         </table>
-        <p className="hint">The list shows the calls that started while this page was open; the count is every call of the account.</p>
+        <p className="hint">The newest 200 calls are listed; the count is every call of the account.</p>
       </section>
     </>
   );
