@@ -22,6 +22,7 @@ from tests.realswitch import agents as sip_agents
 from tests.realswitch.provision import poll
 
 MODE_SETTLE_SECONDS = 0.5
+QUIET, LOUD = 100, 200  # RMS of what a party is sent, measured: silence 0-2, speech 500-2500
 
 
 def _agent_leg(agent: sip_agents.SipAgent) -> "sv.AgentLeg | None":
@@ -201,3 +202,33 @@ def test_a_talking_supervisor_is_heard_by_nobody_when_listening_by_the_agent_onl
     finally:
         for phone in phones:
             phone.wait(60)
+
+
+def test_a_whisper_from_the_api_is_heard_by_its_leg_only(tenant, floor, sipp, real_switch):
+    """A caller queued and bridged to an agent, both silent; the REST ``whisper`` action says a
+    sentence to one leg. What the switch sends each party while it speaks shows who hears it:
+    the caller only, then (``leg: bridged``) the agent only."""
+    queue, agent, _ = floor
+    phone = sip_agents.register(sipp, real_switch, agent, seconds=40)
+    try:
+        tenant.admin.put(f"/api/agents/{agent.id}/state", {"state": "available"})
+        number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
+        caller = sipp.start_calls(number, scenario="uac-bye-after.xml", extra=("-d", "20000"))
+        leg = poll(lambda: _agent_leg(agent), 15)
+        assert leg is not None and leg.leg
+        parties = {"customer": leg.call_id, "agent": leg.leg}
+        sentence = "Your agent has your account open and will be with you in a moment, thank you."
+        heard = {}
+        for target in ("caller", "bridged"):
+            tenant.admin.post(f"/api/calls/{leg.call_id}/actions",
+                              {"action": "whisper", "text": sentence, "leg": target}, expect=200)
+            heard[target] = _heard(real_switch, parties, f"whisper-{target}")
+            # the sentence is over (both parties sent silence again) before the next whisper
+            assert poll(lambda t=target: max(_heard(real_switch, parties, f"after-{t}").values()) < QUIET, 20)
+        print("loudness (RMS) of what each party is sent:", heard)
+        assert heard["caller"]["customer"] > LOUD and heard["caller"]["agent"] < QUIET, heard
+        assert heard["bridged"]["agent"] > LOUD and heard["bridged"]["customer"] < QUIET, heard
+        tenant.admin.post(f"/api/calls/{leg.call_id}/actions", {"action": "hangup"}, expect=200)
+        caller.wait(30)  # its scenario ends with an error: it meant to send the BYE itself
+    finally:
+        phone.wait(60)
