@@ -360,7 +360,7 @@ function NodeForm({ id, node, definition, problems, editDefinition, setSelected,
           Delete node {id}
         </button>
       </div>
-      <Field label="Node id" error={renameError}>
+      <Field label="Rename to" error={renameError}>
         {(p) => <input {...p} name="rename" value={rename} onChange={(e) => setRename(e.target.value)} />}
       </Field>
       <button type="button" className="secondary" onClick={doRename} disabled={rename.trim() === id}>Rename</button>
