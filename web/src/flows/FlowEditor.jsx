@@ -6,7 +6,7 @@ import { useAuth } from '../auth.jsx';
 import { Field } from '../components/Field.jsx';
 import {
   DEFAULT_BRANCH, ENDS_CALL, NODE_ID_PATTERN, VERB_TEMPLATES, addNode, connect, deleteNode, freshId, isGather,
-  layout, outputs, parseImport, problemsByNode, pushHistory, renameNode, setStart, setVerb,
+  layout, outputs, parseImport, problemsByNode, problemsFromError, pushHistory, renameNode, setStart, setVerb,
 } from './model.js';
 
 const CHECK_DELAY_MS = 400; // live validation once typing pauses, not on every key
@@ -181,9 +181,7 @@ export function FlowEditor({ flowId, initial, draftKey, onSave, saveLabel = 'Sav
       sessionStorage.removeItem(draftKey);
       setSave({ busy: false, error: null, saved: true, problems: [] });
     } catch (error) {
-      const located = error.code === 'flow_invalid' && Array.isArray(error.details) ? error.details
-        : error.code === 'unsafe_url' && error.details?.path ? [pointerProblem(error)] : [];
-      setSave({ busy: false, error, saved: false, problems: located });
+      setSave({ busy: false, error, saved: false, problems: problemsFromError(error) });
     }
   }
 
@@ -237,11 +235,6 @@ export function FlowEditor({ flowId, initial, draftKey, onSave, saveLabel = 'Sav
       }} />
     </div>
   );
-}
-
-function pointerProblem(error) {
-  const parts = error.details.path.split('/').slice(1);
-  return { node: parts[0] === 'nodes' ? parts[1] : null, field: parts.slice(2).join('.') || null, message: error.message };
 }
 
 function SaveError({ error }) {
