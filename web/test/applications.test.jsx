@@ -20,6 +20,25 @@ function renderAt(path) {
 beforeEach(() => localStorage.setItem('admin_auth_token', jwt({ exp: Math.floor(Date.now() / 1000) + 3600 })));
 afterEach(() => { cleanup(); localStorage.clear(); sessionStorage.clear(); });
 
+describe('the applications list', () => {
+  test('says what each answers with, and pages by cursor (Load more appends the next page)', async () => {
+    const server = fakeServer({
+      'POST /auth/refresh': () => [200, loginBody(localStorage.getItem('admin_auth_token'))],
+      'GET /api/call-flows': () => [200, { items: [], next_cursor: null }],
+      'GET /api/applications': () => (server.calls.at(-1).path.includes('cursor=c2')
+        ? [200, { items: [{ ...app, id: 'a2', name: 'Static', call_hook_url: null, app_json: [{ verb: 'hangup' }] }], next_cursor: null }]
+        : [200, { items: [app], next_cursor: 'c2' }]),
+    });
+    renderAt('/applications');
+    await screen.findByRole('link', { name: 'Main' });
+    expect(screen.getByRole('row', { name: /Main/ }).textContent).toContain('Webhook');
+    fireEvent.click(screen.getByRole('button', { name: 'Load more' }));
+    await screen.findByRole('link', { name: 'Static' });
+    expect(screen.getByRole('row', { name: /Static/ }).textContent).toContain('Verb list (app_json)');
+    expect(screen.queryByRole('button', { name: 'Load more' })).toBeNull();
+  });
+});
+
 describe('an application', () => {
   test('the verb list is checked by the server as typed; each problem is shown with its JSON Pointer', async () => {
     const server = fakeServer({

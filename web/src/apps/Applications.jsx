@@ -3,13 +3,14 @@ import { Link, Route, Routes, useNavigate, useParams } from 'react-router';
 import { useAuth } from '../auth.jsx';
 import { OutageBanner } from '../components/Banner.jsx';
 import { Field } from '../components/Field.jsx';
-import { useDraft, useResource, useSubmit } from '../hooks.js';
+import { useCursorPages, useDraft, useResource, useSubmit } from '../hooks.js';
 import { humanMessage } from '../messages.js';
 import { LoadFailed } from '../routing/Shell.jsx';
 import './apps.css';
 import { NEW_APPLICATION, appBody, appErrors, appValues, parseVerbList, words } from './appForm.js';
 
 const CHECK_DELAY_MS = 400; // the verb list is checked once typing pauses, not on every key
+const PAGE_SIZE = 50; // a dedicated `Webhook — <number>` application per number makes long lists
 
 /** /applications (the list, adding one) and /applications/:id (its settings, Try it). */
 export function ApplicationsRoutes() {
@@ -31,8 +32,8 @@ export function answeredBy(app) {
 
 function ApplicationList() {
   const { call } = useAuth();
-  const list = useResource(() => call('/api/applications', { query: { limit: 200 } }), [call]);
-  const items = list.data?.items || [];
+  const list = useCursorPages(call, '/api/applications', { limit: PAGE_SIZE }, [call]);
+  const { items, nextCursor, loadMore } = list;
   return (
     <>
       <h1>Applications</h1>
@@ -54,6 +55,9 @@ function ApplicationList() {
       </table>
       {list.loading && <p role="status">Loading…</p>}
       {!list.loading && !list.error && items.length === 0 && <p role="status">No applications yet.</p>}
+      <OutageBanner error={list.moreError?.isOutage ? list.moreError : null} onRetry={loadMore} />
+      {list.moreError && !list.moreError.isOutage && <p className="form-error" role="alert">{humanMessage(list.moreError)}</p>}
+      {nextCursor && <button type="button" onClick={loadMore}>Load more</button>}
       <section aria-labelledby="add-application">
         <h2 id="add-application">Add an application</h2>
         <ApplicationForm draftKey="add-application" initial={NEW_APPLICATION} action="Add application"
