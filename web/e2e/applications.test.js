@@ -202,6 +202,8 @@ test('The flow editor: nodes added, linked and branched from the keyboard, dragg
   await page.getByRole('button', { name: 'Save application' }).click();
   await page.getByText('Saved.').waitFor();
   await page.getByText('Answers with: Call flow').waitFor();
+  await page.getByRole('link', { name: 'Open this call flow in the editor' }).click();
+  await page.getByRole('heading', { name: 'Call flow IVR' }).waitFor();
 }));
 
 test('The flow editor: an imported flow the engine refuses shows each problem on its node, nothing is lost, undo brings the flow back', () => withPage(async (page) => {

@@ -153,6 +153,7 @@ function ApplicationForm({ draftKey, initial, saved, action, send, after }) {
           </select>
         )}
       </Field>
+      {v.call_flow_sid && <p><Link to={`/flows/${v.call_flow_sid}`}>Open this call flow in the editor</Link></p>}
       <Field label="Call hook URL" error={fields.call_hook_url} hint="Your server: an https:// webhook or a wss:// WebSocket handler, reachable from the internet.">
         {(p) => <input {...p} name="call_hook_url" className="wide" value={v.call_hook_url} onChange={set('call_hook_url')} />}
       </Field>
