@@ -1,17 +1,15 @@
 """``sbc webhook try URL``: the first webhook request of a call, sent to the developer's
-server, and what the call would do with the reply (app/cli/webhook_try.py)."""
+server, and what the call would do with the reply (app/verbs/trial.py, shared with the API's
+``POST /api/applications/:id/try``)."""
 from __future__ import annotations
 
 import json
 import sys
-import time
 from typing import Optional
 
 import click
 
-from app.cli import webhook_try
-from app.webhooks.client import WebhookClient
-from app.webhooks.errors import WebhookFailed
+from app.verbs import trial as webhook_try
 
 
 @click.group()
@@ -47,20 +45,16 @@ def try_(url: str, from_number: str, to_number: str, direction: str, method: str
         auth = (user, password)
     click.echo(f"{method} {url}" + ("  (signed: X-Signature)" if secret else ""))
     click.echo(json.dumps(body, indent=2))
-    client = WebhookClient(attempts=1)
-    started = time.monotonic()
-    try:
-        reply = client.fetch_instructions(url, method, body, secret=secret, basic_auth=auth)
-    except WebhookFailed as exc:
+    result = webhook_try.try_hook(url, method, body, secret=secret, basic_auth=auth)
+    if result.failure is not None:
+        exc = result.failure
         click.echo(webhook_try.failure_line(exc.reason, exc.attempts, exc.detail, exc.last_status))
         hint = webhook_try.failure_hint(exc.reason, exc.detail, url)
         if hint:
             click.echo(f"hint: {hint}")
         sys.exit(2)
-    finally:
-        client.close()
-    click.echo(f"reply in {(time.monotonic() - started) * 1000:.0f} ms")
-    verdict = webhook_try.judge(reply)
+    click.echo(f"reply in {result.elapsed_ms:.0f} ms")
+    verdict = result.verdict
     if not verdict.accepted:
         click.echo(f"rejected: {len(verdict.errors)} error(s) — the call would not run this reply")
         for error in verdict.errors:

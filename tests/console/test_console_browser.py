@@ -10,6 +10,7 @@ numbers share), starts the API, and runs the node suite; the browser-side assert
 chromium or web/node_modules it skips, except under CI=true, where that is a failure."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -52,7 +53,8 @@ E2E_TESTS = 16  # the tests of web/e2e/console.test.js: all of them must have ru
 FLOW = json.loads((ROOT / "tests" / "fixtures" / "api" / "call_flows_good.json").read_text())[0]["body"]
 
 
-def _missing() -> str | None:
+def _missing(*, sso: bool = True) -> str | None:
+    """Why the browser suites cannot run here; ``sso``: the suite also needs the OpenID provider."""
     if shutil.which("node") is None:
         return "node is not installed (bash scripts/install-system)"
     if not Path(CHROMIUM).exists():
@@ -61,7 +63,7 @@ def _missing() -> str | None:
         return "web/ has no node_modules (bash scripts/install runs npm ci)"
     if not (STATIC_DIR / "index.html").is_file():
         return "the console is not built (bash scripts/install builds web/)"
-    return missing_reason()
+    return missing_reason() if sso else None
 
 
 @pytest.fixture
@@ -90,14 +92,17 @@ def recording_dir(database: str, tmp_path: Path) -> Iterator[Path]:
     get_config().reload()
 
 
-@pytest.fixture
-def api_port(recording_dir: Path, tmp_path: Path) -> Iterator[int]:
-    """``sbc api`` as a process on this run's database (conftest's environment)."""
+@contextlib.contextmanager
+def serve_api(tmp_path: Path, *, loopback_webhooks: bool = False) -> Iterator[int]:
+    """``sbc api`` as a process on this run's database (conftest's environment), its port.
+    ``loopback_webhooks``: the development mode that admits hooks on 127.0.0.1 (a suite's own
+    hook server); off by default, so the screens show the production refusals."""
     port = free_port()
     log = tmp_path / "api.log"
-    # the URL guard as in production (no loopback webhooks): the refusal shown is the real one
     env = {k: v for k, v in os.environ.items() if k != "SBC_ALLOW_LOOPBACK_WEBHOOKS"}
     env.update(SBC_BASE_DOMAIN="localhost", PYTHONUNBUFFERED="1")
+    if loopback_webhooks:
+        env["SBC_ALLOW_LOOPBACK_WEBHOOKS"] = "1"
     with open(log, "ab") as out:
         proc = subprocess.Popen([sys.executable, "-m", "app.cli", "api", "--host", "127.0.0.1", "--port", str(port),
                                  "--no-access-log"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -111,6 +116,13 @@ def api_port(recording_dir: Path, tmp_path: Path) -> Iterator[int]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
+
+
+@pytest.fixture
+def api_port(recording_dir: Path, tmp_path: Path) -> Iterator[int]:
+    """``sbc api`` as a process on this run's database (conftest's environment)."""
+    with serve_api(tmp_path) as port:
+        yield port
 
 
 class Rest:

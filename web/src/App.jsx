@@ -18,6 +18,8 @@ const CarriersRoutes = lazy(() => import('./routing/Carriers.jsx').then((m) => (
 const LcrRoutes = lazy(() => import('./routing/Lcr.jsx').then((m) => ({ default: m.LcrRoutes })));
 const LiveView = lazy(() => import('./screens/LiveView.jsx').then((m) => ({ default: m.LiveView })));
 const Queues = lazy(() => import('./screens/Queues.jsx').then((m) => ({ default: m.Queues })));
+const ApplicationsRoutes = lazy(() => import('./apps/Applications.jsx').then((m) => ({ default: m.ApplicationsRoutes })));
+const FlowsRoutes = lazy(() => import('./flows/Flows.jsx').then((m) => ({ default: m.FlowsRoutes })));
 const QueueDetail = lazy(() => import('./screens/Queues.jsx').then((m) => ({ default: m.QueueDetail })));
 
 export function App() {
@@ -41,6 +43,8 @@ export function App() {
             <Route path="/live" element={<RequireScreen screen="liveView"><LiveView /></RequireScreen>} />
             <Route path="/queues" element={<RequireScreen screen="queues"><Queues /></RequireScreen>} />
             <Route path="/queues/:id" element={<RequireScreen screen="queues"><QueueDetail /></RequireScreen>} />
+            <Route path="/applications/*" element={<RequireScreen screen="applications"><ApplicationsRoutes /></RequireScreen>} />
+            <Route path="/flows/*" element={<RequireScreen screen="callFlows"><FlowsRoutes /></RequireScreen>} />
             <Route path="*" element={<NotFoundScreen />} />
           </Route>
         </Routes>

@@ -12,6 +12,8 @@ export const SCREEN_RULES = {
   lcr: ({ role }) => role === 'admin',
   liveView: ({ role, licenses }) => ['admin', 'supervisor'].includes(role) && licenses.includes('queue-mgmt'),
   queues: ({ role, licenses }) => role === 'admin' && licenses.includes('queue-mgmt'),
+  applications: ({ role }) => role === 'admin',
+  callFlows: ({ role }) => role === 'admin',
 };
 
 /** The facts the rules read, from the session's identity ({user, account}) or null. */

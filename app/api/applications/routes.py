@@ -7,8 +7,16 @@ from typing import Any
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from app.api.applications import service
-from app.api.applications.schemas import ApplicationPatchSchema, ApplicationSchema, ApplicationWriteSchema
+from app.api.applications import checks, service, trial
+from app.api.applications.schemas import (
+    ApplicationPatchSchema,
+    ApplicationSchema,
+    ApplicationWriteSchema,
+    TryQuerySchema,
+    TryResultSchema,
+    VerbListCheckSchema,
+    VerbListVerdictSchema,
+)
 from app.api.common import ListQuerySchema, page_schema, require_admin
 from app.api.security import current_identity, tenant_db
 
@@ -58,3 +66,28 @@ class ApplicationById(MethodView):
         with tenant_db() as db:
             service.delete(db, current_identity().account_id, application_id)
         return None
+
+
+@blp.route("/validate")
+class ValidateAppJson(MethodView):
+    @require_admin
+    @blp.arguments(VerbListCheckSchema)
+    @blp.response(200, VerbListVerdictSchema)
+    def post(self, data: dict[str, Any]):
+        """Check an app_json verb list without saving it: the parser the save and the controller
+        run, plus the save's URL guard. 200 either way; each error has its JSON Pointer."""
+        return checks.check_verb_list(data["app_json"])
+
+
+@blp.route("/<uuid:application_id>/try")
+class TryApplication(MethodView):
+    @require_admin
+    @blp.arguments(TryQuerySchema)
+    @blp.response(200, TryResultSchema)
+    def post(self, data: dict[str, Any], application_id: uuid.UUID):
+        """What `sbc webhook try` shows, for the saved call_hook_url: the first request of a test
+        call (signed and authenticated as the application's calls are), sent once, and the steps
+        the call would run. 409 no_call_hook / call_hook_is_websocket."""
+        with tenant_db() as db:
+            prepared = trial.prepare(db, current_identity().account_id, application_id, data)
+        return trial.run(prepared)

@@ -52,3 +52,58 @@ class ApplicationSchema(ma.Schema):
     has_signing_secret = ma.fields.Function(lambda a: a.signing_secret_encrypted is not None)
     created_at = ma.fields.AwareDateTime()
     updated_at = ma.fields.AwareDateTime()
+
+
+class VerbListCheckSchema(ma.Schema):
+    app_json = ma.fields.Raw(required=True, metadata={"description": "The verb list to check (not saved)"})
+
+
+class _VerbProblemSchema(ma.Schema):
+    index = ma.fields.Integer(allow_none=True, metadata={"description": "Position in the list"})
+    verb = ma.fields.String(allow_none=True)
+    field = ma.fields.String(allow_none=True, metadata={"description": "Dotted path inside the item"})
+    path = ma.fields.String(metadata={"description": "JSON Pointer inside app_json, e.g. /1/target/0/name"})
+    message = ma.fields.String()
+
+
+class VerbListVerdictSchema(ma.Schema):
+    valid = ma.fields.Boolean()
+    verbs = ma.fields.List(ma.fields.String(), metadata={"description": "The verbs that would run, in order"})
+    errors = ma.fields.List(ma.fields.Nested(_VerbProblemSchema))
+    warnings = ma.fields.List(ma.fields.Nested(_VerbProblemSchema),
+                              metadata={"description": "e.g. verbs after one that ends the list"})
+
+
+class TryQuerySchema(ma.Schema):
+    from_number = ma.fields.String(data_key="from", load_default="15550100001",
+                                   validate=validate.Regexp(r"^\d{1,32}\Z", error="Digits only."))
+    to_number = ma.fields.String(data_key="to", load_default="15550100002",
+                                 validate=validate.Regexp(r"^\d{1,32}\Z", error="Digits only."))
+    direction = ma.fields.String(load_default="inbound", validate=validate.OneOf(("inbound", "outbound")))
+
+
+class _TryRequestSchema(ma.Schema):
+    method = ma.fields.String()
+    url = ma.fields.String()
+    signed = ma.fields.Boolean(metadata={"description": "X-Signature sent (the number's signing secret)"})
+    basic_auth = ma.fields.Boolean(metadata={"description": "Basic authentication sent"})
+    body = ma.fields.Dict(metadata={"description": "The first request of a call (SPEC fields)"})
+
+
+class _TryFailureSchema(ma.Schema):
+    reason = ma.fields.String(metadata={"description": "Webhook client reason code (docs/webhooks.md)"})
+    detail = ma.fields.String(allow_none=True)
+    attempts = ma.fields.Integer()
+    last_status = ma.fields.Integer(allow_none=True)
+    line = ma.fields.String(metadata={"description": "The line `sbc webhook try` prints"})
+    hint = ma.fields.String(allow_none=True)
+
+
+class TryResultSchema(ma.Schema):
+    outcome = ma.fields.String(metadata={"description": "accepted | rejected | failed"})
+    request = ma.fields.Nested(_TryRequestSchema)
+    elapsed_ms = ma.fields.Float(allow_none=True)
+    steps = ma.fields.List(ma.fields.String(), metadata={"description": "What the call would do, in order"})
+    errors = ma.fields.List(ma.fields.String(), metadata={"description": "Why the reply is rejected"})
+    warnings = ma.fields.List(ma.fields.String())
+    failure = ma.fields.Nested(_TryFailureSchema, allow_none=True)

@@ -3,7 +3,7 @@ and a static verb list is validated all-or-nothing exactly as a webhook reply wo
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, Iterator
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from app.api.common import apply, flush_or_raise, get_owned
 from app.api.pagination import Page, keyset_page
 from app.crypto import encrypt_secret
-from app.errors import Conflict, ValidationFailed
+from app.errors import Conflict, UnsafeUrl, ValidationFailed
 from app.models import Application, CallFlow, PhoneNumber
 from app.verbs import parse_verb_list
 from app.webhooks.url_guard import check_url_on_save
@@ -30,12 +30,23 @@ def check_flow_reference(db: Session, account_id: uuid.UUID, flow_id: uuid.UUID 
                                details={field: ["No such call flow."]})
 
 
+def _check_named(url: str, field: str, *, allow_ws: bool, path: str | None = None) -> None:
+    """check_url_on_save, its refusal naming the body field (and the JSON Pointer inside it),
+    so the console shows it beside the right field."""
+    try:
+        check_url_on_save(url, allow_ws=allow_ws)
+    except UnsafeUrl as exc:
+        located = {"field": field} if path is None else {"field": field, "path": path}
+        exc.details = {**(exc.details or {}), **located}
+        raise
+
+
 def validate_urls(data: dict[str, Any]) -> None:
     """The SPEC's save-time refusal: not https(/wss) or not public → 422 unsafe_url."""
     if data.get("call_hook_url"):
-        check_url_on_save(data["call_hook_url"], allow_ws=True)
+        _check_named(data["call_hook_url"], "call_hook_url", allow_ws=True)
     if data.get("call_status_hook_url"):
-        check_url_on_save(data["call_status_hook_url"])
+        _check_named(data["call_status_hook_url"], "call_status_hook_url", allow_ws=False)
 
 
 # Verb fields holding a URL the platform will fetch or call (redirect/gather/queue/record hooks,
@@ -43,18 +54,41 @@ def validate_urls(data: dict[str, Any]) -> None:
 VERB_URL_KEYS = frozenset({"url", "actionHook", "timeoutHook", "statusHook"})
 
 
-def check_verb_urls(value: Any) -> None:
-    """The save-time SSRF refusal for URLs inside a saved verb list or flow definition (422
-    unsafe_url); the webhook client checks again when it calls them."""
+def _pointer_token(key: Any) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
+
+
+def verb_urls(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """Every (JSON Pointer, URL) inside a verb list or flow definition."""
     if isinstance(value, list):
-        for item in value:
-            check_verb_urls(item)
+        for index, item in enumerate(value):
+            yield from verb_urls(item, f"{path}/{index}")
     elif isinstance(value, dict):
         for key, item in value.items():
+            here = f"{path}/{_pointer_token(key)}"
             if key in VERB_URL_KEYS and isinstance(item, str):
-                check_url_on_save(item, allow_ws=True)
+                yield here, item
             else:
-                check_verb_urls(item)
+                yield from verb_urls(item, here)
+
+
+def check_verb_urls(value: Any, field: str = "app_json") -> None:
+    """The save-time SSRF refusal for URLs inside a saved verb list or flow definition (422
+    unsafe_url, ``details.path`` the JSON Pointer inside ``field``); the webhook client checks
+    again when it calls them."""
+    for path, url in verb_urls(value):
+        _check_named(url, field, allow_ws=True, path=path)
+
+
+def verb_url_problems(value: Any) -> list[tuple[str, str]]:
+    """(JSON Pointer, the guard's message) for each URL the save would refuse: all of them."""
+    problems = []
+    for path, url in verb_urls(value):
+        try:
+            check_url_on_save(url, allow_ws=True)
+        except UnsafeUrl as exc:
+            problems.append((path, exc.message))
+    return problems
 
 
 def validate_app_json(value: Any) -> None:

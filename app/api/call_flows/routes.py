@@ -7,8 +7,14 @@ from typing import Any
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from app.api.call_flows import service
-from app.api.call_flows.schemas import CallFlowPatchSchema, CallFlowSchema, CallFlowWriteSchema
+from app.api.call_flows import checks, service
+from app.api.call_flows.schemas import (
+    CallFlowPatchSchema,
+    CallFlowSchema,
+    CallFlowWriteSchema,
+    FlowCheckSchema,
+    FlowVerdictSchema,
+)
 from app.api.common import ListQuerySchema, page_schema, require_admin
 from app.api.security import current_identity, tenant_db
 
@@ -56,3 +62,14 @@ class CallFlowById(MethodView):
         with tenant_db() as db:
             service.delete(db, current_identity().account_id, flow_id)
         return None
+
+
+@blp.route("/validate")
+class ValidateFlow(MethodView):
+    @require_admin
+    @blp.arguments(FlowCheckSchema)
+    @blp.response(200, FlowVerdictSchema)
+    def post(self, data: dict[str, Any]):
+        """Check a flow definition without saving it: the flow engine's parser and the save's URL
+        guard. 200 either way; errors are the details 422 flow_invalid would carry."""
+        return checks.check_flow(data["definition"])

@@ -20,3 +20,18 @@ class CallFlowSchema(ma.Schema):
     definition = ma.fields.Dict()
     created_at = ma.fields.AwareDateTime()
     updated_at = ma.fields.AwareDateTime()
+
+
+class FlowCheckSchema(ma.Schema):
+    definition = ma.fields.Raw(required=True, metadata={"description": "The flow graph to check (not saved)"})
+
+
+class _FlowProblemSchema(ma.Schema):
+    node = ma.fields.String(allow_none=True)
+    field = ma.fields.String(allow_none=True)
+    message = ma.fields.String()
+
+
+class FlowVerdictSchema(ma.Schema):
+    valid = ma.fields.Boolean()
+    errors = ma.fields.List(ma.fields.Nested(_FlowProblemSchema))

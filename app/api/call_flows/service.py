@@ -19,7 +19,7 @@ from app.models import Application, CallFlow, PhoneNumber
 
 def create(db: Session, account_id: uuid.UUID, data: dict[str, Any]) -> CallFlow:
     validate_flow(data["definition"])
-    check_verb_urls(data["definition"])
+    check_verb_urls(data["definition"], "definition")
     row = CallFlow(id=uuid.uuid4(), account_id=account_id, name=data["name"], definition=data["definition"])
     db.add(row)
     flush_or_raise(db, conflict="A call flow with these values already exists.")
@@ -31,7 +31,7 @@ def update(db: Session, account_id: uuid.UUID, flow_id: uuid.UUID, data: dict[st
     row = get_owned(db, CallFlow, flow_id, account_id, what="call_flow", for_update=True)
     if "definition" in data:
         validate_flow(data["definition"])
-        check_verb_urls(data["definition"])
+        check_verb_urls(data["definition"], "definition")
     apply(row, data, ("name", "definition"))
     flush_or_raise(db, conflict="A call flow with these values already exists.")
     db.refresh(row)

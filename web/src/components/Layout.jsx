@@ -23,6 +23,8 @@ export function Layout() {
           {canSee(auth.identity, 'lcr') && <NavLink to="/lcr">Least-cost routing</NavLink>}
           {canSee(auth.identity, 'liveView') && <NavLink to="/live">Live view</NavLink>}
           {canSee(auth.identity, 'queues') && <NavLink to="/queues">Queues</NavLink>}
+          {canSee(auth.identity, 'applications') && <NavLink to="/applications">Applications</NavLink>}
+          {canSee(auth.identity, 'callFlows') && <NavLink to="/flows">Call flows</NavLink>}
         </nav>
         <span className="who">{user?.username} · {account?.subdomain}</span>
         <NavLink className="own" to="/account/second-factor">Second factor</NavLink>

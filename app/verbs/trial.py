@@ -1,6 +1,7 @@
-"""``sbc webhook try``: what a call would do with the developer's webhook, before any phone rings.
+"""Trying a webhook: what a call would do with the developer's webhook, before any phone rings.
 
-It sends the exact first request of a call (``app.webhooks.first_request``, signed like the
+Shared by ``sbc webhook try`` (app/cli/webhook.py) and the console's **Try it**
+(``POST /api/applications/:id/try``), so both show the same thing. It sends the exact first request of a call (``app.webhooks.first_request``, signed like the
 platform signs it, through the same client and SSRF guard), validates the reply with the
 controller's own parser (``app.verbs.parse_verb_list``) and describes each verb in the order
 the call would run it. Describers are an explicit table keyed by verb name; a verb without one
@@ -9,6 +10,7 @@ is described by its fields, so a new verb is never silently hidden.
 from __future__ import annotations
 
 import contextlib
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -17,6 +19,8 @@ from app.verbs import VerbListRejected, parse_verb_list
 from app.verbs.base import Verb
 from app.verbs.errors import format_error
 from app.verbs.tts import DEFAULT_VOICE, FLITE_VOICES, VOICE_ALIASES
+from app.webhooks.client import BasicAuth, WebhookClient
+from app.webhooks.errors import WebhookFailed
 from app.webhooks.first_request import first_request_body
 
 TEST_ACCOUNT_SID = "00000000-0000-4000-8000-000000000001"
@@ -140,3 +144,42 @@ def judge(reply: Optional[Any]) -> Verdict:
     if not verbs or verbs[-1].name not in ("hangup", "redirect", "dial", "queue", "conference"):
         steps.append("(end of the list: the call hangs up)")
     return Verdict(True, steps, warnings=[format_error(w) for w in verbs.warnings])
+
+
+@dataclass
+class Trial:
+    """One try: the request sent, then either the failure or the reply's verdict."""
+    method: str
+    url: str
+    body: dict[str, Any]
+    signed: bool
+    elapsed_ms: Optional[float] = None
+    reply: Any = None
+    verdict: Verdict = field(default_factory=lambda: Verdict(False))  # judged once a reply came
+    failure: Optional[WebhookFailed] = None
+
+    @property
+    def outcome(self) -> str:
+        """``failed`` (no usable reply), ``rejected`` (the reply would not run) or ``accepted``."""
+        if self.failure is not None:
+            return "failed"
+        return "accepted" if self.verdict.accepted else "rejected"
+
+
+def try_hook(url: str, method: str, body: dict[str, Any], *, secret: Optional[str] = None,
+             basic_auth: Optional[BasicAuth] = None) -> Trial:
+    """Send ``body`` once through the platform's webhook client (its SSRF guard checks the URL
+    and every address at use) and judge the reply. Never raises for the endpoint's failures."""
+    trial = Trial(method=method, url=url, body=body, signed=bool(secret))
+    client = WebhookClient(attempts=1)
+    started = time.monotonic()
+    try:
+        trial.reply = client.fetch_instructions(url, method, body, secret=secret, basic_auth=basic_auth)
+    except WebhookFailed as exc:
+        trial.failure = exc
+        return trial
+    finally:
+        client.close()
+    trial.elapsed_ms = (time.monotonic() - started) * 1000
+    trial.verdict = judge(trial.reply)
+    return trial
