@@ -202,6 +202,10 @@ QUEUE_SERVICE_LEVEL_WINDOW_SECONDS = 900
 LIVE_VIEW_TICKET_TTL_SECONDS = 30
 LIVE_VIEW_KEEPALIVE_SECONDS = 15
 LIVE_VIEW_STREAM_BUFFER = 256
+# A recording's media ticket (docs/api.md "Call records"): the console's <audio> player cannot
+# send the token, so it streams /api/recordings/:id/stream?ticket=… with HTTP Range; the ticket
+# opens that one recording for this long (several Range requests: one playback seeks).
+RECORDING_MEDIA_TICKET_TTL_SECONDS = 300
 CONFERENCE_MAX_PARTICIPANTS = 1000
 PAUSE_DEFAULT_SECONDS = 1
 PAUSE_MAX_SECONDS = 3600

@@ -42,6 +42,7 @@ from app.api.lcr.routes import blp as lcr_blp
 from app.api.lcr_explain import blp as lcr_explain_blp
 from app.api.live.routes import blp as live_blp
 from app.api.live.routes import is_stream_path
+from app.api.recordings.routes import is_media_stream_path
 from app.api.moh.routes import blp as moh_blp
 from app.api.openapi import BearerErrorsPlugin
 from app.api.phone_numbers.routes import blp as phone_numbers_blp
@@ -158,7 +159,7 @@ def create_app(config: Mapping[str, Any] | None = None, *, bind_host: str | None
         # and the JWT library exempts it from verification, so there is no identity to load
         if (request.path.startswith(API_PREFIX) and request.path != OPENAPI_PATH
                 and not is_docs_path(request.path) and not is_channel_path(request.path)
-                and not is_stream_path(request.path)
+                and not is_stream_path(request.path) and not is_media_stream_path(request.path)
                 and request.method != "OPTIONS"):
             authenticate_request(allow_api_keys=True)
         refuse_unusable_input()  # after authentication: an anonymous caller learns nothing more
