@@ -18,6 +18,8 @@ const CarriersRoutes = lazy(() => import('./routing/Carriers.jsx').then((m) => (
 const LcrRoutes = lazy(() => import('./routing/Lcr.jsx').then((m) => ({ default: m.LcrRoutes })));
 const LiveView = lazy(() => import('./screens/LiveView.jsx').then((m) => ({ default: m.LiveView })));
 const Queues = lazy(() => import('./screens/Queues.jsx').then((m) => ({ default: m.Queues })));
+const Account = lazy(() => import('./screens/Account.jsx').then((m) => ({ default: m.Account })));
+const CampaignsRoutes = lazy(() => import('./campaigns/Campaigns.jsx').then((m) => ({ default: m.CampaignsRoutes })));
 const QueueDetail = lazy(() => import('./screens/Queues.jsx').then((m) => ({ default: m.QueueDetail })));
 
 export function App() {
@@ -36,6 +38,8 @@ export function App() {
             <Route path="/api-keys" element={<RequireScreen screen="apiKeys"><ApiKeys /></RequireScreen>} />
             <Route path="/users" element={<RequireScreen screen="users"><Users /></RequireScreen>} />
             <Route path="/account/second-factor" element={<SecondFactor />} />
+            <Route path="/account" element={<RequireScreen screen="account"><Account /></RequireScreen>} />
+            <Route path="/campaigns/*" element={<RequireScreen screen="campaigns"><CampaignsRoutes /></RequireScreen>} />
             <Route path="/carriers/*" element={<RequireScreen screen="carriers"><CarriersRoutes /></RequireScreen>} />
             <Route path="/lcr/*" element={<RequireScreen screen="lcr"><LcrRoutes /></RequireScreen>} />
             <Route path="/live" element={<RequireScreen screen="liveView"><LiveView /></RequireScreen>} />

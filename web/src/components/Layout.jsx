@@ -23,8 +23,10 @@ export function Layout() {
           {canSee(auth.identity, 'lcr') && <NavLink to="/lcr">Least-cost routing</NavLink>}
           {canSee(auth.identity, 'liveView') && <NavLink to="/live">Live view</NavLink>}
           {canSee(auth.identity, 'queues') && <NavLink to="/queues">Queues</NavLink>}
+          {canSee(auth.identity, 'campaigns') && <NavLink to="/campaigns">Campaigns</NavLink>}
         </nav>
         <span className="who">{user?.username} · {account?.subdomain}</span>
+        <NavLink className="own" to="/account" end>Account</NavLink>
         <NavLink className="own" to="/account/second-factor">Second factor</NavLink>
         <button type="button" onClick={auth.logout}>Sign out</button>
       </header>
