@@ -117,7 +117,7 @@ function CampaignDetail() {
       <h1>{campaign.name}</h1>
       <Controls campaign={campaign} onChanged={changed} />
       <Progress id={id} changes={changes} />
-      <Definition key={campaign.updated_at} campaign={campaign} onSaved={changed} />
+      <Definition key={campaign.id} campaign={campaign} onSaved={changed} />
       <Contacts id={id} changes={changes} onImported={() => changed(null)} />
     </>
   );
