@@ -42,13 +42,12 @@ from app.api.lcr.routes import blp as lcr_blp
 from app.api.lcr_explain import blp as lcr_explain_blp
 from app.api.live.routes import blp as live_blp
 from app.api.live.routes import is_stream_path
-from app.api.recordings.routes import is_media_stream_path
 from app.api.moh.routes import blp as moh_blp
 from app.api.openapi import BearerErrorsPlugin
 from app.api.phone_numbers.routes import blp as phone_numbers_blp
 from app.api.queues.routes import blp as queues_blp
 from app.api.recordings.routes import blp as recordings_blp
-from app.api.recordings.routes import call_media_blp
+from app.api.recordings.routes import call_media_blp, is_media_stream_path
 from app.api.security import authenticate_request, close_request_session
 from app.api.sip_targets.routes import blp as sip_targets_blp
 from app.api.sso.routes import blp as sso_blp

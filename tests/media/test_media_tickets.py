@@ -4,7 +4,6 @@ Real Flask app as the API role (row-level security), real Redis and PostgreSQL."
 from __future__ import annotations
 
 import hashlib
-import uuid
 
 import pytest
 
