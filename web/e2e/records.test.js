@@ -157,6 +157,7 @@ test('campaigns: create, define (mode, agent groups, trunk, caller ID, window, r
   const refusedRows = await refused.locator('tbody tr td:first-child').allInnerTexts();
   assert.deepEqual(refusedRows, ['3', '5'], 'rows 3 and 5 of the file (the header is row 1)');
   assert.deepEqual(await axeViolations(page), []);
+  await refused.scrollIntoViewIfNeeded();
   await screenshot(page, 'campaign-import-errors');
   await page.getByText('No contacts.').waitFor();
 
