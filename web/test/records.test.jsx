@@ -107,7 +107,7 @@ describe('call records', () => {
     expect(server.calls.some((c) => c.path.includes('/audio'))).toBe(false); // nothing downloaded whole
   });
 
-  test('a player whose ticket expired asks for one new ticket', async () => {
+  test('a player whose ticket expired asks for one new ticket; failing again, it says so', async () => {
     let tickets = 0;
     fakeServer({
       'POST /auth/refresh': refresh,
@@ -123,7 +123,7 @@ describe('call records', () => {
     fireEvent.error(audio);
     await waitFor(() => expect(audio.getAttribute('src')).toBe('/s?ticket=t2'));
     fireEvent.error(audio);
-    await new Promise((r) => { setTimeout(r, 50); });
+    expect((await screen.findByRole('alert')).textContent).toBe('The recording could not be played: its file is gone or unreadable.');
     expect(tickets).toBe(2); // not a loop of tickets for a file that is gone
   });
 });

@@ -252,8 +252,10 @@ function sentiment(polarity) {
  * A recording, streamed with HTTP Range: an <audio> cannot send the token, so the player gets a
  * media ticket's URL (POST /api/recordings/:id/tickets, good for several Range requests for a
  * few minutes). When the ticket has expired by a later seek, the player fails; one new ticket
- * is asked for then.
+ * is asked for then, and a second failure is said in words (the file is gone or unreadable).
  */
+const UNPLAYABLE = { code: 'recording_unplayable', message: 'The recording could not be played: its file is gone or unreadable.' };
+
 function Recording({ recording }) {
   const { call } = useAuth();
   const [src, setSrc] = useState(null);
@@ -273,7 +275,7 @@ function Recording({ recording }) {
       {error ? <p role="alert">{humanMessage(error)}</p>
         : (
           <audio controls preload="metadata" src={src || undefined} aria-label={label}
-            onError={() => { if (renewals < 1) setRenewals((n) => n + 1); }} />
+            onError={() => { if (renewals < 1) setRenewals((n) => n + 1); else setError(UNPLAYABLE); }} />
         )}
     </figure>
   );
