@@ -204,6 +204,10 @@ LIVE_VIEW_KEEPALIVE_SECONDS = 15
 LIVE_VIEW_STREAM_BUFFER = 256
 # calls in progress a snapshot lists (newest first); the count ``callsInProgress`` is exact
 LIVE_VIEW_CALLS_LISTED = 200
+# A recording's media ticket (docs/api.md "Call records"): the console's <audio> player cannot
+# send the token, so it streams /api/recordings/:id/stream?ticket=… with HTTP Range; the ticket
+# opens that one recording for this long (several Range requests: one playback seeks).
+RECORDING_MEDIA_TICKET_TTL_SECONDS = 300
 CONFERENCE_MAX_PARTICIPANTS = 1000
 PAUSE_DEFAULT_SECONDS = 1
 PAUSE_MAX_SECONDS = 3600

@@ -47,7 +47,7 @@ from app.api.openapi import BearerErrorsPlugin
 from app.api.phone_numbers.routes import blp as phone_numbers_blp
 from app.api.queues.routes import blp as queues_blp
 from app.api.recordings.routes import blp as recordings_blp
-from app.api.recordings.routes import call_media_blp
+from app.api.recordings.routes import call_media_blp, is_media_stream_path
 from app.api.security import authenticate_request, close_request_session
 from app.api.sip_targets.routes import blp as sip_targets_blp
 from app.api.sso.routes import blp as sso_blp
@@ -158,7 +158,7 @@ def create_app(config: Mapping[str, Any] | None = None, *, bind_host: str | None
         # and the JWT library exempts it from verification, so there is no identity to load
         if (request.path.startswith(API_PREFIX) and request.path != OPENAPI_PATH
                 and not is_docs_path(request.path) and not is_channel_path(request.path)
-                and not is_stream_path(request.path)
+                and not is_stream_path(request.path) and not is_media_stream_path(request.path)
                 and request.method != "OPTIONS"):
             authenticate_request(allow_api_keys=True)
         refuse_unusable_input()  # after authentication: an anonymous caller learns nothing more

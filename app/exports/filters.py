@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select
+from sqlalchemy import Select, or_
 
 from app.models import CallRecord
 
@@ -21,6 +21,7 @@ class CallRecordFilters:
     queue_id: uuid.UUID | None = None
     status: str | None = None
     call_id: uuid.UUID | None = None       # one leg: the id POST /api/calls and webhooks give
+    number: str | None = None              # digits contained in the caller's or callee's number
 
     @classmethod
     def from_query(cls, query: dict[str, Any]) -> "CallRecordFilters":
@@ -32,6 +33,7 @@ class CallRecordFilters:
             queue_id=query.get("queue_id"),
             status=query.get("status"),
             call_id=query.get("call_id"),
+            number=query.get("number"),
         )
 
     def apply(self, stmt: Select[Any]) -> Select[Any]:
@@ -49,6 +51,9 @@ class CallRecordFilters:
             stmt = stmt.where(CallRecord.status == self.status)
         if self.call_id is not None:
             stmt = stmt.where(CallRecord.call_id == self.call_id)
+        if self.number is not None:
+            stmt = stmt.where(or_(CallRecord.from_number.contains(self.number, autoescape=True),
+                                  CallRecord.to_number.contains(self.number, autoescape=True)))
         return stmt
 
     def to_log(self) -> dict[str, Any]:

@@ -93,3 +93,11 @@ def test_given_another_tenants_record_when_listing_or_reading_then_it_is_invisib
         assert app_role_conn.execute(text("SELECT count(*) FROM call_records")).scalar() == 0
         set_tenant(app_role_conn, tenant_a.account_id)
         assert app_role_conn.execute(text("SELECT count(*) FROM call_records")).scalar() == 3
+
+
+def test_given_a_number_search_when_listing_then_caller_or_callee_containing_the_digits_match(api, seed, owner_engine):
+    tenant, admin = admin_client(api, seed)
+    insert_records(owner_engine, tenant.account_id, 12)  # callers 15550000000…011, callees 18005550000…9
+    assert len(_all_pages(admin, "number=1555000001")) == 2   # callers …010 and …011
+    assert len(_all_pages(admin, "number=%2B18005550003")) == 1  # the callee of the 4th, a leading + ignored
+    assert len(_all_pages(admin, "number=1555&direction=outbound")) == 0

@@ -180,7 +180,8 @@ def test_given_the_same_filters_when_listing_and_exporting_then_both_select_the_
                    start=BASE_TIME - timedelta(days=2))
     insert_records(owner_engine, tenant.account_id, 4, direction="outbound")
     for query in (f"agent_id={agent}", f"queue_id={queue}", "status=no-answer", "direction=outbound",
-                  "to=2026-02-28T00:00:00Z", f"agent_id={agent}&from=2026-02-28T00:00:00Z"):
+                  "to=2026-02-28T00:00:00Z", f"agent_id={agent}&from=2026-02-28T00:00:00Z",
+                  "number=15550000002", "number=%2B1800555000"):
         listed = admin.get(f"/api/call-records?limit=200&{query}").get_json()["items"]
         exported = _csv(admin.get(f"/api/call-records/export?{query}"))[1:]
         assert sorted(r["call_id"] for r in listed) == sorted(row[-1] for row in exported), query

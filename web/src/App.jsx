@@ -20,6 +20,8 @@ const LiveView = lazy(() => import('./screens/LiveView.jsx').then((m) => ({ defa
 const Queues = lazy(() => import('./screens/Queues.jsx').then((m) => ({ default: m.Queues })));
 const ApplicationsRoutes = lazy(() => import('./apps/Applications.jsx').then((m) => ({ default: m.ApplicationsRoutes })));
 const FlowsRoutes = lazy(() => import('./flows/Flows.jsx').then((m) => ({ default: m.FlowsRoutes })));
+const Account = lazy(() => import('./screens/Account.jsx').then((m) => ({ default: m.Account })));
+const CampaignsRoutes = lazy(() => import('./campaigns/Campaigns.jsx').then((m) => ({ default: m.CampaignsRoutes })));
 const QueueDetail = lazy(() => import('./screens/Queues.jsx').then((m) => ({ default: m.QueueDetail })));
 
 export function App() {
@@ -38,6 +40,8 @@ export function App() {
             <Route path="/api-keys" element={<RequireScreen screen="apiKeys"><ApiKeys /></RequireScreen>} />
             <Route path="/users" element={<RequireScreen screen="users"><Users /></RequireScreen>} />
             <Route path="/account/second-factor" element={<SecondFactor />} />
+            <Route path="/account" element={<RequireScreen screen="account"><Account /></RequireScreen>} />
+            <Route path="/campaigns/*" element={<RequireScreen screen="campaigns"><CampaignsRoutes /></RequireScreen>} />
             <Route path="/carriers/*" element={<RequireScreen screen="carriers"><CarriersRoutes /></RequireScreen>} />
             <Route path="/lcr/*" element={<RequireScreen screen="lcr"><LcrRoutes /></RequireScreen>} />
             <Route path="/live" element={<RequireScreen screen="liveView"><LiveView /></RequireScreen>} />

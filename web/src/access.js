@@ -14,6 +14,10 @@ export const SCREEN_RULES = {
   queues: ({ role, licenses }) => role === 'admin' && licenses.includes('queue-mgmt'),
   applications: ({ role }) => role === 'admin',
   callFlows: ({ role }) => role === 'admin',
+  // not a screen: the live view's listen/whisper/barge buttons (the API's supervision rule)
+  supervise: ({ role, licenses }) => ['admin', 'supervisor'].includes(role) && licenses.includes('queue-mgmt'),
+  account: () => true, // read-only but for an administrator (the API answers /api/account to admins)
+  campaigns: ({ role }) => role === 'admin',
 };
 
 /** The facts the rules read, from the session's identity ({user, account}) or null. */

@@ -70,19 +70,3 @@ export async function request(path, { method = 'GET', body, token, query, signal
   }
   return data;
 }
-
-/** Fetch a binary resource with the token (an <audio src> cannot send a header). */
-export async function fetchBlob(path, token) {
-  let response;
-  try {
-    response = await fetch(path, { headers: { Authorization: `Bearer ${token}` } });
-  } catch {
-    throw new ApiError(0, 'network_error', 'The server could not be reached.');
-  }
-  if (!response.ok) {
-    let data = null;
-    try { data = await response.json(); } catch { data = null; }
-    throw new ApiError(response.status, data?.code || 'http_error', data?.message || `The server answered ${response.status}.`);
-  }
-  return response.blob();
-}

@@ -12,6 +12,9 @@ from app.api.common import ListQuerySchema
 from app.api.fields import UtcDateTime
 from app.models.enums import CALL_DIRECTIONS, CALL_STATUSES
 
+# the console's number search: part of a caller's or callee's number, as phone numbers' search
+NUMBER_SEARCH_PATTERN = r"^\+?[0-9]{1,20}\Z"
+
 
 class CallRecordFilterSchema(ma.Schema):
     from_ = UtcDateTime(data_key="from", attribute="from", default_timezone=timezone.utc,
@@ -23,6 +26,15 @@ class CallRecordFilterSchema(ma.Schema):
     queue_id = ma.fields.UUID()
     status = ma.fields.String(validate=validate.OneOf(CALL_STATUSES))
     call_id = ma.fields.UUID(metadata={"description": "the leg's call id (POST /api/calls callId, webhook callId)"})
+    number = ma.fields.String(
+        validate=validate.Regexp(NUMBER_SEARCH_PATTERN, error="Digits only, optionally with a leading +."),
+        metadata={"description": "Only calls whose caller or callee contains these digits (a leading + is ignored)"})
+
+    @ma.post_load
+    def _digits(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
+        if data.get("number") is not None:
+            data["number"] = data["number"].lstrip("+")
+        return data
 
     @ma.validates_schema
     def _range(self, data: dict[str, Any], **_: Any) -> None:

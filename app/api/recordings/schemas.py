@@ -43,3 +43,13 @@ class TranscriptSchema(ma.Schema):
     sentiment_label = ma.fields.String(allow_none=True)
     audio_seconds = ma.fields.Float()
     created_at = ma.fields.AwareDateTime()
+
+
+class MediaTicketSchema(ma.Schema):
+    ticket = ma.fields.String(metadata={"description": "Opens this recording's stream only, until it expires"})
+    expires_in_seconds = ma.fields.Integer(metadata={"description": "Refused after this long"})
+    stream_url = ma.fields.String(metadata={"description": "The audio's path with the ticket: an <audio src>"})
+
+
+class MediaStreamQuerySchema(ma.Schema):
+    ticket = ma.fields.String(required=True)

@@ -25,8 +25,10 @@ export function Layout() {
           {canSee(auth.identity, 'queues') && <NavLink to="/queues">Queues</NavLink>}
           {canSee(auth.identity, 'applications') && <NavLink to="/applications">Applications</NavLink>}
           {canSee(auth.identity, 'callFlows') && <NavLink to="/flows">Call flows</NavLink>}
+          {canSee(auth.identity, 'campaigns') && <NavLink to="/campaigns">Campaigns</NavLink>}
         </nav>
         <span className="who">{user?.username} · {account?.subdomain}</span>
+        <NavLink className="own" to="/account" end>Account</NavLink>
         <NavLink className="own" to="/account/second-factor">Second factor</NavLink>
         <button type="button" onClick={auth.logout}>Sign out</button>
       </header>

@@ -1,14 +1,16 @@
 import { useEffect, useState } from 'react';
 import { Link, useParams, useSearchParams } from 'react-router';
-import { fetchBlob } from '../api.js';
 import { useAuth } from '../auth.jsx';
 import { OutageBanner } from '../components/Banner.jsx';
 import { Field } from '../components/Field.jsx';
-import { useCursorPages, useResource } from '../hooks.js';
+import { downloadWithToken } from '../files.js';
+import { useCursorPages, useResource, useSubmit } from '../hooks.js';
 import { errorsByField, humanMessage } from '../messages.js';
+import { journeySteps } from './journey.js';
 
 const PAGE_SIZE = 50;
-const FILTERS = ['from', 'to', 'direction', 'status', 'call_id'];
+const FILTERS = ['from', 'to', 'direction', 'status', 'number', 'agent_id', 'queue_id', 'call_id'];
+const CHOICES_LIMIT = 200;
 const STATUSES = ['completed', 'no-answer', 'busy', 'failed', 'canceled', 'refused'];
 
 const seconds = (ms) => (ms == null ? '' : `${(ms / 1000).toFixed(1)} s`);
@@ -16,16 +18,40 @@ const when = (iso) => (iso ? new Date(iso).toLocaleString() : '');
 /** datetime-local has no zone: the browser's local time, sent as an ISO instant (UTC). */
 const toInstant = (local) => (local ? new Date(local).toISOString() : '');
 
-/** Call records: the API's filters in the address (shareable), newest first, cursor pages. */
+/**
+ * The agents and queues a filter can choose from. Listing them needs the admin role and the
+ * queue-mgmt license; without them (a supervisor with recordings.view) the choice is not
+ * offered, and a filter already in the address still applies.
+ */
+function useFilterChoices(call) {
+  return useResource(async () => {
+    const list = (path) => call(path, { query: { limit: CHOICES_LIMIT } }).then((page) => page.items, () => null);
+    const [agents, queues] = await Promise.all([list('/api/agents'), list('/api/queues')]);
+    return { agents, queues };
+  }, [call]);
+}
+
+/**
+ * Call records: the API's filters in the address (shareable), newest first, cursor pages; the
+ * CSV export with the same filters (fetched with the token: a link cannot send it).
+ */
 export function CallRecords() {
-  const { call } = useAuth();
+  const { call, token } = useAuth();
   const [params, setParams] = useSearchParams();
   const applied = Object.fromEntries(FILTERS.map((f) => [f, params.get(f) || '']));
   const [form, setForm] = useState(applied);
   const key = FILTERS.map((f) => applied[f]).join('|');
-  const query = { ...applied, from: toInstant(applied.from), to: toInstant(applied.to), limit: PAGE_SIZE };
-  const list = useCursorPages(call, '/api/call-records', query, [call, key]);
+  const filters = { ...applied, from: toInstant(applied.from), to: toInstant(applied.to) };
+  const list = useCursorPages(call, '/api/call-records', { ...filters, limit: PAGE_SIZE }, [call, key]);
   const { items, nextCursor, loadMore } = list;
+  const choices = useFilterChoices(call).data || {};
+  const [exported, setExported] = useState(null);
+  const exporter = useSubmit(async () => {
+    setExported(null);
+    const name = await downloadWithToken('/api/call-records/export', {
+      token, query: filters, fallbackName: 'call-records.csv' });
+    setExported(name);
+  });
 
   function apply(event) {
     event.preventDefault();
@@ -62,11 +88,44 @@ export function CallRecords() {
             </select>
           )}
         </Field>
+        <Field label="Number" hint="Caller or callee contains" error={fields.number}>
+          {(p) => <input {...p} inputMode="tel" value={form.number} onChange={set('number')} />}
+        </Field>
+        {choices.agents && (
+          <Field label="Agent" error={fields.agent_id}>
+            {(p) => (
+              <select {...p} value={form.agent_id} onChange={set('agent_id')}>
+                <option value="">Any</option>
+                {choices.agents.map((a) => <option key={a.id} value={a.id}>{a.username}</option>)}
+              </select>
+            )}
+          </Field>
+        )}
+        {choices.queues && (
+          <Field label="Queue" error={fields.queue_id}>
+            {(p) => (
+              <select {...p} value={form.queue_id} onChange={set('queue_id')}>
+                <option value="">Any</option>
+                {choices.queues.map((q) => <option key={q.id} value={q.id}>{q.name}</option>)}
+              </select>
+            )}
+          </Field>
+        )}
         <Field label="Call ID" error={fields.call_id}>
           {(p) => <input {...p} value={form.call_id} onChange={set('call_id')} />}
         </Field>
         <button type="submit">Apply filters</button>
       </form>
+      <div className="actions">
+        <button type="button" className="secondary" onClick={exporter.submit} disabled={exporter.busy}>
+          Export CSV
+        </button>
+        <p className="hint">The applied filters, newest first, at most 10,000 rows.</p>
+      </div>
+      <OutageBanner error={exporter.error?.isOutage ? exporter.error : null} onRetry={exporter.submit} />
+      {exporter.error && !exporter.error.isOutage && <p className="form-error" role="alert">{humanMessage(exporter.error)}</p>}
+      {exporter.busy && <p role="status">Exporting…</p>}
+      {exported && <p className="saved" role="status">Exported {exported}.</p>}
       <table>
         <caption className="visually-hidden">Call records, newest first</caption>
         <thead>
@@ -127,9 +186,17 @@ export function CallRecordDetail() {
         <dt>Callee</dt><dd>{r.to_number}</dd>
         <dt>Status</dt><dd>{r.status}{r.hangup_cause ? ` (${r.hangup_cause})` : ''}</dd>
         <dt>Duration</dt><dd>{seconds(r.duration_ms)}</dd>
-        <dt>Journey</dt><dd>{r.journey || '—'}</dd>
         <dt>Call ID</dt><dd>{r.call_id}</dd>
       </dl>
+      <h2>Journey</h2>
+      {r.journey ? (
+        <ol className="journey" aria-label="The call's path, in order">
+          {journeySteps(r.journey).map((step, n) => (
+            // eslint-disable-next-line react/no-array-index-key -- a step may repeat (queue twice)
+            <li key={n}><span className="step-kind">{step.kind}</span>{step.detail && <> {step.detail}</>}</li>
+          ))}
+        </ol>
+      ) : <p>No journey was recorded for this call.</p>}
       <h2>Interaction summary</h2>
       {s ? (
         <dl className="facts">
@@ -181,20 +248,35 @@ function sentiment(polarity) {
   return `${word} (${polarity.toFixed(2)})`;
 }
 
+/**
+ * A recording, streamed with HTTP Range: an <audio> cannot send the token, so the player gets a
+ * media ticket's URL (POST /api/recordings/:id/tickets, good for several Range requests for a
+ * few minutes). When the ticket has expired by a later seek, the player fails; one new ticket
+ * is asked for then, and a second failure is said in words (the file is gone or unreadable).
+ */
+const UNPLAYABLE = { code: 'recording_unplayable', message: 'The recording could not be played: its file is gone or unreadable.' };
+
 function Recording({ recording }) {
-  const { token } = useAuth();
+  const { call } = useAuth();
   const [src, setSrc] = useState(null);
   const [error, setError] = useState(null);
+  const [renewals, setRenewals] = useState(0);
   useEffect(() => {
-    let url = null;
-    fetchBlob(recording.audio_url, token).then((blob) => { url = URL.createObjectURL(blob); setSrc(url); }, setError);
-    return () => { if (url) URL.revokeObjectURL(url); };
-  }, [recording.audio_url, token]);
+    let stopped = false;
+    call(`/api/recordings/${recording.id}/tickets`, { method: 'POST' }).then(
+      (ticket) => { if (!stopped) setSrc(ticket.stream_url); },
+      (err) => { if (!stopped) setError(err); });
+    return () => { stopped = true; };
+  }, [call, recording.id, renewals]);
+  const label = `Recording of ${when(recording.created_at)}`;
   return (
     <figure>
-      <figcaption>Recording of {when(recording.created_at)} ({seconds(recording.duration_ms)}, {recording.format})</figcaption>
+      <figcaption>{label} ({seconds(recording.duration_ms)}, {recording.format})</figcaption>
       {error ? <p role="alert">{humanMessage(error)}</p>
-        : <audio controls src={src || undefined} aria-label={`Recording of ${when(recording.created_at)}`} />}
+        : (
+          <audio controls preload="metadata" src={src || undefined} aria-label={label}
+            onError={() => { if (renewals < 1) setRenewals((n) => n + 1); else setError(UNPLAYABLE); }} />
+        )}
     </figure>
   );
 }

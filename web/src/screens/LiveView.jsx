@@ -1,7 +1,9 @@
 import { useEffect, useRef, useState } from 'react';
+import { canSee } from '../access.js';
 import { useAuth } from '../auth.jsx';
 import { OutageBanner } from '../components/Banner.jsx';
 import { EMPTY_BOARD, applyEvent, reconnectDelayMs, serviceLevelText, waitText } from '../live.js';
+import { Supervise } from './Supervise.jsx';
 
 const EVENT_KINDS = ['snapshot', 'queue', 'call'];
 
@@ -13,7 +15,8 @@ const EVENT_KINDS = ['snapshot', 'queue', 'call'];
  * ticket is asked for after 1 s, 2 s, 4 s … (at most 15 s).
  */
 export function LiveView() {
-  const { call } = useAuth();
+  const { call, identity } = useAuth();
+  const supervises = canSee(identity, 'supervise');
   const [board, setBoard] = useState(EMPTY_BOARD);
   const [status, setStatus] = useState('connecting');
   const [error, setError] = useState(null);
@@ -105,13 +108,17 @@ export function LiveView() {
         <table>
           <caption className="visually-hidden">Calls in progress</caption>
           <thead>
-            <tr><th scope="col">From</th><th scope="col">To</th><th scope="col">Direction</th><th scope="col">State</th><th scope="col">Since</th></tr>
+            <tr>
+              <th scope="col">From</th><th scope="col">To</th><th scope="col">Direction</th><th scope="col">State</th><th scope="col">Since</th>
+              {supervises && <th scope="col">Supervise</th>}
+            </tr>
           </thead>
           <tbody>
             {board.calls.map((c) => (
               <tr key={c.callId}>
                 <td>{c.from}</td><td>{c.to}</td><td>{c.direction}</td><td>{c.phase}</td>
                 <td>{c.since ? new Date(c.since).toLocaleTimeString() : ''}</td>
+                {supervises && <td>{c.phase === 'answered' ? <Supervise callId={c.callId} label={`${c.from} to ${c.to}`} /> : ''}</td>}
               </tr>
             ))}
           </tbody>

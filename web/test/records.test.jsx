@@ -1,0 +1,129 @@
+import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import { MemoryRouter, Route, Routes } from 'react-router';
+import { AuthProvider } from '../src/auth.jsx';
+import { attachmentName, queryString } from '../src/files.js';
+import { CallRecordDetail, CallRecords } from '../src/screens/CallRecords.jsx';
+import { journeySteps } from '../src/screens/journey.js';
+import { fakeServer, jwt, loginBody } from './fake-server.js';
+
+let token;
+beforeEach(() => {
+  token = jwt({ exp: Math.floor(Date.now() / 1000) + 3600 });
+  localStorage.setItem('admin_auth_token', token);
+  URL.createObjectURL = vi.fn(() => 'blob:csv');
+  URL.revokeObjectURL = vi.fn();
+});
+afterEach(() => { cleanup(); localStorage.clear(); });
+
+const refresh = () => [200, loginBody(localStorage.getItem('admin_auth_token'))];
+
+function renderAt(entry) {
+  return render(
+    <MemoryRouter initialEntries={[entry]}>
+      <AuthProvider>
+        <Routes>
+          <Route path="/calls" element={<CallRecords />} />
+          <Route path="/calls/:id" element={<CallRecordDetail />} />
+        </Routes>
+      </AuthProvider>
+    </MemoryRouter>,
+  );
+}
+
+describe('pure helpers', () => {
+  test('a journey is its steps in order, kind and detail; a step may repeat', () => {
+    expect(journeySteps('ivr > queue:sales > agent:alice > queue:sales')).toEqual([
+      { kind: 'ivr', detail: '' }, { kind: 'queue', detail: 'sales' }, { kind: 'agent', detail: 'alice' },
+      { kind: 'queue', detail: 'sales' }]);
+    expect(journeySteps(null)).toEqual([]);
+  });
+
+  test('the export file is named as Content-Disposition says, else the fallback', () => {
+    expect(attachmentName('attachment; filename=call-records-20260301T120000Z.csv', 'x.csv')).toBe('call-records-20260301T120000Z.csv');
+    expect(attachmentName('attachment; filename="a b.csv"', 'x.csv')).toBe('a b.csv');
+    expect(attachmentName(null, 'x.csv')).toBe('x.csv');
+    expect(queryString({ a: '1', b: '', c: null })).toBe('?a=1');
+  });
+});
+
+describe('call records', () => {
+  test('the filters go to the list and the CSV export alike; the export is fetched with the token, not a link', async () => {
+    const server = fakeServer({
+      'POST /auth/refresh': refresh,
+      'GET /api/call-records': () => [200, { items: [], next_cursor: null }],
+      'GET /api/agents': () => [200, { items: [{ id: 'ag1', username: 'alice' }], next_cursor: null }],
+      'GET /api/queues': () => [200, { items: [{ id: 'q1', name: 'Sales' }], next_cursor: null }],
+      'GET /api/call-records/export': () => [200, 'Time,Direction\r\n'],
+    });
+    renderAt('/calls?number=555&agent_id=ag1&queue_id=q1&direction=inbound');
+    await screen.findByText('No call records match.');
+    expect((await screen.findByLabelText('Agent')).value).toBe('ag1');
+    expect(screen.getByLabelText('Queue').value).toBe('q1');
+    expect(screen.getByLabelText('Number').value).toBe('555');
+    const listed = server.calls.find((c) => c.path.startsWith('/api/call-records?'));
+    expect(new URLSearchParams(listed.path.split('?')[1]).get('number')).toBe('555');
+
+    fireEvent.click(screen.getByRole('button', { name: 'Export CSV' }));
+    await screen.findByText('Exported call-records.csv.');
+    const exported = server.calls.find((c) => c.path.startsWith('/api/call-records/export'));
+    const query = new URLSearchParams(exported.path.split('?')[1]);
+    expect([query.get('number'), query.get('agent_id'), query.get('queue_id'), query.get('direction')])
+      .toEqual(['555', 'ag1', 'q1', 'inbound']);
+    expect(exported.auth).toBe(`Bearer ${token}`);
+  });
+
+  test('a refused export says why and the filters stay', async () => {
+    fakeServer({
+      'POST /auth/refresh': refresh,
+      'GET /api/call-records': () => [200, { items: [], next_cursor: null }],
+      'GET /api/call-records/export': () => [403, { code: 'permission_denied', message: 'x' }],
+    });
+    renderAt('/calls?number=555');
+    await screen.findByText('No call records match.');
+    expect(screen.queryByLabelText('Agent')).toBeNull(); // no /api/agents for this user: not offered
+    fireEvent.click(screen.getByRole('button', { name: 'Export CSV' }));
+    expect((await screen.findByRole('alert')).textContent).toBe('You do not have the permission for this.');
+    expect(screen.getByLabelText('Number').value).toBe('555');
+  });
+
+  test('a record: its journey in order, and the recording played from a media ticket URL without the token', async () => {
+    const server = fakeServer({
+      'POST /auth/refresh': refresh,
+      'GET /api/call-records/r1': () => [200, { id: 'r1', started_at: '2026-03-01T12:00:00Z', direction: 'inbound',
+        status: 'completed', journey: 'ivr > queue:sales > agent:alice', summary: null, segments: [] }],
+      'GET /api/call-records/r1/recordings': () => [200, { items: [{ id: 'rec1', created_at: '2026-03-01T12:00:00Z',
+        duration_ms: 5000, format: 'wav', audio_url: '/api/recordings/rec1/audio' }] }],
+      'GET /api/call-records/r1/transcript': () => [404, { code: 'transcript_not_found', message: 'x' }],
+      'POST /api/recordings/rec1/tickets': () => [201, { ticket: 'tk', expires_in_seconds: 300,
+        stream_url: '/api/recordings/rec1/stream?ticket=tk' }],
+    });
+    renderAt('/calls/r1');
+    const steps = await screen.findByRole('list', { name: "The call's path, in order" });
+    expect([...steps.querySelectorAll('li')].map((li) => li.textContent)).toEqual(['ivr', 'queue sales', 'agent alice']);
+    const audio = await screen.findByLabelText(/^Recording of/);
+    await waitFor(() => expect(audio.getAttribute('src')).toBe('/api/recordings/rec1/stream?ticket=tk'));
+    expect(audio.getAttribute('src')).not.toContain(token);
+    expect(server.calls.some((c) => c.path.includes('/audio'))).toBe(false); // nothing downloaded whole
+  });
+
+  test('a player whose ticket expired asks for one new ticket; failing again, it says so', async () => {
+    let tickets = 0;
+    fakeServer({
+      'POST /auth/refresh': refresh,
+      'GET /api/call-records/r1': () => [200, { id: 'r1', started_at: '2026-03-01T12:00:00Z', journey: null, segments: [] }],
+      'GET /api/call-records/r1/recordings': () => [200, { items: [{ id: 'rec1', created_at: '2026-03-01T12:00:00Z', format: 'wav' }] }],
+      'GET /api/call-records/r1/transcript': () => [404, { code: 'transcript_not_found', message: 'x' }],
+      'POST /api/recordings/rec1/tickets': () => { tickets += 1; return [201, { stream_url: `/s?ticket=t${tickets}` }]; },
+    });
+    renderAt('/calls/r1');
+    const audio = await screen.findByLabelText(/^Recording of/);
+    await waitFor(() => expect(audio.getAttribute('src')).toBe('/s?ticket=t1'));
+    expect(screen.getByText('No journey was recorded for this call.')).toBeTruthy();
+    fireEvent.error(audio);
+    await waitFor(() => expect(audio.getAttribute('src')).toBe('/s?ticket=t2'));
+    fireEvent.error(audio);
+    expect((await screen.findByRole('alert')).textContent).toBe('The recording could not be played: its file is gone or unreadable.');
+    expect(tickets).toBe(2); // not a loop of tickets for a file that is gone
+  });
+});
