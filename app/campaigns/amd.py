@@ -26,6 +26,9 @@ MESSAGE_VERBS = ("say", "play")
 HUMAN, MACHINE, NOTSURE = "human", "machine", "notsure"
 # what the call did after the verdict (the report's ``action``)
 CONNECTED, HUNG_UP, MESSAGE_LEFT = "connected", "hangup", "message"
+# the call record's hangup_reason when the session ended a machine's call (hung up at the
+# verdict, or after the message): what recovers the outcome of a call whose call.ended was lost
+HANGUP_REASON = "answering_machine"
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,9 @@ class AmdSettings:
 def machine_not_connected(ended: Mapping[str, Any]) -> bool:
     """``call.ended`` of a call the detection ended on a machine (hung up, or a message left):
     the attempt's outcome is ``machine``, and the reserved agent never talked, so it owes no
-    after-call work."""
+    after-call work. Without the report (an outcome recovered from the call record, whose
+    ``call.ended`` was lost) the session's hang-up reason says it."""
     report = ended.get("amd") or {}
-    return report.get("result") == MACHINE and report.get("action") in (HUNG_UP, MESSAGE_LEFT)
+    if report.get("result") == MACHINE and report.get("action") in (HUNG_UP, MESSAGE_LEFT):
+        return True
+    return ended.get("hangupReason") == HANGUP_REASON

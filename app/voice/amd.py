@@ -34,6 +34,7 @@ from app.campaigns.amd import (
     CONNECT,
     CONNECTED,
     HANGUP,
+    HANGUP_REASON,
     HUMAN,
     HUNG_UP,
     MACHINE,
@@ -51,8 +52,6 @@ log = logging.getLogger(__name__)
 BEEP_EVENT = "avmd::beep"
 # mod_amd's amd_result → our verdict; anything else (no variable: the app did not run) is NOTSURE
 VERDICTS = {"HUMAN": HUMAN, "MACHINE": MACHINE, "NOTSURE": NOTSURE}
-# the session's hang-up reason on the call record after a machine (hangup_reason)
-HANGUP_REASON = "answering_machine"
 
 
 @dataclass
