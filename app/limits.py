@@ -380,6 +380,11 @@ CAMPAIGN_LEASE_TTL_SECONDS = 5
 CAMPAIGN_DIAL_INTERVAL_SECONDS = 1.0
 # how long a contact's phone rings on each attempt before it counts as ``no_answer``
 CAMPAIGN_RING_TIMEOUT_SECONDS = 30
+# Answering-machine detection's message mode (app/voice/amd.py): how long after the answer a
+# machine's beep is waited for. Measured: the test greeting's beep (a 4.5 s greeting) is
+# reported 4.9 s after the answer; recorded greetings run 5-15 s. Without a beep by then the
+# message is left all the same (some voicemails do not beep).
+CAMPAIGN_AMD_BEEP_WAIT_SECONDS = 20
 # the campaign-call mark (call id → campaign, contact) that lets call.ended find the contact:
 # bounds a call whose call.ended is lost (the contact then stays in_progress, see docs)
 CAMPAIGN_CALL_MARK_TTL_SECONDS = 12 * 3600

@@ -66,6 +66,9 @@ class CallContext:
     acw_ms: int = 0
     transfer_count: int = 0
     disposition: str | None = None
+    # a campaign call's answering-machine detection (app/voice/amd.py Screening.report): on
+    # call.ended only, for the dialer (the attempt's outcome) and listeners
+    amd: dict[str, Any] | None = None
     # stamped live by the queue verb and the session (queue join/leave, offer, agent answer, holds)
     interaction: InteractionTimes = field(default_factory=InteractionTimes)
 
@@ -205,6 +208,7 @@ def ended_payload(record: dict[str, Any], summary: dict[str, Any]) -> dict[str, 
         "queueId": str(record["queue_id"]) if record["queue_id"] else None,
         "abandoned": summary["abandoned"],
         "tags": record["tags"],
+        "amd": record.get("amd"),
     }
 
 
@@ -246,6 +250,7 @@ def _record_values(facts: HangupFacts, ctx: CallContext, status: str) -> dict[st
         "webhook_error": ctx.webhook_error,
         "tags": dict(ctx.tags),
         "journey": " > ".join(ctx.journey) if ctx.journey else None,
+        "amd": ctx.amd,  # not a column: call.ended's only
     }
 
 

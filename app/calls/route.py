@@ -16,10 +16,11 @@ from typing import Any, Optional
 from sqlalchemy import bindparam, select
 
 from app.calls.originate import OriginatedLeg, agent_connect_verbs
+from app.campaigns.amd import AmdSettings
 from app.contact.endpoints import contact_profile
 from app.crypto import decrypt_secret
 from app.db.engine import platform_read, platform_session
-from app.models import Account, Agent, Application, CallFlow, PhoneNumber, ServiceProvider
+from app.models import Account, Agent, Application, CallFlow, Campaign, PhoneNumber, ServiceProvider
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,9 @@ class CallRoute:
     domain: Optional[str] = None
     # the sofia profile of ``sip`` dial targets (an agent contact ``sofia/internal/…``: internal)
     sip_profile: str = "external"
+    # a campaign call's answering-machine detection, run before the agent is dialled
+    # (app/voice/amd.py); None: none (every other call, and campaigns with ``amd`` off)
+    amd: Optional[AmdSettings] = None
 
 
 # The inbound lookup runs once per call: a Core statement built once, the application's columns
@@ -129,6 +133,11 @@ def find_originated_route(leg: OriginatedLeg, number: str) -> Optional[CallRoute
                 # profile (the queue's offers ring the same user); else its contact
                 contact = (f"user/{agent.sip_username}"
                            if agent.sip_username and agent.sip_password_encrypted else agent.contact)
+        amd = None
+        if leg.campaign_id is not None:
+            setting = session.execute(select(Campaign.amd, Campaign.amd_message).where(
+                Campaign.id == leg.campaign_id, Campaign.account_id == account_id)).first()
+            amd = AmdSettings.of(setting.amd, setting.amd_message) if setting is not None else None
     application = None
     if app_row is not None:
         application = _settings(app_row.Application, app_row.flow_definition)
@@ -143,6 +152,7 @@ def find_originated_route(leg: OriginatedLeg, number: str) -> Optional[CallRoute
         account_limit=row.account_limit, service_provider_limit=row.sp_limit,
         application=application, direction="outbound", domain=domain,
         sip_profile=contact_profile(contact) if application is not None and app_row is None else "external",
+        amd=amd if application is not None and app_row is None else None,
     )
 
 

@@ -46,7 +46,7 @@ from sqlalchemy import and_, select
 from app import limits
 from app.calls.limiter import ConcurrencyLimiter
 from app.calls.originate import OriginateRequest, originate_payload
-from app.campaigns import pacing, picking, schedule
+from app.campaigns import amd, pacing, picking, schedule
 from app.campaigns.lease import CampaignLeases
 from app.contact import states
 from app.contact.callbacks import call_ended as free_claimed_agent
@@ -85,9 +85,12 @@ def _now() -> datetime:
 
 
 def outcome_of(ended: dict[str, Any]) -> str:
-    """A campaign call's outcome from its ``call.ended`` payload: answered and bridged to the
+    """A campaign call's outcome from its ``call.ended`` payload: a machine the detection hung
+    up on or left a message (app/campaigns/amd.py) → ``machine``; answered and bridged to the
     agent (talk time) → ``human``; answered but never connected → ``abandoned``; not answered →
     ``busy`` / ``no_answer`` from the originator's reason, else ``failed``."""
+    if amd.machine_not_connected(ended):
+        return "machine"
     if ended.get("answeredAt"):
         return "human" if (ended.get("talkMs") or 0) > 0 else "abandoned"
     return UNANSWERED_OUTCOMES.get(str(ended.get("hangupReason") or ""), "failed")
@@ -213,7 +216,7 @@ class CampaignDialer:
                         phone_number=contact.phone_number.lstrip("+"),
                         caller_id=(campaign.caller_id or "").lstrip("+") or None,
                         agent_id=agent.agent_id, queue_id=agent.queue_id,
-                        timeout_seconds=limits.CAMPAIGN_RING_TIMEOUT_SECONDS)
+                        timeout_seconds=limits.CAMPAIGN_RING_TIMEOUT_SECONDS, campaign_id=campaign_id)
                     emit("call.originate", originate_payload(request), account_id=account_id,
                          trace_id=request.trace_id, session=db)
                     dialled.append(Dialled(campaign_id, contact.contact_id, call_id, agent.agent_id))
@@ -263,7 +266,8 @@ class CampaignDialer:
             campaign = db.get(Campaign, uuid.UUID(mark["campaign"]))
             if campaign is None:
                 return None
-            picking.record_outcome(db, campaign, uuid.UUID(mark["contact"]), outcome, self.clock())
+            picking.record_outcome(db, campaign, uuid.UUID(mark["contact"]), outcome, self.clock(),
+                                   amd=ended.get("amd"))
         return outcome
 
     def recover_lost(self, account_id: uuid.UUID, campaign_id: uuid.UUID, now: datetime) -> dict[uuid.UUID, str]:

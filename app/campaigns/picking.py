@@ -13,6 +13,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any, Optional
 
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
@@ -93,10 +94,11 @@ def pick(db: Session, campaign: Campaign, now: datetime, limit: int) -> list[Pic
     return picked
 
 
-def record_outcome(db: Session, campaign: Campaign, contact_id: uuid.UUID, outcome: str, now: datetime) -> str:
+def record_outcome(db: Session, campaign: Campaign, contact_id: uuid.UUID, outcome: str, now: datetime,
+                   *, amd: Optional[dict[str, Any]] = None) -> str:
     """Apply one attempt's ``outcome`` to the contact per the campaign's retry rules and queue
-    ``campaign.attempt`` in the same transaction; returns the contact's new status. The caller
-    commits."""
+    ``campaign.attempt`` (with the call's answering-machine detection report ``amd``, if one
+    ran) in the same transaction; returns the contact's new status. The caller commits."""
     contact = db.scalar(select(CampaignContact).where(
         CampaignContact.id == contact_id, CampaignContact.campaign_id == campaign.id,
         CampaignContact.account_id == campaign.account_id).with_for_update())
@@ -107,6 +109,6 @@ def record_outcome(db: Session, campaign: Campaign, contact_id: uuid.UUID, outco
     db.flush()
     emit("campaign.attempt", campaign_attempt(campaign.id, contact.id, attempt=contact.attempts, outcome=outcome,
                                               contact_status=decision.status,
-                                              next_attempt_at=decision.next_attempt_at, at=now),
+                                              next_attempt_at=decision.next_attempt_at, at=now, amd=amd),
          account_id=campaign.account_id, session=db)
     return decision.status

@@ -40,6 +40,7 @@ from sqlalchemy import and_, case, or_, select, update
 
 from app import limits
 from app.calls.originate import OriginateRequest, originate_payload
+from app.campaigns import amd
 from app.contact import states
 from app.contact.presence import Presence
 from app.db.engine import platform_session, tenant_session
@@ -259,7 +260,9 @@ class CallbackDispatcher:
             if payload.get("state") == states.AVAILABLE and payload.get("agentId"):
                 self.dispatch(account, payload["agentId"])
         elif envelope.type == "call.ended" and payload.get("callId"):  # one Redis GET per call
-            agent = call_ended(account, str(payload["callId"]), answered=bool(payload.get("answeredAt")),
+            # a machine the campaign's detection ended never reached the agent: no after-call work
+            answered = bool(payload.get("answeredAt")) and not amd.machine_not_connected(payload)
+            agent = call_ended(account, str(payload["callId"]), answered=answered,
                                queue_id=payload.get("queueId"), presence=self.presence)
             if agent is not None:
                 self.dispatch(account, agent)

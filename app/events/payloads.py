@@ -71,12 +71,15 @@ def call_failed(call_id, *, hangup_cause: str, sip_status: int | None = None,
 
 def call_originate(*, phone_number: str, call_id=None, caller_id: str | None = None,
                    application_id=None, agent_id=None, queue_id=None, callback_id=None,
-                   attempt: int = 1, timeout_seconds: int | None = None) -> dict[str, Any]:
+                   attempt: int = 1, timeout_seconds: int | None = None,
+                   campaign_id=None) -> dict[str, Any]:
     """→ controller: dial ``phone_number`` through least-cost routing, then connect ``agent_id``
-    (callback dispatcher) or run ``application_id`` (``POST /api/calls``)."""
+    (callback dispatcher, campaign dialer: ``campaignId`` names the campaign whose
+    answering-machine detection runs first) or run ``application_id`` (``POST /api/calls``)."""
     return {"callId": _s(call_id), "phoneNumber": phone_number, "from": caller_id,
             "applicationSid": _s(application_id), "agentId": _s(agent_id), "queueId": _s(queue_id),
-            "callbackId": _s(callback_id), "attempt": attempt, "timeoutSeconds": timeout_seconds}
+            "callbackId": _s(callback_id), "attempt": attempt, "timeoutSeconds": timeout_seconds,
+            "campaignId": _s(campaign_id)}
 
 
 def call_supervise(*, action: str, supervision_id, call_id, supervisor_id, agent_id=None,
@@ -215,11 +218,14 @@ def campaign_state_changed(campaign_id, *, action: str, previous: str, status: s
 
 
 def campaign_attempt(campaign_id, contact_id, *, attempt: int, outcome: str, contact_status: str,
-                     next_attempt_at: datetime | None, at: datetime | None = None) -> dict[str, Any]:
-    """campaign.attempt: how one dial attempt of a contact ended and what the retry rules made of it."""
+                     next_attempt_at: datetime | None, at: datetime | None = None,
+                     amd: dict[str, Any] | None = None) -> dict[str, Any]:
+    """campaign.attempt: how one dial attempt of a contact ended and what the retry rules made of
+    it; ``amd``: the answering-machine detection's report (call.ended's ``amd``), null when
+    none ran."""
     return {"campaignId": _s(campaign_id), "contactId": _s(contact_id), "attempt": attempt,
             "outcome": outcome, "contactStatus": contact_status,
-            "nextAttemptAt": _t(next_attempt_at) if next_attempt_at else None, "at": _t(at)}
+            "nextAttemptAt": _t(next_attempt_at) if next_attempt_at else None, "at": _t(at), "amd": amd}
 
 
 def routing_changed(*, what: str, ids: list[Any] | None = None) -> dict[str, Any]:

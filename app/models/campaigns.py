@@ -30,7 +30,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, TenantOwned, created_at, in_list, uuid_pk
-from app.models.enums import ATTEMPT_OUTCOMES, CAMPAIGN_STATUSES, CONTACT_STATUSES, DIALER_MODES
+from app.models.enums import AMD_MODES, ATTEMPT_OUTCOMES, CAMPAIGN_STATUSES, CONTACT_STATUSES, DIALER_MODES
 
 
 class Campaign(TenantOwned, Base):
@@ -65,6 +65,10 @@ class Campaign(TenantOwned, Base):
     # power mode: lines per available agent; predictive: the abandon-rate cap in percent
     power_ratio: Mapped[float] = mapped_column(Float, nullable=False, server_default=text("2.0"))
     abandon_cap_percent: Mapped[float] = mapped_column(Float, nullable=False, server_default=text("3.0"))
+    # answering-machine detection on answered customers (app/voice/amd.py, AMD_MODES) and, for
+    # ``message``, the one say or play verb left on the machine after its beep
+    amd: Mapped[str] = mapped_column(String(8), nullable=False, server_default=text("'off'"))
+    amd_message: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     status_changed_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), nullable=False, server_default=func.now()
     )
@@ -80,6 +84,8 @@ class Campaign(TenantOwned, Base):
         CheckConstraint("window_start < window_end", name="window_ordered"),
         CheckConstraint("power_ratio >= 1 AND power_ratio <= 5", name="power_ratio_range"),
         CheckConstraint("abandon_cap_percent > 0 AND abandon_cap_percent <= 100", name="abandon_cap_range"),
+        CheckConstraint(in_list("amd", AMD_MODES), name="amd_known"),
+        CheckConstraint("amd <> 'message' OR amd_message IS NOT NULL", name="amd_message_given"),
     )
 
 

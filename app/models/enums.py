@@ -27,6 +27,9 @@ CONTACT_STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed", "fai
 # what one dial attempt of a campaign contact ended as (app/campaigns/retries.py): ``human`` is a
 # live answer connected to an agent; every other one may be retried per the campaign's policy
 ATTEMPT_OUTCOMES: tuple[str, ...] = ("human", "busy", "no_answer", "machine", "failed", "abandoned")
+# what a campaign does when a customer answers (app/voice/amd.py): no detection; detect and hang
+# up on machines; detect and leave a message after the beep; detect and connect anyway
+AMD_MODES: tuple[str, ...] = ("off", "hangup", "message", "connect")
 
 CALL_DIRECTIONS: tuple[str, ...] = ("inbound", "outbound")
 CALL_STATUSES: tuple[str, ...] = ("completed", "no-answer", "busy", "failed", "canceled", "refused")

@@ -39,6 +39,9 @@ APPLICATION_MODULES: dict[str, str] = {
     "socket": "mod_event_socket",
     "conference": "mod_conference",
     "uuid_audio_fork": "mod_audio_fork",
+    "amd": "mod_amd",
+    "avmd_start": "mod_avmd",
+    "avmd_stop": "mod_avmd",
 }
 
 # Tokens in code or config (file schemes, engines, endpoints) -> module.
@@ -180,7 +183,8 @@ def validate(conf_dir: Path, dialplan_dir: Path, code_dirs: tuple[Path, ...] = (
         report.need("mod_sofia", "sofia.conf")
     if configuration("event_socket.conf") is not None:
         report.need("mod_event_socket", "event_socket.conf")
-    for name in ("conference.conf", "local_stream.conf", "http_cache.conf", "pocketsphinx.conf"):
+    for name in ("conference.conf", "local_stream.conf", "http_cache.conf", "pocketsphinx.conf", "amd.conf",
+                 "avmd.conf"):
         if configuration(name) is not None:
             report.need("mod_" + name.split(".")[0], name)
     # Code: verbs and session

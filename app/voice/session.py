@@ -29,11 +29,13 @@ from app.calls.records import CallContext, WrittenRecord
 from app.calls.route import CallRoute
 from app.calls.route_snapshot import RouteUnavailable
 from app.calls.status_hook import base_body, final_body, send_status
+from app.campaigns.amd import AmdSettings
 from app.contact import interactions
 from app.events import payloads
 from app.ops.metrics import CALLS_IN_PROGRESS, observe_call_setup
 from app.settings import get_settings
 from app.verbs import VerbList, VerbListRejected, parse_verb_list
+from app.voice import amd
 from app.voice.call_events import CallEvents
 from app.voice.call_handlers import (
     HANDLER_WEBSOCKET,
@@ -116,6 +118,7 @@ class CallSession:
         self._answered_us = 0
         self._live: Optional[LiveHandle] = None      # live control (app/voice/live_actions.py)
         self._runner: Optional[gevent.Greenlet] = None  # runs the verbs while they can be replaced
+        self._screening: Optional[amd.Screening] = None  # a campaign call's machine detection
 
     # -- lifecycle ---------------------------------------------------------------------------
     def run(self) -> None:
@@ -207,8 +210,9 @@ class CallSession:
         self._live_start(ctx)
         try:
             try:
-                result = self._run_with_redirects(ctx, app, kind)
-                self._note_result(result)
+                if route.amd is None or self._screen(ctx, route.amd):
+                    result = self._run_with_redirects(ctx, app, kind)
+                    self._note_result(result)
                 if not self.conn.hung_up:
                     self.conn.hangup("NORMAL_CLEARING")
             except _Redirected:  # an API redirect that landed as the verbs ended: too late
@@ -229,6 +233,8 @@ class CallSession:
             if not self.conn.hung_up:
                 self.conn.hangup("NORMAL_TEMPORARY_FAILURE")
         finally:
+            if self._screening is not None:
+                record.amd = self._screening.report()
             record.journey.extend(ctx.journey)
             record.tags = dict(ctx.tags)
             record.hangup_reason = ctx.hangup_reason
@@ -353,6 +359,16 @@ class CallSession:
         self.conn.on("CHANNEL_HOLD", self._on_hold)
         self.conn.on("CHANNEL_UNHOLD", self._on_unhold)
         return ctx
+
+    def _screen(self, ctx: SessionVerbContext, settings: AmdSettings) -> bool:
+        """A campaign call's answering-machine detection (app/voice/amd.py) before its agent is
+        dialled: whether the call goes on to the agent (a machine is hung up or left a message)."""
+        self._screening = amd.Screening(settings.mode)
+        try:
+            return amd.screen(ctx, settings, self._screening).proceed
+        finally:
+            if self._screening.result is not None:
+                ctx.journey_note(f"amd:{self._screening.result}")
 
     def _run_with_redirects(self, ctx: SessionVerbContext, app, kind: str) -> HandlerResult:
         """A WebSocket app may replace the running verbs at any moment (``command: redirect``)."""

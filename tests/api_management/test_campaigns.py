@@ -91,3 +91,22 @@ def test_given_another_tenants_campaign_when_accessed_then_404(api, seed, app_ro
         set_tenant(app_role_conn, tenant_b.account_id)
         assert app_role_conn.execute(text("SELECT count(*) FROM campaign_contacts WHERE campaign_id = :i"),
                                      {"i": campaign["id"]}).scalar() == 0
+
+
+def test_given_amd_settings_when_saved_then_returned_and_message_mode_keeps_needing_its_message(api, seed):
+    _, admin = admin_client(api, seed)
+    assert admin.post("/api/campaigns", json={"name": "c"}).get_json()["amd"] == "off"  # the default
+    message = {"verb": "say", "text": "Please call Acme back on 555 0100."}
+    created = admin.post("/api/campaigns", json={"name": "c", "amd": "message", "amd_message": message})
+    assert created.status_code == 201, created.get_json()
+    campaign = created.get_json()
+    assert (campaign["amd"], campaign["amd_message"]) == ("message", message)
+    path = f"/api/campaigns/{campaign['id']}"
+    # the stored message counts for a PATCH that changes only the mode, and a mode change keeps it
+    assert admin.patch(path, json={"amd": "hangup"}).get_json()["amd_message"] == message
+    assert admin.patch(path, json={"amd": "message"}).get_json()["amd"] == "message"
+    assert_error(admin.patch(path, json={"amd_message": None}), 422, "amd_message_required")
+    played = {"verb": "play", "url": "https://media.example.com/voicemail-drop.wav"}
+    assert admin.patch(path, json={"amd_message": played}).get_json()["amd_message"] == played
+    other = admin.post("/api/campaigns", json={"name": "d"}).get_json()
+    assert_error(admin.patch(f"/api/campaigns/{other['id']}", json={"amd": "message"}), 422, "amd_message_required")

@@ -67,22 +67,7 @@ class CallerEar:
 
     def heard(self) -> tuple[np.ndarray, int]:
         """The caller's audio by arrival time from the first packet (gaps are silence)."""
-        if not self.packets:
-            return np.zeros(0), RATE
-        t0 = self.packets[0][0]
-        end = int((self.packets[-1][0] - t0) * RATE) + len(self.packets[-1][1])
-        audio = np.zeros(end)
-        cursor = 0
-        for at, payload in self.packets:
-            # a packet lands at its arrival time, or right after the previous one when packets
-            # came in a burst (jitter): what a jitter buffer would play
-            start = max(int((at - t0) * RATE), cursor)
-            samples = ulaw_to_linear(np.frombuffer(payload, dtype=np.uint8))
-            if start + len(samples) > len(audio):
-                audio = np.concatenate([audio, np.zeros(start + len(samples) - len(audio))])
-            audio[start:start + len(samples)] = samples
-            cursor = start + len(samples)
-        return audio, RATE
+        return heard(self.packets, self.packets[0][0] if self.packets else 0.0), RATE
 
     def loud_seconds(self, since: float, until: float) -> float:
         """Seconds of sound (10 ms frames above ``SILENCE_RMS``) the caller heard between two
@@ -93,6 +78,26 @@ class CallerEar:
         t0 = self.packets[0][0]
         start, end = (max(0, int((moment - t0) * rate)) for moment in (since, until))
         return float((frame_levels(audio[start:end], rate) >= SILENCE_RMS).sum() * FRAME_SECONDS)
+
+
+def heard(packets: list[tuple[float, bytes]], t0: float) -> np.ndarray:
+    """PCMU payloads with their arrival times (any clock, ``t0`` on the same one) as the audio a
+    listener heard from ``t0`` on: gaps are silence."""
+    if not packets:
+        return np.zeros(0)
+    end = int((packets[-1][0] - t0) * RATE) + len(packets[-1][1])
+    audio = np.zeros(max(end, 0))
+    cursor = 0
+    for at, payload in packets:
+        # a packet lands at its arrival time, or right after the previous one when packets
+        # came in a burst (jitter): what a jitter buffer would play
+        start = max(int((at - t0) * RATE), cursor, 0)
+        samples = ulaw_to_linear(np.frombuffer(payload, dtype=np.uint8))
+        if start + len(samples) > len(audio):
+            audio = np.concatenate([audio, np.zeros(start + len(samples) - len(audio))])
+        audio[start:start + len(samples)] = samples
+        cursor = start + len(samples)
+    return audio
 
 
 def frame_levels(audio: np.ndarray, rate: int) -> np.ndarray:

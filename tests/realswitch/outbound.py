@@ -13,7 +13,7 @@ from sqlalchemy import text
 from app.routing.lcr import gateway_name
 from tests.realswitch.freeswitch import free_port
 from tests.realswitch.provision import Tenant, poll
-from tests.realswitch.rtp_pcap import talk_pcap
+from tests.realswitch.rtp_pcap import talk_pcap, wav_pcap
 from tests.realswitch.sipp import SCENARIOS, Sipp, SippProcess
 
 CODECS = {"PCMU": 0, "PCMA": 8, "G729": 18}
@@ -46,6 +46,15 @@ class CarrierFarm:
         to reach), then waits for the BYE."""
         pcap = talk_pcap(self.folder, ptime_ms=20, codec="PCMU")
         path = self.folder / "carrier-talk.xml"
+        path.write_text((SCENARIOS / "carrier-talk.xml.tmpl").read_text().replace("{pcap}", str(pcap)))
+        return self._start(str(path), port)
+
+    def playing(self, wav: Path, port: int | None = None) -> SippProcess:
+        """Answers with PCMU and plays ``wav`` (8 kHz mono 16-bit) once from the answer, then
+        waits for the BYE: a customer whose phone is a person or an answering machine
+        (``../shared/freeswitch/amd``'s human_hello_silence.wav, machine_greeting_beep.wav)."""
+        pcap = wav_pcap(self.folder, wav)
+        path = self.folder / f"carrier-{wav.stem}.xml"
         path.write_text((SCENARIOS / "carrier-talk.xml.tmpl").read_text().replace("{pcap}", str(pcap)))
         return self._start(str(path), port)
 

@@ -88,6 +88,19 @@ class RtpCapture:
                             "frame.time_epoch", "rtp.ssrc", "rtp.seq", "rtp.timestamp")
         return [(float(t), int(ssrc, 16), int(seq), int(ts)) for t, ssrc, seq, ts in rows]
 
+    def audio_from(self, port: int) -> list[tuple[float, bytes]]:
+        """(arrival epoch s, PCMU payload) of each packet sent from ``port``: what the party at
+        the other end received, for ``hold_audio.heard``."""
+        rows = _fields(self.path, f"udp.srcport == {port} && rtp.version == 2 && rtp.p_type == 0",
+                       "frame.time_epoch", "rtp.payload")
+        return [(float(t), bytes.fromhex(payload.replace(":", ""))) for t, payload in rows]
+
+    def first_to(self, port: int) -> float | None:
+        """Arrival (epoch s) of the first RTP packet sent to ``port``: when the far end began to
+        send (a callee that plays a file from its answer)."""
+        rows = _fields(self.path, f"udp.dstport == {port} && rtp.version == 2", "frame.time_epoch")
+        return float(rows[0][0]) if rows else None
+
     def tls_handshakes(self, port: int) -> list[tuple[int, int, int]]:
         """(source port, destination port, handshake type) of the TLS handshake records to or
         from TCP ``port``: 1 is a ClientHello, 2 a ServerHello."""

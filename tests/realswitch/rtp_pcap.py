@@ -9,6 +9,7 @@ time into the run's folder, so no binary fixture lives in the repository.
 from __future__ import annotations
 
 import struct
+import wave
 from pathlib import Path
 
 SIPP_TALK_PCAP = Path("/usr/share/sip-tester/g711a.pcap")
@@ -65,8 +66,24 @@ def talk_pcap(folder: Path, *, ptime_ms: int, codec: str) -> Path:
     """sip-tester's 7 s of speech as ``codec`` in ``ptime_ms`` packets; returns the pcap path."""
     alaw = b"".join(read_rtp_payloads(SIPP_TALK_PCAP))
     audio = alaw if codec == "PCMA" else alaw.translate(_ALAW_TO_ULAW)
+    return _write_pcap(folder / f"talk-{codec}-{ptime_ms}ms.pcap", audio, ptime_ms=ptime_ms, codec=codec)
+
+
+def wav_pcap(folder: Path, wav: Path) -> Path:
+    """An 8 kHz mono 16-bit WAV (e.g. ../shared/freeswitch/amd/machine_greeting_beep.wav) as
+    PCMU in 20 ms packets: a callee that plays that file once it answered."""
+    with wave.open(str(wav)) as src:
+        if (src.getframerate(), src.getnchannels(), src.getsampwidth()) != (SAMPLE_RATE, 1, 2):
+            raise ValueError(f"{wav}: not 8 kHz mono 16-bit")
+        frames = src.readframes(src.getnframes())
+    samples = struct.unpack(f"<{len(frames) // 2}h", frames)
+    audio = bytes(linear_to_ulaw(sample) for sample in samples)
+    return _write_pcap(folder / f"{wav.stem}-PCMU-20ms.pcap", audio, ptime_ms=20, codec="PCMU")
+
+
+def _write_pcap(path: Path, audio: bytes, *, ptime_ms: int, codec: str) -> Path:
+    """``audio`` (G.711 codes of ``codec``) as RTP packets of ``ptime_ms`` at their own pace."""
     samples = SAMPLE_RATE * ptime_ms // 1000
-    path = folder / f"talk-{codec}-{ptime_ms}ms.pcap"
     out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, _LINKTYPE_ETHERNET)]
     for seq, start in enumerate(range(0, len(audio) - samples + 1, samples)):
         rtp = struct.pack("!BBHII", 0x80, (0x80 if seq == 0 else 0) | PAYLOAD_TYPES[codec],

@@ -138,6 +138,8 @@ class SimOutboundCall:
         self.refused_prompts: list[str] = []   # prompts the switch would not play ("Invalid Args")
         self.audio_fork: Optional[str] = None  # the URL uuid_audio_fork streams to
         self.audio_bug: Optional[tuple[str, str, str]] = None  # uuid_audio start (dir, kind, level)
+        self.avmd: Optional[gevent.Greenlet] = None  # the beep mod_avmd will report (avmd_start)
+        self.avmd_stopped = False
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> "SimOutboundCall":
@@ -1018,7 +1020,40 @@ def _app_play_and_detect_speech(call: SimOutboundCall, arg: str) -> tuple[str, d
     return "DONE", {"detect_speech_result": result}
 
 
+def _app_amd(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    """mod_amd: blocks while it listens to the greeting, then sets amd_result and amd_cause
+    (carried by the completion's variables, as on the real switch)."""
+    _breakable_wait(call, call.scenario.amd_seconds)
+    result, cause = call.scenario.greeting
+    call.channel.vars.update({"amd_result": result, "amd_cause": cause})
+    return "_none_", {"amd_result": result, "amd_cause": cause}
+
+
+def _app_avmd_start(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    """mod_avmd: returns at once (a media bug); CUSTOM avmd::start now and avmd::beep (with
+    Beep-Status, Frequency, Detection-time in microseconds) when the scenario's beep sounds."""
+    call.emit("CUSTOM", subclass="avmd::start", with_vars=True)
+    if call.scenario.beep_after is not None:
+        call.avmd = gevent.spawn_later(call.scenario.beep_after, call.emit, "CUSTOM", subclass="avmd::beep",
+                                       with_vars=True, tail=[
+                                           ("Beep-Status", "DETECTED"), ("Frequency", "1053.215201"),
+                                           ("Detection-time", str(int(call.scenario.beep_after * 1e6)))])
+        call._greenlets.append(call.avmd)
+    return "_none_", {}
+
+
+def _app_avmd_stop(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    if call.avmd is not None:
+        call.avmd.kill(block=False)
+        call.avmd = None
+    call.avmd_stopped = True
+    return "_none_", {}
+
+
 APP_BEHAVIOURS: dict[str, AppBehaviour] = {
+    "amd": _app_amd,
+    "avmd_start": _app_avmd_start,
+    "avmd_stop": _app_avmd_stop,
     "answer": _app_answer,
     "pre_answer": _app_pre_answer,
     "playback": _app_playback,

@@ -114,6 +114,12 @@ class Call:
     # sends ``api sched_del <uuid>`` within N seconds, the switch refuses the call (503).
     # None: a leg that did not come through that dialplan (e.g. an originated leg).
     setup_guard: Optional[float] = 5.0
+    # the answering-machine detection (mod_amd, mod_avmd) of an answered leg: ``amd`` completes
+    # after ``amd_seconds`` with amd_result/amd_cause ``greeting``; ``avmd_start`` reports
+    # avmd::beep ``beep_after`` seconds after it started (None: a greeting without a beep)
+    greeting: tuple[str, str] = ("HUMAN", "HUMAN")
+    amd_seconds: float = 0.05
+    beep_after: Optional[float] = None
 
     # -- builders (each returns self so a scenario reads like a call) -------------------------
     def press(self, digits: str, after: float = 0.05, gap: float = 0.02) -> "Call":
@@ -151,6 +157,15 @@ class Call:
 
     def bridge_fails(self, cause: str = "NORMAL_TEMPORARY_FAILURE", sip_code: str = "503") -> "Call":
         self.bridges.append(BridgeOutcome(answer=False, cause=cause, sip_code=sip_code))
+        return self
+
+    def answered_by(self, result: str, cause: str, *, after: float = 0.05,
+                    beep_after: Optional[float] = None) -> "Call":
+        """What mod_amd decides (``MACHINE``, ``MAXWORDS``) ``after`` seconds into ``amd``, and
+        when mod_avmd hears the beep (seconds after ``avmd_start``; None: never). Measured on the
+        real switch (tests/realswitch/test_campaign_amd.py): HUMAN/HUMAN at 1.49 s, MACHINE/MAXWORDS
+        at 1.83 s, the beep 4.86 s after avmd_start."""
+        self.greeting, self.amd_seconds, self.beep_after = (result, cause), after, beep_after
         return self
 
     def media(self, path: str, seconds: float) -> "Call":

@@ -32,6 +32,8 @@ blp = Blueprint("campaigns", __name__, url_prefix="/api/campaigns", description=
 
 # the state actions of the API (app/campaigns/states.py); the URL converter accepts only these
 ACTIONS = ("start", "pause", "resume", "stop", "archive")
+_INVALID = ("validation_failed, caller_id_not_owned, invalid_reference; amd_message_required (amd message "
+            "without amd_message), invalid_amd_message (not one say or play verb)")
 
 
 def _account() -> uuid.UUID:
@@ -51,6 +53,7 @@ class Campaigns(MethodView):
     @require_admin
     @blp.arguments(CampaignWriteSchema)
     @blp.response(201, CampaignSchema)
+    @blp.alt_response(422, schema=ErrorSchema, description=_INVALID)
     def post(self, data: dict[str, Any]):
         with tenant_db() as db:
             return service.create(db, _account(), data)
@@ -68,6 +71,7 @@ class CampaignById(MethodView):
     @blp.arguments(CampaignPatchSchema(partial=True))
     @blp.response(200, CampaignSchema)
     @blp.alt_response(409, schema=ErrorSchema, description="illegal_transition: status is not a legal next state")
+    @blp.alt_response(422, schema=ErrorSchema, description=_INVALID)
     def patch(self, data: dict[str, Any], campaign_id: uuid.UUID):
         with tenant_db() as db:
             return service.update(db, _account(), campaign_id, data)

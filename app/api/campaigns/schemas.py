@@ -8,7 +8,7 @@ from marshmallow import validate
 from app import limits
 from app.campaigns import retries
 from app.campaigns.retries import RETRYABLE
-from app.models.enums import CAMPAIGN_STATUSES, CONTACT_STATUSES, DIALER_MODES
+from app.models.enums import AMD_MODES, CAMPAIGN_STATUSES, CONTACT_STATUSES, DIALER_MODES
 
 PHONE = validate.Regexp(r"^\+?[0-9]{1,32}\Z", error="Digits only, optionally with a leading +.")
 _HHMM = validate.Regexp(r"^([01][0-9]|2[0-3]):[0-5][0-9]\Z", error="A time of day as HH:MM (24 h).")
@@ -49,6 +49,15 @@ class CampaignWriteSchema(ma.Schema):
         "description": f"Power mode: lines per available agent (default {limits.CAMPAIGN_POWER_RATIO_DEFAULT})"})
     abandon_cap_percent = ma.fields.Float(validate=validate.Range(min=0.1, max=100), metadata={
         "description": f"Predictive mode: abandon-rate cap (default {limits.CAMPAIGN_ABANDON_CAP_PERCENT_DEFAULT})"})
+    amd = ma.fields.String(validate=validate.OneOf(AMD_MODES), metadata={
+        "description": "Answering-machine detection when a customer answers: off (default, every answer is a "
+                       "person), hangup (machines are hung up: outcome machine), message (leave amd_message "
+                       "after the voicemail beep, then hang up: outcome machine), connect (detect, report, "
+                       "connect anyway). docs/campaigns.md"})
+    amd_message = ma.fields.Dict(allow_none=True, metadata={
+        "description": "message mode: one say verb ({\"verb\": \"say\", \"text\": ...}) or play verb "
+                       "({\"verb\": \"play\", \"url\": \"https://...\"}), as in app_json; 422 "
+                       "invalid_amd_message otherwise, amd_message_required when message mode has none"})
 
 
 class CampaignPatchSchema(CampaignWriteSchema):
@@ -70,6 +79,8 @@ class CampaignSchema(ma.Schema):
     retry_policy = ma.fields.Method("_retry_policy", metadata={"description": "Every outcome's rule, defaults filled in"})
     power_ratio = ma.fields.Float()
     abandon_cap_percent = ma.fields.Float()
+    amd = ma.fields.String()
+    amd_message = ma.fields.Dict(allow_none=True)
     status_changed_at = ma.fields.AwareDateTime()
     created_at = ma.fields.AwareDateTime()
     updated_at = ma.fields.AwareDateTime()

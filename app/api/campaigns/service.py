@@ -14,14 +14,15 @@ from sqlalchemy.orm import Session
 from app.api.agents.service import check_queues
 from app.api.common import apply, flush_or_raise, get_owned
 from app.api.pagination import Page, keyset_page
+from app.campaigns import amd, states
 from app.campaigns import contacts as contact_rules
-from app.campaigns import states
 from app.errors import Conflict, NotFound, ValidationFailed
 from app.events.payloads import campaign_state_changed, emit
 from app.models import AgentQueue, Campaign, CampaignContact, Carrier, PhoneNumber
+from app.verbs import VerbListRejected, parse_verb_list
 
 FIELDS = ("name", "dialer_mode", "caller_id", "carrier_id", "agent_group_ids", "window_start", "window_end",
-          "allowed_weekdays", "retry_policy", "power_ratio", "abandon_cap_percent")
+          "allowed_weekdays", "retry_policy", "power_ratio", "abandon_cap_percent", "amd", "amd_message")
 
 
 def _digits(number: str) -> str:
@@ -60,7 +61,27 @@ def _validate(db: Session, account_id: uuid.UUID, data: dict[str, Any], row: Cam
                                details={"window_end": ["Must be later than window_start."]})
     if "allowed_weekdays" in values:
         values["allowed_weekdays"] = sorted(set(values["allowed_weekdays"]))
+    _check_amd(values.get("amd", row.amd if row else "off"),
+               values["amd_message"] if "amd_message" in values else row.amd_message if row else None)
     return values
+
+
+def _check_amd(mode: str, message: dict[str, Any] | None) -> None:
+    """``message`` mode needs a message; a message is one say or play verb as in app_json (the
+    verb language's own validation, so it plays exactly as that verb would)."""
+    if message is not None:
+        try:
+            verbs = parse_verb_list([message])
+        except VerbListRejected as exc:
+            raise ValidationFailed("amd_message is not a valid say or play verb.", code="invalid_amd_message",
+                                   details={"amd_message": exc.errors}) from exc
+        if len(verbs) != 1 or verbs[0].name not in amd.MESSAGE_VERBS:
+            raise ValidationFailed("amd_message must be one say or play verb.", code="invalid_amd_message",
+                                   details={"amd_message": [f"verb must be one of {', '.join(amd.MESSAGE_VERBS)}."]})
+    if mode == amd.MESSAGE and message is None:
+        raise ValidationFailed("amd message mode leaves a message after the beep: give amd_message "
+                               "(a say or play verb).", code="amd_message_required",
+                               details={"amd_message": ["Required when amd is message."]})
 
 
 def create(db: Session, account_id: uuid.UUID, data: dict[str, Any]) -> Campaign:

@@ -1,0 +1,56 @@
+"""Answering-machine detection, the campaign's side: the setting, and what the detection's
+report on ``call.ended`` makes of an attempt. The detection itself runs on the answered call
+(app/voice/amd.py); docs/campaigns.md "Answering-machine detection" explains the modes and the
+measured times.
+
+A campaign's ``amd`` is one of ``AMD_MODES``:
+- ``off``: no detection; every answer is a person (as before this setting existed);
+- ``hangup``: a machine is hung up at once, outcome ``machine`` (its retry rule applies);
+- ``message``: a machine is left ``amd_message`` after its beep, then hung up, outcome
+  ``machine`` with ``messageLeft``;
+- ``connect``: detected and reported, but every answer goes to the agent.
+HUMAN and NOTSURE always go to the agent: a person must never be hung up on for a guess.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from app.models.enums import AMD_MODES
+
+OFF, HANGUP, MESSAGE, CONNECT = AMD_MODES
+# what a machine may be left after its beep: a recording (play, an https URL checked when it
+# is fetched, as every play) or text spoken by the TTS (say), each exactly as that verb plays it
+MESSAGE_VERBS = ("say", "play")
+# mod_amd's verdicts (its ``amd_result`` variable), lower-cased in our reports
+HUMAN, MACHINE, NOTSURE = "human", "machine", "notsure"
+# what the call did after the verdict (the report's ``action``)
+CONNECTED, HUNG_UP, MESSAGE_LEFT = "connected", "hangup", "message"
+# the call record's hangup_reason when the session ended a machine's call (hung up at the
+# verdict, or after the message): what recovers the outcome of a call whose call.ended was lost
+HANGUP_REASON = "answering_machine"
+
+
+@dataclass(frozen=True)
+class AmdSettings:
+    """A campaign's detection as its answered call runs it; None stands for ``off``."""
+
+    mode: str
+    message: Optional[dict[str, Any]] = None  # message mode: the one say/play verb
+
+    @classmethod
+    def of(cls, mode: Optional[str], message: Optional[dict[str, Any]]) -> Optional["AmdSettings"]:
+        if not mode or mode == OFF:
+            return None
+        return cls(mode, message if mode == MESSAGE else None)
+
+
+def machine_not_connected(ended: Mapping[str, Any]) -> bool:
+    """``call.ended`` of a call the detection ended on a machine (hung up, or a message left):
+    the attempt's outcome is ``machine``, and the reserved agent never talked, so it owes no
+    after-call work. Without the report (an outcome recovered from the call record, whose
+    ``call.ended`` was lost) the session's hang-up reason says it."""
+    report = ended.get("amd") or {}
+    if report.get("result") == MACHINE and report.get("action") in (HUNG_UP, MESSAGE_LEFT):
+        return True
+    return ended.get("hangupReason") == HANGUP_REASON

@@ -1,0 +1,134 @@
+"""Answering-machine detection on an answered campaign call, before its reserved agent is rung.
+
+Why here, in the call session, and not in the dialplan or the dialer: the verdict decides what
+the session does next (dial the agent, hang up, or wait for the beep and speak), and the
+session already owns the answered leg's socket; the dialer only learns the result on
+``call.ended`` (app/campaigns/amd.py turns it into the attempt's outcome).
+
+On the leg (fs-conf/autoload_configs/amd.conf.xml, avmd.conf.xml):
+1. ``message`` mode only: ``avmd_start`` — mod_avmd listens for the voicemail beep from the
+   answer on (the beep may come right after a short greeting) and reports it as the CUSTOM
+   event ``avmd::beep``;
+2. ``amd`` — mod_amd's blocking application; its verdict is in the completion's variables
+   ``amd_result`` (HUMAN / MACHINE / NOTSURE) and ``amd_cause`` (e.g. MAXWORDS). Measured on
+   the real switch over a PCMU SIP leg: HUMAN 1.49 s after the answer for "Hello?" then
+   silence, MACHINE/MAXWORDS 1.83 s into a recorded greeting;
+3. HUMAN or NOTSURE (or any verdict in ``connect`` mode): avmd stopped, the call goes on to the
+   agent. MACHINE in ``hangup`` mode: the session hangs up. MACHINE in ``message`` mode: the
+   beep is awaited until ``CAMPAIGN_AMD_BEEP_WAIT_SECONDS`` after the answer (measured: 4.9 s
+   for a 4.5 s greeting), then the message verb plays and the session hangs up.
+
+``Screening.report()`` is what ``call.ended`` (``amd``) and ``campaign.attempt`` carry.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import gevent.event
+
+from app import limits
+from app.campaigns.amd import (
+    CONNECT,
+    CONNECTED,
+    HANGUP,
+    HANGUP_REASON,
+    HUMAN,
+    HUNG_UP,
+    MACHINE,
+    MESSAGE,
+    MESSAGE_LEFT,
+    NOTSURE,
+    AmdSettings,
+)
+from app.verbs import parse_verb_list, run_verbs
+from app.voice.channel import ChannelVerbContext
+from esl.errors import ChannelHungUp
+
+log = logging.getLogger(__name__)
+
+BEEP_EVENT = "avmd::beep"
+# mod_amd's amd_result → our verdict; anything else (no variable: the app did not run) is NOTSURE
+VERDICTS = {"HUMAN": HUMAN, "MACHINE": MACHINE, "NOTSURE": NOTSURE}
+
+
+@dataclass
+class Screening:
+    """One call's detection, filled in as it happens (a machine may hang up mid-way: what was
+    learnt until then is still reported). Times in ms from the answer."""
+
+    mode: str
+    result: Optional[str] = None
+    cause: Optional[str] = None
+    detection_ms: Optional[int] = None
+    beep_ms: Optional[int] = None
+    beep_hz: Optional[float] = None
+    action: Optional[str] = None
+    message_ms: Optional[int] = None
+
+    @property
+    def proceed(self) -> bool:
+        """The call goes on to the agent."""
+        return self.action == CONNECTED
+
+    def report(self) -> dict[str, Any]:
+        return {"mode": self.mode, "result": self.result, "cause": self.cause, "detectionMs": self.detection_ms,
+                "beepMs": self.beep_ms, "beepHz": self.beep_hz, "action": self.action,
+                "messageLeft": self.action == MESSAGE_LEFT and self.message_ms is not None,
+                "messageMs": self.message_ms}
+
+
+def screen(ctx: ChannelVerbContext, settings: AmdSettings, screening: Screening,
+           clock: Callable[[], float] = time.monotonic) -> Screening:
+    """Run the detection on the answered leg and act on a machine (hang-up or message); the
+    caller dials the agent when ``screening.proceed``. ChannelHungUp propagates (the customer
+    or the machine hung up): ``screening`` keeps what was learnt."""
+    answered = clock()
+    beep: Optional[gevent.event.AsyncResult] = None
+    if settings.mode == MESSAGE:
+        beep = gevent.event.AsyncResult()
+        ctx.on_event(BEEP_EVENT, lambda event: beep.set(event) if not beep.ready() else None)
+        ctx.on_event("CHANNEL_HANGUP", lambda _event: beep.set(None) if not beep.ready() else None)
+        ctx.execute("avmd_start")
+    done = ctx.execute("amd")
+    screening.detection_ms = _ms(clock() - answered)
+    screening.result = VERDICTS.get((done.variable("amd_result") or "").upper(), NOTSURE)
+    screening.cause = done.variable("amd_cause")
+    log.info("call %s: amd %s/%s after %s ms", ctx.call_id, screening.result, screening.cause,
+             screening.detection_ms)
+    if screening.result != MACHINE or settings.mode == CONNECT:
+        if beep is not None:
+            ctx.execute("avmd_stop")
+        screening.action = CONNECTED
+        return screening
+    if settings.mode == HANGUP:
+        screening.action = HUNG_UP
+        ctx.hangup("NORMAL_CLEARING", HANGUP_REASON)
+        return screening
+    screening.action = MESSAGE_LEFT
+    beep.wait(max(0.0, limits.CAMPAIGN_AMD_BEEP_WAIT_SECONDS - (clock() - answered)))
+    heard = beep.value if beep.ready() else None  # None: no beep within the wait, or hung up
+    if heard is None and ctx.conn.hung_up:
+        raise ChannelHungUp(ctx.conn.hangup_event, "the machine hung up before its beep")
+    if heard is not None:
+        screening.beep_ms = _ms(clock() - answered)
+        screening.beep_hz = _float(heard.get("Frequency"))
+    ctx.execute("avmd_stop")
+    started = clock()
+    run_verbs(ctx, parse_verb_list([settings.message]))
+    screening.message_ms = _ms(clock() - started)
+    ctx.hangup("NORMAL_CLEARING", HANGUP_REASON)
+    return screening
+
+
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
+def _float(value: Optional[str]) -> Optional[float]:
+    try:
+        return round(float(value), 1) if value else None
+    except ValueError:
+        return None
