@@ -3,8 +3,11 @@
 Three producers share the message (docs/events.md):
 - the callback dispatcher (``queueId``, ``agentId``, ``callbackId``, ``attempt``): dial the
   customer, then connect the agent (SPEC "Transitions");
-- the campaign dialer (``agentId``, ``queueId``, ``from``): the same, for a campaign contact
-  and the agent reserved for it (app/campaigns/dialer.py);
+- the campaign dialer (``agentId``, ``queueId``, ``from``, ``carrierId``): the same, for a
+  campaign contact and the agent reserved for it (progressive, app/campaigns/dialer.py); or,
+  for power and predictive, ``campaignId`` without an agent: the answered customer waits up to
+  2 s for the first free agent of ``queueId`` (app/campaigns/overdial.py). ``carrierId``
+  restricts least-cost routing to the campaign's trunk;
 - ``POST /api/calls`` (``applicationSid``): the application drives the answered leg exactly like
   an inbound call, with ``direction: outbound``.
 The controller that consumes the message dials through least-cost routing; the answered leg
@@ -36,6 +39,7 @@ APPLICATION_VARIABLE = "sbc_application_sid"
 AGENT_VARIABLE = "sbc_agent_sid"
 QUEUE_VARIABLE = "sbc_queue_sid"
 CALLBACK_VARIABLE = "sbc_callback_sid"
+CAMPAIGN_VARIABLE = "sbc_campaign_sid"
 TRACE_ID_VARIABLE = "sbc_trace_id"                # shared by every leg of a conversation
 
 
@@ -57,6 +61,10 @@ class OriginateRequest:
     callback_id: Optional[uuid.UUID] = None
     attempt: int = 1
     timeout_seconds: int = limits.DIAL_DEFAULT_RING_TIMEOUT_SECONDS
+    # a power/predictive campaign's call (no agent reserved: the answer waits for one)
+    campaign_id: Optional[uuid.UUID] = None
+    # least-cost routing restricted to this carrier (a campaign's trunk)
+    carrier_id: Optional[uuid.UUID] = None
 
     @classmethod
     def from_envelope(cls, envelope: Envelope) -> "OriginateRequest":
@@ -82,12 +90,18 @@ class OriginateRequest:
             agent_id=_uuid(p.get("agentId"), "agentId"),
             queue_id=_uuid(p.get("queueId"), "queueId"),
             callback_id=_uuid(p.get("callbackId"), "callbackId"),
+            campaign_id=_uuid(p.get("campaignId"), "campaignId"),
+            carrier_id=_uuid(p.get("carrierId"), "carrierId"),
             attempt=_int(_default(p.get("attempt"), 1), "attempt", 1, limits.CALLBACK_MAX_ATTEMPTS),
             timeout_seconds=_int(_default(p.get("timeoutSeconds"), limits.DIAL_DEFAULT_RING_TIMEOUT_SECONDS),
                                  "timeoutSeconds", 1, limits.DIAL_MAX_RING_TIMEOUT_SECONDS),
         )
-        if (request.application_id is None) == (request.agent_id is None):
-            raise InvalidOriginate("call.originate needs exactly one of applicationSid and agentId.")
+        waits = request.campaign_id is not None and request.agent_id is None
+        if (request.application_id is None) == (request.agent_id is None) and not waits:
+            raise InvalidOriginate("call.originate needs exactly one of applicationSid and agentId "
+                                   "(or a campaignId with a queueId).")
+        if waits and (request.queue_id is None or request.application_id is not None):
+            raise InvalidOriginate("A campaign call without an agent needs a queueId and no applicationSid.")
         return request
 
     def channel_variables(self) -> dict[str, str]:
@@ -102,7 +116,8 @@ class OriginateRequest:
         if self.caller_id:
             variables["origination_caller_id_number"] = self.caller_id
         for name, value in ((APPLICATION_VARIABLE, self.application_id), (AGENT_VARIABLE, self.agent_id),
-                            (QUEUE_VARIABLE, self.queue_id), (CALLBACK_VARIABLE, self.callback_id)):
+                            (QUEUE_VARIABLE, self.queue_id), (CALLBACK_VARIABLE, self.callback_id),
+                            (CAMPAIGN_VARIABLE, self.campaign_id)):
             if value is not None:
                 variables[name] = str(value)
         return variables
@@ -118,6 +133,8 @@ class OriginatedLeg:
     # the carrier whose gateway answered: the LCR leg variables (app.routing.lcr.bridge_string)
     carrier_id: Optional[uuid.UUID] = None
     gateway_id: Optional[uuid.UUID] = None
+    # a power/predictive campaign's call: its answer waits for an agent of ``queue_id``
+    campaign_id: Optional[uuid.UUID] = None
 
     @classmethod
     def from_variables(cls, variable) -> Optional["OriginatedLeg"]:  # noqa: ANN001 (Event.variable)
@@ -131,6 +148,7 @@ class OriginatedLeg:
                 queue_id=_optional_uuid(variable(QUEUE_VARIABLE)),
                 carrier_id=_optional_uuid(variable(LCR_CARRIER_VARIABLE)),
                 gateway_id=_optional_uuid(variable(LCR_GATEWAY_VARIABLE)),
+                campaign_id=_optional_uuid(variable(CAMPAIGN_VARIABLE)),
             )
         except ValueError:
             return None
@@ -196,4 +214,5 @@ def originate_payload(request: OriginateRequest) -> dict[str, Any]:
         call_id=request.call_id, phone_number=request.phone_number, caller_id=request.caller_id,
         application_id=request.application_id, agent_id=request.agent_id,
         queue_id=request.queue_id, callback_id=request.callback_id, attempt=request.attempt,
-        timeout_seconds=request.timeout_seconds)
+        timeout_seconds=request.timeout_seconds, campaign_id=request.campaign_id,
+        carrier_id=request.carrier_id)

@@ -8,7 +8,8 @@ Once a second (``CAMPAIGN_DIAL_INTERVAL_SECONDS``) each instance:
 2. for every running campaign, takes or renews its lease (app/campaigns/lease.py): one pacing
    loop per campaign across every instance, taken over within ``CAMPAIGN_LEASE_TTL_SECONDS``
    when its holder dies; leases of campaigns no longer running are given back;
-3. paces the campaigns it holds. **Progressive** (the one mode that dials today): the agents of
+3. paces the campaigns it holds (power and predictive: app/campaigns/overdial.py).
+   **Progressive**: the agents of
    the campaign's agent groups that are available, registered and idle are *claimed* first —
    the atomic claim queue callers and callbacks use (app/contact/presence.py), so an agent is
    never given two calls — the pacer (app/campaigns/pacing.py) says how many lines that makes,
@@ -46,8 +47,9 @@ from sqlalchemy import and_, select
 from app import limits
 from app.calls.limiter import ConcurrencyLimiter
 from app.calls.originate import OriginateRequest, originate_payload
-from app.campaigns import pacing, picking, schedule
+from app.campaigns import overdial, pacing, picking, schedule
 from app.campaigns.lease import CampaignLeases
+from app.campaigns.measures import CampaignMeasures, seconds_of
 from app.contact import states
 from app.contact.callbacks import call_ended as free_claimed_agent
 from app.contact.presence import Presence
@@ -58,8 +60,6 @@ from app.models import Account, Agent, AgentQueue, CallRecord, Campaign, Campaig
 log = logging.getLogger(__name__)
 
 DIALER_QUEUE = "workers.campaign.outcomes"
-# the modes this loop dials; the others stay running without placing calls (docs/campaigns.md)
-DIALLED_MODES = ("progressive",)
 # call.ended's hangupReason of an attempt that never answered → the contact's outcome
 # (app/voice/originator.CAUSE_REASONS); any other reason of an unanswered call is ``failed``
 UNANSWERED_OUTCOMES = {"busy": "busy", "no_answer": "no_answer"}
@@ -70,7 +70,7 @@ class Dialled:
     campaign_id: uuid.UUID
     contact_id: uuid.UUID
     call_id: uuid.UUID
-    agent_id: uuid.UUID
+    agent_id: Optional[uuid.UUID]  # the agent reserved (progressive); None: the answer waits for one
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,7 @@ class CampaignDialer:
         self.presence, self.leases, self.limiter = presence, leases, limiter
         self.clock, self.interval_seconds = clock, interval_seconds
         self.held: set[uuid.UUID] = set()
+        self.measures = CampaignMeasures(presence.redis, presence.prefix)
         self._consumer: Any = None
         self._loop: Optional[gevent.Greenlet] = None
 
@@ -136,8 +137,10 @@ class CampaignDialer:
             self.held.add(row.id)
             try:
                 self.recover_lost(row.account_id, row.id, now)
-                if row.dialer_mode in DIALLED_MODES:
+                if row.dialer_mode == "progressive":
                     dialled += self.dial_progressive(row.account_id, row.id, now)
+                elif row.dialer_mode in overdial.MODES:
+                    dialled += overdial.dial(self, row.account_id, row.id, now)
             except Exception:  # one campaign's fault (database, Redis) never stops the others
                 log.exception("campaign %s: pacing round failed", row.id)
         return dialled
@@ -149,9 +152,10 @@ class CampaignDialer:
         self.held.clear()
 
     # -- progressive ---------------------------------------------------------------------------
-    def _free_agents(self, db: Any, campaign: Campaign) -> list[_FreeAgent]:
-        """Available, reachable agents of the campaign's agent groups whose queues have no
-        caller waiting (live callers keep their agents, as with callbacks), idle longest first."""
+    def free_agents(self, db: Any, campaign: Campaign, *, skip_waiting_groups: bool = True) -> list[_FreeAgent]:
+        """Available, reachable agents of the campaign's agent groups, idle longest first; with
+        ``skip_waiting_groups``, only those whose queues have no caller waiting (live callers
+        keep their agents, as with callbacks; power/predictive count the waiting instead)."""
         account = str(campaign.account_id)
         rows = db.execute(
             select(Agent.id, Agent.sip_username, Agent.sip_password_encrypted, Agent.contact,
@@ -165,7 +169,8 @@ class CampaignDialer:
         idle_order = {agent: n for n, agent in enumerate(self.presence.idle_agents(account))}
         free: dict[uuid.UUID, _FreeAgent] = {}
         for row in rows:
-            if row.id in free or str(row.id) not in idle_order or self.presence.waiting(account, row.queue_name):
+            if row.id in free or str(row.id) not in idle_order or (
+                    skip_waiting_groups and self.presence.waiting(account, row.queue_name)):
                 continue
             registration = (row.subdomain, row.sip_username) if row.sip_username and row.sip_password_encrypted else None
             if registration is None and not row.contact:
@@ -173,7 +178,7 @@ class CampaignDialer:
             free[row.id] = _FreeAgent(row.id, row.queue_id, registration)
         return sorted(free.values(), key=lambda a: idle_order[str(a.agent_id)])
 
-    def _headroom(self, db: Any, campaign: Campaign, wanted: int) -> int:
+    def headroom(self, db: Any, campaign: Campaign, wanted: int) -> int:
         """Of ``wanted`` lines, those the account may still start: its concurrency limit minus
         its live calls (0 = unlimited). The controller's admission stays the hard check; this
         keeps the dialer from spending contacts' attempts on calls it would refuse."""
@@ -193,10 +198,10 @@ class CampaignDialer:
                 campaign = db.get(Campaign, campaign_id)
                 if campaign is None or campaign.status != "running":
                     return []
-                free = self._free_agents(db, campaign)
+                free = self.free_agents(db, campaign)
                 lines = pacing.progressive(pacing.Lines(ready_agents=len(free), busy_elapsed=(),
                                                         ringing_elapsed=())).dial
-                lines = self._headroom(db, campaign, lines)
+                lines = self.headroom(db, campaign, lines)
                 for agent in free:
                     if len(claims) == lines:
                         break
@@ -212,15 +217,15 @@ class CampaignDialer:
                         call_id=call_id, account_id=account_id, trace_id=uuid.uuid4(),
                         phone_number=contact.phone_number.lstrip("+"),
                         caller_id=(campaign.caller_id or "").lstrip("+") or None,
-                        agent_id=agent.agent_id, queue_id=agent.queue_id,
+                        agent_id=agent.agent_id, queue_id=agent.queue_id, carrier_id=campaign.carrier_id,
                         timeout_seconds=limits.CAMPAIGN_RING_TIMEOUT_SECONDS)
                     emit("call.originate", originate_payload(request), account_id=account_id,
                          trace_id=request.trace_id, session=db)
                     dialled.append(Dialled(campaign_id, contact.contact_id, call_id, agent.agent_id))
-                self._mark(account, dialled)
+                self.mark(account, dialled)
         except BaseException:
             self._unclaim(account, claims)
-            self._unmark(dialled)
+            self.unmark(dialled)
             raise
         self._unclaim(account, claims[len(dialled):])
         for d in dialled:
@@ -228,7 +233,8 @@ class CampaignDialer:
                      d.agent_id, d.call_id)
         return dialled
 
-    def _mark(self, account: str, dialled: list[Dialled]) -> None:
+    def mark(self, account: str, dialled: list[Dialled]) -> None:
+        """Remember each call's campaign and contact (its outcome comes on ``call.ended``)."""
         if not dialled:
             return
         pipe = self.redis.pipeline()
@@ -239,7 +245,7 @@ class CampaignDialer:
             pipe.set(self.contact_call_key(d.contact_id), str(d.call_id), ex=limits.CAMPAIGN_CALL_MARK_TTL_SECONDS)
         pipe.execute()
 
-    def _unmark(self, dialled: list[Dialled]) -> None:
+    def unmark(self, dialled: list[Dialled]) -> None:
         if dialled:
             self.redis.delete(*(self.mark_key(d.call_id) for d in dialled))
 
@@ -259,6 +265,12 @@ class CampaignDialer:
             return None
         mark = json.loads(raw)
         outcome = outcome_of(ended)
+        answered = bool(ended.get("answeredAt"))
+        self.measures.ended(mark["campaign"], str(ended["callId"]))
+        self.measures.record(mark["campaign"], self.clock().timestamp(), answered=answered,
+                             abandoned=outcome == "abandoned",
+                             ring_seconds=seconds_of(ended.get("ringMs") if answered else ended.get("durationMs")),
+                             talk_seconds=seconds_of(ended.get("talkMs")))
         with tenant_session(mark["account"]) as db:
             campaign = db.get(Campaign, uuid.UUID(mark["campaign"]))
             if campaign is None:
@@ -296,6 +308,7 @@ class CampaignDialer:
                 recovered[contact] = outcome
                 if call_id:
                     self.redis.delete(self.mark_key(call_id))
+                    self.measures.ended(campaign_id, call_id)
         for contact, outcome in recovered.items():
             call_id = calls[contact]
             log.warning("campaign %s: contact %s lost its outcome; applied %s", campaign_id, contact, outcome)
@@ -307,9 +320,17 @@ class CampaignDialer:
     def _decoded(value: Any) -> Optional[str]:
         return value.decode() if isinstance(value, bytes) else value
 
+    def call_answered(self, answered: dict[str, Any]) -> None:
+        """A campaign call answered: no longer ringing for the pacer, live until it ends."""
+        raw = self.redis.get(self.mark_key(str(answered.get("callId") or "")))
+        if raw is not None:
+            self.measures.answered(json.loads(raw)["campaign"], str(answered["callId"]), self.clock().timestamp())
+
     def handle(self, envelope: Any) -> None:  # app.events.envelope.Envelope
         if envelope.type == "call.ended" and envelope.payload:
             self.call_ended(envelope.payload)
+        elif envelope.type == "call.answered" and envelope.payload:
+            self.call_answered(envelope.payload)
 
     # -- the process -----------------------------------------------------------------------------
     def _run_forever(self) -> None:
@@ -324,7 +345,8 @@ class CampaignDialer:
         from app.events.consumer import EventConsumer
         from app.events.exchanges import CALL_EVENTS
 
-        self._consumer = EventConsumer([(CALL_EVENTS, "call.ended")], self.handle, queue=DIALER_QUEUE,
+        self._consumer = EventConsumer([(CALL_EVENTS, "call.ended"), (CALL_EVENTS, "call.answered")], self.handle,
+                                       queue=DIALER_QUEUE,
                                        **consumer_kw).start()
         self._loop = gevent.spawn(self._run_forever)
         return self

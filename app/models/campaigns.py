@@ -65,6 +65,10 @@ class Campaign(TenantOwned, Base):
     # power mode: lines per available agent; predictive: the abandon-rate cap in percent
     power_ratio: Mapped[float] = mapped_column(Float, nullable=False, server_default=text("2.0"))
     abandon_cap_percent: Mapped[float] = mapped_column(Float, nullable=False, server_default=text("3.0"))
+    # power/predictive: what a live answer no agent took in time hears (said, or a recording
+    # played); both null → the default text (app/campaigns/safe_harbour.py)
+    safe_harbour_text: Mapped[str | None] = mapped_column(String(500))
+    safe_harbour_url: Mapped[str | None] = mapped_column(String(2048))
     status_changed_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), nullable=False, server_default=func.now()
     )
@@ -80,6 +84,7 @@ class Campaign(TenantOwned, Base):
         CheckConstraint("window_start < window_end", name="window_ordered"),
         CheckConstraint("power_ratio >= 1 AND power_ratio <= 5", name="power_ratio_range"),
         CheckConstraint("abandon_cap_percent > 0 AND abandon_cap_percent <= 100", name="abandon_cap_range"),
+        CheckConstraint("safe_harbour_text IS NULL OR safe_harbour_url IS NULL", name="safe_harbour_one"),
     )
 
 
