@@ -50,6 +50,7 @@ from app.calls.originate import OriginateRequest, originate_payload
 from app.campaigns import overdial, pacing, picking, schedule
 from app.campaigns.lease import CampaignLeases
 from app.campaigns.measures import CampaignMeasures, seconds_of
+from app.campaigns.safe_harbour import ABANDONED_REASON
 from app.contact import states
 from app.contact.callbacks import call_ended as free_claimed_agent
 from app.contact.presence import Presence
@@ -84,11 +85,18 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def outcome_of(ended: dict[str, Any]) -> str:
-    """A campaign call's outcome from its ``call.ended`` payload: answered and bridged to the
-    agent (talk time) → ``human``; answered but never connected → ``abandoned``; not answered →
+def outcome_of(ended: dict[str, Any], *, waited: bool = False) -> str:
+    """A campaign call's outcome from its ``call.ended`` payload. Answered: ``abandoned`` when
+    the safe-harbour message ended it; for a call whose answer waited for an agent
+    (power/predictive, ``waited``) ``human`` once an agent took it (the record's agent), else
+    ``abandoned`` (the person hung up while waiting); for a call with its agent reserved
+    (progressive) ``human`` when bridged to it (talk time), else ``abandoned``. Not answered →
     ``busy`` / ``no_answer`` from the originator's reason, else ``failed``."""
     if ended.get("answeredAt"):
+        if ended.get("hangupReason") == ABANDONED_REASON:
+            return "abandoned"
+        if waited:
+            return "human" if ended.get("agentId") else "abandoned"
         return "human" if (ended.get("talkMs") or 0) > 0 else "abandoned"
     return UNANSWERED_OUTCOMES.get(str(ended.get("hangupReason") or ""), "failed")
 
@@ -240,7 +248,8 @@ class CampaignDialer:
         pipe = self.redis.pipeline()
         for d in dialled:
             pipe.set(self.mark_key(d.call_id),
-                     json.dumps({"account": account, "campaign": str(d.campaign_id), "contact": str(d.contact_id)}),
+                     json.dumps({"account": account, "campaign": str(d.campaign_id), "contact": str(d.contact_id),
+                                 "waits": d.agent_id is None}),
                      ex=limits.CAMPAIGN_CALL_MARK_TTL_SECONDS)
             pipe.set(self.contact_call_key(d.contact_id), str(d.call_id), ex=limits.CAMPAIGN_CALL_MARK_TTL_SECONDS)
         pipe.execute()
@@ -264,7 +273,7 @@ class CampaignDialer:
         if raw is None:
             return None
         mark = json.loads(raw)
-        outcome = outcome_of(ended)
+        outcome = outcome_of(ended, waited=mark.get("waits", False))
         answered = bool(ended.get("answeredAt"))
         self.measures.ended(mark["campaign"], str(ended["callId"]))
         self.measures.record(mark["campaign"], self.clock().timestamp(), answered=answered,
@@ -299,11 +308,14 @@ class CampaignDialer:
             for contact, call_id in calls.items():
                 if call_id in live:
                     continue
-                record = db.execute(select(CallRecord.answered_at, CallRecord.talk_ms, CallRecord.hangup_reason)
+                record = db.execute(select(CallRecord.answered_at, CallRecord.talk_ms, CallRecord.hangup_reason,
+                                           CallRecord.agent_id)
                                     .where(CallRecord.account_id == account_id,
                                            CallRecord.call_id == uuid.UUID(call_id))).first() if call_id else None
+                mark = self.redis.get(self.mark_key(call_id)) if call_id else None
                 outcome = outcome_of({"answeredAt": record.answered_at, "talkMs": record.talk_ms,
-                                      "hangupReason": record.hangup_reason} if record else {})
+                                      "hangupReason": record.hangup_reason, "agentId": record.agent_id}
+                                     if record else {}, waited=bool(mark and json.loads(mark).get("waits")))
                 picking.record_outcome(db, campaign, contact, outcome, now)
                 recovered[contact] = outcome
                 if call_id:

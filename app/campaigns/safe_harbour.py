@@ -1,7 +1,7 @@
 """What a power/predictive campaign's answered customer runs: wait for the first free agent of
 its agent group, at most ``CAMPAIGN_ABANDON_CONNECT_SECONDS``; else hear the campaign's
 safe-harbour message and be hung up (the attempt's outcome is then ``abandoned``: answered,
-never talked to an agent — app/campaigns/dialer.outcome_of).
+never connected to an agent — app/campaigns/dialer.outcome_of).
 
 The list is built by the platform (app/calls/route.py) for the platform verb ``campaign_wait``
 (app/verbs/campaign_wait.py), which no customer's reply can name.
@@ -14,6 +14,8 @@ from typing import Any, Optional
 # answered a call that nobody is there to take, and is told so, and that they will be called again.
 DEFAULT_TEXT = "Sorry, all our agents are busy at the moment. We will call you back. Goodbye."
 WAIT_VERB = "campaign_wait"
+# the call record's hangup reason of an answer no agent took in time (after the message)
+ABANDONED_REASON = "campaign_abandoned"
 
 
 def message(text: Optional[str], url: Optional[str]) -> dict[str, str]:

@@ -7,7 +7,7 @@ same atomic agent claim inbound callers use — with the wait cut to
 ``CAMPAIGN_WAIT_CLAIM_INTERVAL_SECONDS`` (not the queue's 2 s, which would give one chance in
 the whole wait), no position announcement, no timeout hook. An agent claimed in time is
 offered the call as any queue caller's; none → the safe-harbour message (said or played), then
-hang-up: the attempt is ``abandoned`` (answered, no talk time: app/campaigns/dialer.outcome_of).
+hang-up with ``ABANDONED_REASON``: the attempt is ``abandoned`` (app/campaigns/dialer.outcome_of).
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from typing import Any
 from marshmallow import validates_schema, ValidationError
 
 from app import limits
+from app.campaigns.safe_harbour import ABANDONED_REASON
 from app.verbs.base import OutcomeKind, VerbOutcome
 from app.verbs.context import VerbContext
 from app.verbs.fields import Text, https_url
@@ -23,9 +24,6 @@ from app.verbs.hangup import Hangup
 from app.verbs.play import Play
 from app.verbs.queue import Queue, QueueSchema
 from app.verbs.say import Say
-
-# the call record's hangup reason of an abandoned campaign answer
-ABANDONED_REASON = "campaign_abandoned"
 
 
 class CampaignWaitSchema(QueueSchema):

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from app import limits
 from app.campaigns import overdial, pacing
+from app.campaigns.safe_harbour import ABANDONED_REASON
 from app.models import Campaign, Carrier
 from tests.campaigns.test_dialer import CALLER_ID, NOON_NEW_YORK, Floor, make_floor
 
@@ -77,9 +78,13 @@ def test_given_an_abandoned_answer_when_the_rate_is_above_the_cap_then_power_fal
     calls = floor.mine(dialer.tick(NOON_NEW_YORK))
     assert len(calls) == 4
 
-    assert floor.end(dialer, calls[0].call_id, answeredAt=ANSWERED_AT, talkMs=0, ringMs=5_000) == "abandoned"
+    # what the controller's call.ended says: the safe-harbour message ended the first (its 4 s
+    # of answered time are billed, no agent took it); agents took the three others
+    assert floor.end(dialer, calls[0].call_id, answeredAt=ANSWERED_AT, talkMs=4_000, ringMs=5_000,
+                     agentId=None, hangupReason=ABANDONED_REASON) == "abandoned"
     for call in calls[1:]:
-        assert floor.end(dialer, call.call_id, answeredAt=ANSWERED_AT, talkMs=30_000, ringMs=5_000) == "human"
+        assert floor.end(dialer, call.call_id, answeredAt=ANSWERED_AT, talkMs=30_000, ringMs=5_000,
+                         agentId=str(floor.agents[0].id), hangupReason=None) == "human"
 
     stats = dialer.measures.stats(floor.campaign_id, cap_percent=cap_percent)
     assert stats.abandon_rate(NOON_NEW_YORK.timestamp()) == pytest.approx(1 / limits.CAMPAIGN_ABANDON_RATE_MIN_ANSWERS)
@@ -94,6 +99,17 @@ def test_given_a_predictive_campaign_without_measurements_then_it_dials_1_to_1_w
     assert len(floor.mine(floor.dialer().tick(NOON_NEW_YORK))) == 3
 
     assert {p["agentId"] for p in floor.originates()} == {None}
+
+
+def test_given_a_power_call_answered_when_the_person_hangs_up_before_an_agent_took_it_then_abandoned(
+        seed, owner_engine, redis_client):
+    floor, _ = power_floor(seed, owner_engine, redis_client, agents=1)
+    dialer = floor.dialer()
+    first, _ = floor.mine(dialer.tick(NOON_NEW_YORK))
+
+    # billed time, no agent: the wait (≤ 2 s) was over before the message
+    assert floor.end(dialer, first.call_id, answeredAt=ANSWERED_AT, talkMs=1_200, agentId=None,
+                     hangupReason=None) == "abandoned"
 
 
 def test_power_decision_over_the_cap_is_the_progressive_count():
