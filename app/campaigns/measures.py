@@ -97,7 +97,8 @@ class CampaignMeasures:
 
     def _elapsed(self, what: str, campaign_id: uuid.UUID | str, now: float) -> tuple[float, ...]:
         key = self._key(what, campaign_id)
-        elapsed, lost = [], []
+        elapsed: list[tuple[Any, float]] = []
+        lost: list[tuple[Any, float]] = []
         for call_id, at in self.redis.hgetall(key).items():
             seconds = max(0.0, now - float(at))
             (lost if seconds > limits.CAMPAIGN_CALL_MARK_TTL_SECONDS else elapsed).append((call_id, seconds))

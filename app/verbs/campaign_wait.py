@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import validates_schema, ValidationError
+from marshmallow import ValidationError, validates_schema
 
 from app import limits
 from app.campaigns.safe_harbour import ABANDONED_REASON

@@ -23,8 +23,8 @@ from app.flows.definition import validate_flow
 from app.flows.runner import FlowRunner
 from app.verbs import VerbListRejected, VerbOutcome, parse_verb_list, run_verbs
 from app.verbs.context import VerbContext
-from app.verbs.registry import PLATFORM_REGISTRY, REGISTRY
 from app.verbs.media_guard import MediaUrlRefused
+from app.verbs.registry import PLATFORM_REGISTRY, REGISTRY
 from app.webhooks.errors import WebhookFailed
 
 log = logging.getLogger(__name__)
