@@ -149,7 +149,7 @@ def find_originated_route(leg: OriginatedLeg, number: str) -> Optional[CallRoute
         number=number, account_id=row.account_id, service_provider_id=row.service_provider_id,
         account_limit=row.account_limit, service_provider_limit=row.sp_limit,
         application=application, direction="outbound", domain=domain,
-        sip_profile=contact_profile(contact) if contact and application is not None and app_row is None else "external",
+        sip_profile=contact_profile(contact) if application is not None and app_row is None else "external",
     )
 
 
