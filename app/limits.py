@@ -359,6 +359,15 @@ CAMPAIGN_ABANDON_CAP_PERCENT_DEFAULT = 3.0
 CAMPAIGN_ABANDON_RATE_MIN_ANSWERS = 100
 # a live answer not connected to an agent within this long counts as abandoned
 CAMPAIGN_ABANDON_CONNECT_SECONDS = 2.0
+# power/predictive: how often an answered customer waiting (≤ the 2 s above) asks the claim
+# queue for a free agent of its group (a queue caller asks every QUEUE_CLAIM_INTERVAL_SECONDS)
+CAMPAIGN_WAIT_CLAIM_INTERVAL_SECONDS = 0.2
+# the campaign's safe-harbour message: said text, or a recording's URL
+CAMPAIGN_SAFE_HARBOUR_TEXT_MAX = 500
+CAMPAIGN_SAFE_HARBOUR_URL_MAX = 2048
+# measured events kept per campaign in Redis for pacing (dial outcomes, live answers, handle
+# times): enough for pacing.SAMPLES of each kind over the rolling window
+CAMPAIGN_MEASURES_MAX = 2000
 # do-not-call entries added in one JSON request
 DNC_JSON_MAX = 1000
 # pacing (app/campaigns/pacing.py): the rolling window the abandon rate and the answer rate are

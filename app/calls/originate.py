@@ -3,9 +3,13 @@
 Three producers share the message (docs/events.md):
 - the callback dispatcher (``queueId``, ``agentId``, ``callbackId``, ``attempt``): dial the
   customer, then connect the agent (SPEC "Transitions");
-- the campaign dialer (``agentId``, ``queueId``, ``from``, ``campaignId``): the same, for a
-  campaign contact and the agent reserved for it (app/campaigns/dialer.py), after the
-  campaign's answering-machine detection (app/voice/amd.py);
+- the campaign dialer (``agentId``, ``queueId``, ``from``, ``campaignId``, ``carrierId``): the
+  same, for a campaign contact and the agent reserved for it (progressive,
+  app/campaigns/dialer.py); or, for power and predictive, ``campaignId`` without an agent: the
+  answered customer waits up to 2 s for the first free agent of ``queueId``
+  (app/campaigns/overdial.py). Either way ``campaignId`` also brings the campaign's
+  answering-machine detection (app/voice/amd.py) and ``carrierId`` restricts least-cost routing
+  to the campaign's trunk;
 - ``POST /api/calls`` (``applicationSid``): the application drives the answered leg exactly like
   an inbound call, with ``direction: outbound``.
 The controller that consumes the message dials through least-cost routing; the answered leg
@@ -59,7 +63,11 @@ class OriginateRequest:
     callback_id: Optional[uuid.UUID] = None
     attempt: int = 1
     timeout_seconds: int = limits.DIAL_DEFAULT_RING_TIMEOUT_SECONDS
+    # a campaign's call: its answering-machine detection; without an agent (power/predictive)
+    # the answer waits for one
     campaign_id: Optional[uuid.UUID] = None
+    # least-cost routing restricted to this carrier (a campaign's trunk)
+    carrier_id: Optional[uuid.UUID] = None
 
     @classmethod
     def from_envelope(cls, envelope: Envelope) -> "OriginateRequest":
@@ -86,12 +94,17 @@ class OriginateRequest:
             queue_id=_uuid(p.get("queueId"), "queueId"),
             callback_id=_uuid(p.get("callbackId"), "callbackId"),
             campaign_id=_uuid(p.get("campaignId"), "campaignId"),
+            carrier_id=_uuid(p.get("carrierId"), "carrierId"),
             attempt=_int(_default(p.get("attempt"), 1), "attempt", 1, limits.CALLBACK_MAX_ATTEMPTS),
             timeout_seconds=_int(_default(p.get("timeoutSeconds"), limits.DIAL_DEFAULT_RING_TIMEOUT_SECONDS),
                                  "timeoutSeconds", 1, limits.DIAL_MAX_RING_TIMEOUT_SECONDS),
         )
-        if (request.application_id is None) == (request.agent_id is None):
-            raise InvalidOriginate("call.originate needs exactly one of applicationSid and agentId.")
+        waits = request.campaign_id is not None and request.agent_id is None
+        if (request.application_id is None) == (request.agent_id is None) and not waits:
+            raise InvalidOriginate("call.originate needs exactly one of applicationSid and agentId "
+                                   "(or a campaignId with a queueId).")
+        if waits and (request.queue_id is None or request.application_id is not None):
+            raise InvalidOriginate("A campaign call without an agent needs a queueId and no applicationSid.")
         return request
 
     def channel_variables(self) -> dict[str, str]:
@@ -123,6 +136,8 @@ class OriginatedLeg:
     # the carrier whose gateway answered: the LCR leg variables (app.routing.lcr.bridge_string)
     carrier_id: Optional[uuid.UUID] = None
     gateway_id: Optional[uuid.UUID] = None
+    # a campaign's call: its answering-machine detection; without an agent (power/predictive)
+    # its answer waits for an agent of ``queue_id``
     campaign_id: Optional[uuid.UUID] = None
 
     @classmethod
@@ -203,4 +218,5 @@ def originate_payload(request: OriginateRequest) -> dict[str, Any]:
         call_id=request.call_id, phone_number=request.phone_number, caller_id=request.caller_id,
         application_id=request.application_id, agent_id=request.agent_id,
         queue_id=request.queue_id, callback_id=request.callback_id, attempt=request.attempt,
-        timeout_seconds=request.timeout_seconds, campaign_id=request.campaign_id)
+        timeout_seconds=request.timeout_seconds, campaign_id=request.campaign_id,
+        carrier_id=request.carrier_id)

@@ -17,10 +17,11 @@ from sqlalchemy import bindparam, select
 
 from app.calls.originate import OriginatedLeg, agent_connect_verbs
 from app.campaigns.amd import AmdSettings
+from app.campaigns.safe_harbour import wait_verbs
 from app.contact.endpoints import contact_profile
 from app.crypto import decrypt_secret
 from app.db.engine import platform_read, platform_session
-from app.models import Account, Agent, Application, CallFlow, Campaign, PhoneNumber, ServiceProvider
+from app.models import Account, Agent, Application, CallFlow, Campaign, PhoneNumber, Queue, ServiceProvider
 
 
 @dataclass(frozen=True)
@@ -138,9 +139,15 @@ def find_originated_route(leg: OriginatedLeg, number: str) -> Optional[CallRoute
             setting = session.execute(select(Campaign.amd, Campaign.amd_message).where(
                 Campaign.id == leg.campaign_id, Campaign.account_id == account_id)).first()
             amd = AmdSettings.of(setting.amd, setting.amd_message) if setting is not None else None
+        waiting = _campaign_wait(session, leg) if leg.agent_id is None and app_row is None else None
     application = None
     if app_row is not None:
         application = _settings(app_row.Application, app_row.flow_definition)
+    elif waiting:
+        application = AppSettings(
+            id=None, call_flow_sid=None, flow_definition=None, call_hook_url=None,
+            call_hook_method="POST", call_status_hook_url=None, app_json=waiting, language=None,
+            voice=None, signing_secret=None, basic_auth=None)
     elif contact:
         application = AppSettings(
             id=None, call_flow_sid=None, flow_definition=None, call_hook_url=None,
@@ -154,6 +161,21 @@ def find_originated_route(leg: OriginatedLeg, number: str) -> Optional[CallRoute
         sip_profile=contact_profile(contact) if application is not None and app_row is None else "external",
         amd=amd if application is not None and app_row is None else None,
     )
+
+
+def _campaign_wait(session: Any, leg: OriginatedLeg) -> Optional[list[dict[str, Any]]]:
+    """A power/predictive campaign's answered customer: wait for an agent of the leg's group,
+    else the campaign's safe-harbour message (app/campaigns/safe_harbour.py). None when the
+    leg is no such call, or its campaign or group is gone (the call then ends as one without
+    an application)."""
+    if leg.campaign_id is None or leg.queue_id is None:
+        return None
+    row = session.execute(
+        select(Queue.name, Campaign.safe_harbour_text, Campaign.safe_harbour_url)
+        .join(Campaign, Campaign.account_id == Queue.account_id)
+        .where(Queue.id == leg.queue_id, Queue.account_id == leg.account_id,
+               Campaign.id == leg.campaign_id)).first()
+    return wait_verbs(row.name, row.safe_harbour_text, row.safe_harbour_url) if row else None
 
 
 def _settings(app: Application | SimpleNamespace, flow_definition: Optional[dict[str, Any]]) -> AppSettings:

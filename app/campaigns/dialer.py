@@ -8,7 +8,8 @@ Once a second (``CAMPAIGN_DIAL_INTERVAL_SECONDS``) each instance:
 2. for every running campaign, takes or renews its lease (app/campaigns/lease.py): one pacing
    loop per campaign across every instance, taken over within ``CAMPAIGN_LEASE_TTL_SECONDS``
    when its holder dies; leases of campaigns no longer running are given back;
-3. paces the campaigns it holds. **Progressive** (the one mode that dials today): the agents of
+3. paces the campaigns it holds (power and predictive: app/campaigns/overdial.py).
+   **Progressive**: the agents of
    the campaign's agent groups that are available, registered and idle are *claimed* first —
    the atomic claim queue callers and callbacks use (app/contact/presence.py), so an agent is
    never given two calls — the pacer (app/campaigns/pacing.py) says how many lines that makes,
@@ -46,8 +47,10 @@ from sqlalchemy import and_, select
 from app import limits
 from app.calls.limiter import ConcurrencyLimiter
 from app.calls.originate import OriginateRequest, originate_payload
-from app.campaigns import amd, pacing, picking, schedule
+from app.campaigns import amd, overdial, pacing, picking, schedule
 from app.campaigns.lease import CampaignLeases
+from app.campaigns.measures import CampaignMeasures, seconds_of
+from app.campaigns.safe_harbour import ABANDONED_REASON
 from app.contact import states
 from app.contact.callbacks import call_ended as free_claimed_agent
 from app.contact.presence import Presence
@@ -58,8 +61,6 @@ from app.models import Account, Agent, AgentQueue, CallRecord, Campaign, Campaig
 log = logging.getLogger(__name__)
 
 DIALER_QUEUE = "workers.campaign.outcomes"
-# the modes this loop dials; the others stay running without placing calls (docs/campaigns.md)
-DIALLED_MODES = ("progressive",)
 # call.ended's hangupReason of an attempt that never answered → the contact's outcome
 # (app/voice/originator.CAUSE_REASONS); any other reason of an unanswered call is ``failed``
 UNANSWERED_OUTCOMES = {"busy": "busy", "no_answer": "no_answer"}
@@ -70,7 +71,7 @@ class Dialled:
     campaign_id: uuid.UUID
     contact_id: uuid.UUID
     call_id: uuid.UUID
-    agent_id: uuid.UUID
+    agent_id: Optional[uuid.UUID]  # the agent reserved (progressive); None: the answer waits for one
 
 
 @dataclass(frozen=True)
@@ -84,14 +85,21 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def outcome_of(ended: dict[str, Any]) -> str:
-    """A campaign call's outcome from its ``call.ended`` payload: a machine the detection hung
-    up on or left a message (app/campaigns/amd.py) → ``machine``; answered and bridged to the
-    agent (talk time) → ``human``; answered but never connected → ``abandoned``; not answered →
+def outcome_of(ended: dict[str, Any], *, waited: bool = False) -> str:
+    """A campaign call's outcome from its ``call.ended`` payload. A machine the detection hung
+    up on or left a message (app/campaigns/amd.py) → ``machine``. Answered: ``abandoned`` when
+    the safe-harbour message ended it; for a call whose answer waited for an agent
+    (power/predictive, ``waited``) ``human`` once an agent took it (the record's agent), else
+    ``abandoned`` (the person hung up while waiting); for a call with its agent reserved
+    (progressive) ``human`` when bridged to it (talk time), else ``abandoned``. Not answered →
     ``busy`` / ``no_answer`` from the originator's reason, else ``failed``."""
     if amd.machine_not_connected(ended):
         return "machine"
     if ended.get("answeredAt"):
+        if ended.get("hangupReason") == ABANDONED_REASON:
+            return "abandoned"
+        if waited:
+            return "human" if ended.get("agentId") else "abandoned"
         return "human" if (ended.get("talkMs") or 0) > 0 else "abandoned"
     return UNANSWERED_OUTCOMES.get(str(ended.get("hangupReason") or ""), "failed")
 
@@ -106,6 +114,7 @@ class CampaignDialer:
         self.presence, self.leases, self.limiter = presence, leases, limiter
         self.clock, self.interval_seconds = clock, interval_seconds
         self.held: set[uuid.UUID] = set()
+        self.measures = CampaignMeasures(presence.redis, presence.prefix)
         self._consumer: Any = None
         self._loop: Optional[gevent.Greenlet] = None
 
@@ -139,8 +148,10 @@ class CampaignDialer:
             self.held.add(row.id)
             try:
                 self.recover_lost(row.account_id, row.id, now)
-                if row.dialer_mode in DIALLED_MODES:
+                if row.dialer_mode == "progressive":
                     dialled += self.dial_progressive(row.account_id, row.id, now)
+                elif row.dialer_mode in overdial.MODES:
+                    dialled += overdial.dial(self, row.account_id, row.id, now)
             except Exception:  # one campaign's fault (database, Redis) never stops the others
                 log.exception("campaign %s: pacing round failed", row.id)
         return dialled
@@ -152,9 +163,10 @@ class CampaignDialer:
         self.held.clear()
 
     # -- progressive ---------------------------------------------------------------------------
-    def _free_agents(self, db: Any, campaign: Campaign) -> list[_FreeAgent]:
-        """Available, reachable agents of the campaign's agent groups whose queues have no
-        caller waiting (live callers keep their agents, as with callbacks), idle longest first."""
+    def free_agents(self, db: Any, campaign: Campaign, *, skip_waiting_groups: bool = True) -> list[_FreeAgent]:
+        """Available, reachable agents of the campaign's agent groups, idle longest first; with
+        ``skip_waiting_groups``, only those whose queues have no caller waiting (live callers
+        keep their agents, as with callbacks; power/predictive count the waiting instead)."""
         account = str(campaign.account_id)
         rows = db.execute(
             select(Agent.id, Agent.sip_username, Agent.sip_password_encrypted, Agent.contact,
@@ -168,7 +180,8 @@ class CampaignDialer:
         idle_order = {agent: n for n, agent in enumerate(self.presence.idle_agents(account))}
         free: dict[uuid.UUID, _FreeAgent] = {}
         for row in rows:
-            if row.id in free or str(row.id) not in idle_order or self.presence.waiting(account, row.queue_name):
+            if row.id in free or str(row.id) not in idle_order or (
+                    skip_waiting_groups and self.presence.waiting(account, row.queue_name)):
                 continue
             registration = (row.subdomain, row.sip_username) if row.sip_username and row.sip_password_encrypted else None
             if registration is None and not row.contact:
@@ -176,7 +189,7 @@ class CampaignDialer:
             free[row.id] = _FreeAgent(row.id, row.queue_id, registration)
         return sorted(free.values(), key=lambda a: idle_order[str(a.agent_id)])
 
-    def _headroom(self, db: Any, campaign: Campaign, wanted: int) -> int:
+    def headroom(self, db: Any, campaign: Campaign, wanted: int) -> int:
         """Of ``wanted`` lines, those the account may still start: its concurrency limit minus
         its live calls (0 = unlimited). The controller's admission stays the hard check; this
         keeps the dialer from spending contacts' attempts on calls it would refuse."""
@@ -196,10 +209,10 @@ class CampaignDialer:
                 campaign = db.get(Campaign, campaign_id)
                 if campaign is None or campaign.status != "running":
                     return []
-                free = self._free_agents(db, campaign)
+                free = self.free_agents(db, campaign)
                 lines = pacing.progressive(pacing.Lines(ready_agents=len(free), busy_elapsed=(),
                                                         ringing_elapsed=())).dial
-                lines = self._headroom(db, campaign, lines)
+                lines = self.headroom(db, campaign, lines)
                 for agent in free:
                     if len(claims) == lines:
                         break
@@ -215,15 +228,15 @@ class CampaignDialer:
                         call_id=call_id, account_id=account_id, trace_id=uuid.uuid4(),
                         phone_number=contact.phone_number.lstrip("+"),
                         caller_id=(campaign.caller_id or "").lstrip("+") or None,
-                        agent_id=agent.agent_id, queue_id=agent.queue_id,
+                        agent_id=agent.agent_id, queue_id=agent.queue_id, carrier_id=campaign.carrier_id,
                         timeout_seconds=limits.CAMPAIGN_RING_TIMEOUT_SECONDS, campaign_id=campaign_id)
                     emit("call.originate", originate_payload(request), account_id=account_id,
                          trace_id=request.trace_id, session=db)
                     dialled.append(Dialled(campaign_id, contact.contact_id, call_id, agent.agent_id))
-                self._mark(account, dialled)
+                self.mark(account, dialled)
         except BaseException:
             self._unclaim(account, claims)
-            self._unmark(dialled)
+            self.unmark(dialled)
             raise
         self._unclaim(account, claims[len(dialled):])
         for d in dialled:
@@ -231,18 +244,20 @@ class CampaignDialer:
                      d.agent_id, d.call_id)
         return dialled
 
-    def _mark(self, account: str, dialled: list[Dialled]) -> None:
+    def mark(self, account: str, dialled: list[Dialled]) -> None:
+        """Remember each call's campaign and contact (its outcome comes on ``call.ended``)."""
         if not dialled:
             return
         pipe = self.redis.pipeline()
         for d in dialled:
             pipe.set(self.mark_key(d.call_id),
-                     json.dumps({"account": account, "campaign": str(d.campaign_id), "contact": str(d.contact_id)}),
+                     json.dumps({"account": account, "campaign": str(d.campaign_id), "contact": str(d.contact_id),
+                                 "waits": d.agent_id is None}),
                      ex=limits.CAMPAIGN_CALL_MARK_TTL_SECONDS)
             pipe.set(self.contact_call_key(d.contact_id), str(d.call_id), ex=limits.CAMPAIGN_CALL_MARK_TTL_SECONDS)
         pipe.execute()
 
-    def _unmark(self, dialled: list[Dialled]) -> None:
+    def unmark(self, dialled: list[Dialled]) -> None:
         if dialled:
             self.redis.delete(*(self.mark_key(d.call_id) for d in dialled))
 
@@ -261,7 +276,13 @@ class CampaignDialer:
         if raw is None:
             return None
         mark = json.loads(raw)
-        outcome = outcome_of(ended)
+        outcome = outcome_of(ended, waited=mark.get("waits", False))
+        answered = bool(ended.get("answeredAt"))
+        self.measures.ended(mark["campaign"], str(ended["callId"]))
+        self.measures.record(mark["campaign"], self.clock().timestamp(), answered=answered,
+                             abandoned=outcome == "abandoned",
+                             ring_seconds=seconds_of(ended.get("ringMs") if answered else ended.get("durationMs")),
+                             talk_seconds=seconds_of(ended.get("talkMs")))
         with tenant_session(mark["account"]) as db:
             campaign = db.get(Campaign, uuid.UUID(mark["campaign"]))
             if campaign is None:
@@ -291,15 +312,19 @@ class CampaignDialer:
             for contact, call_id in calls.items():
                 if call_id in live:
                     continue
-                record = db.execute(select(CallRecord.answered_at, CallRecord.talk_ms, CallRecord.hangup_reason)
+                record = db.execute(select(CallRecord.answered_at, CallRecord.talk_ms, CallRecord.hangup_reason,
+                                           CallRecord.agent_id)
                                     .where(CallRecord.account_id == account_id,
                                            CallRecord.call_id == uuid.UUID(call_id))).first() if call_id else None
+                mark = self.redis.get(self.mark_key(call_id)) if call_id else None
                 outcome = outcome_of({"answeredAt": record.answered_at, "talkMs": record.talk_ms,
-                                      "hangupReason": record.hangup_reason} if record else {})
+                                      "hangupReason": record.hangup_reason, "agentId": record.agent_id}
+                                     if record else {}, waited=bool(mark and json.loads(mark).get("waits")))
                 picking.record_outcome(db, campaign, contact, outcome, now)
                 recovered[contact] = outcome
                 if call_id:
                     self.redis.delete(self.mark_key(call_id))
+                    self.measures.ended(campaign_id, call_id)
         for contact, outcome in recovered.items():
             call_id = calls[contact]
             log.warning("campaign %s: contact %s lost its outcome; applied %s", campaign_id, contact, outcome)
@@ -311,9 +336,17 @@ class CampaignDialer:
     def _decoded(value: Any) -> Optional[str]:
         return value.decode() if isinstance(value, bytes) else value
 
+    def call_answered(self, answered: dict[str, Any]) -> None:
+        """A campaign call answered: no longer ringing for the pacer, live until it ends."""
+        raw = self.redis.get(self.mark_key(str(answered.get("callId") or "")))
+        if raw is not None:
+            self.measures.answered(json.loads(raw)["campaign"], str(answered["callId"]), self.clock().timestamp())
+
     def handle(self, envelope: Any) -> None:  # app.events.envelope.Envelope
         if envelope.type == "call.ended" and envelope.payload:
             self.call_ended(envelope.payload)
+        elif envelope.type == "call.answered" and envelope.payload:
+            self.call_answered(envelope.payload)
 
     # -- the process -----------------------------------------------------------------------------
     def _run_forever(self) -> None:
@@ -328,7 +361,8 @@ class CampaignDialer:
         from app.events.consumer import EventConsumer
         from app.events.exchanges import CALL_EVENTS
 
-        self._consumer = EventConsumer([(CALL_EVENTS, "call.ended")], self.handle, queue=DIALER_QUEUE,
+        self._consumer = EventConsumer([(CALL_EVENTS, "call.ended"), (CALL_EVENTS, "call.answered")], self.handle,
+                                       queue=DIALER_QUEUE,
                                        **consumer_kw).start()
         self._loop = gevent.spawn(self._run_forever)
         return self

@@ -71,15 +71,19 @@ def call_failed(call_id, *, hangup_cause: str, sip_status: int | None = None,
 
 def call_originate(*, phone_number: str, call_id=None, caller_id: str | None = None,
                    application_id=None, agent_id=None, queue_id=None, callback_id=None,
-                   attempt: int = 1, timeout_seconds: int | None = None,
-                   campaign_id=None) -> dict[str, Any]:
-    """→ controller: dial ``phone_number`` through least-cost routing, then connect ``agent_id``
-    (callback dispatcher, campaign dialer: ``campaignId`` names the campaign whose
-    answering-machine detection runs first) or run ``application_id`` (``POST /api/calls``)."""
-    return {"callId": _s(call_id), "phoneNumber": phone_number, "from": caller_id,
-            "applicationSid": _s(application_id), "agentId": _s(agent_id), "queueId": _s(queue_id),
-            "callbackId": _s(callback_id), "attempt": attempt, "timeoutSeconds": timeout_seconds,
-            "campaignId": _s(campaign_id)}
+                   attempt: int = 1, timeout_seconds: int | None = None, campaign_id=None,
+                   carrier_id=None) -> dict[str, Any]:
+    """→ controller: dial ``phone_number`` through least-cost routing (only ``carrier_id``'s
+    gateways when given), then connect ``agent_id`` (callback dispatcher, progressive
+    campaign), let the answer wait for an agent of ``queue_id`` (``campaign_id`` without an
+    agent: power/predictive) or run ``application_id`` (``POST /api/calls``). A campaign's
+    calls (``campaign_id``) run its answering-machine detection first."""
+    payload = {"callId": _s(call_id), "phoneNumber": phone_number, "from": caller_id,
+               "applicationSid": _s(application_id), "agentId": _s(agent_id), "queueId": _s(queue_id),
+               "callbackId": _s(callback_id), "attempt": attempt, "timeoutSeconds": timeout_seconds}
+    if campaign_id is not None or carrier_id is not None:  # older consumers' payloads unchanged
+        payload.update(campaignId=_s(campaign_id), carrierId=_s(carrier_id))
+    return payload
 
 
 def call_supervise(*, action: str, supervision_id, call_id, supervisor_id, agent_id=None,

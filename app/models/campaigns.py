@@ -69,6 +69,10 @@ class Campaign(TenantOwned, Base):
     # ``message``, the one say or play verb left on the machine after its beep
     amd: Mapped[str] = mapped_column(String(8), nullable=False, server_default=text("'off'"))
     amd_message: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    # power/predictive: what a live answer no agent took in time hears (said, or a recording
+    # played); both null → the default text (app/campaigns/safe_harbour.py)
+    safe_harbour_text: Mapped[str | None] = mapped_column(String(500))
+    safe_harbour_url: Mapped[str | None] = mapped_column(String(2048))
     status_changed_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), nullable=False, server_default=func.now()
     )
@@ -86,6 +90,7 @@ class Campaign(TenantOwned, Base):
         CheckConstraint("abandon_cap_percent > 0 AND abandon_cap_percent <= 100", name="abandon_cap_range"),
         CheckConstraint(in_list("amd", AMD_MODES), name="amd_known"),
         CheckConstraint("amd <> 'message' OR amd_message IS NOT NULL", name="amd_message_given"),
+        CheckConstraint("safe_harbour_text IS NULL OR safe_harbour_url IS NULL", name="safe_harbour_one"),
     )
 
 

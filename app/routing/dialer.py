@@ -2,6 +2,7 @@
 controller's cached snapshot and live gateway health (VerbContext.lcr_bridge_string)."""
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 
@@ -43,9 +44,23 @@ class LcrDialer:
         return decision
 
     def bridge_string(self, number: str, account_id: uuid.UUID, *,
-                      leg_vars: dict[str, str] | None = None) -> str:
+                      leg_vars: dict[str, str] | None = None, carrier_id: uuid.UUID | None = None) -> str:
+        """``carrier_id``: only that carrier's gateways of the matching route are dialled (a
+        campaign's trunk); the route's other carriers are no failover for it."""
         decision = self.explain(number, account_id)
+        if carrier_id is not None:
+            decision = only_carrier(decision, carrier_id)
         if not decision.attempts:
             raise NoRoute(f"No route for {number}: {decision.reason}.",
                           details={"number": number, "reason": decision.reason})
         return bridge_string(decision, leg_vars=leg_vars)
+
+
+def only_carrier(decision: Explanation, carrier_id: uuid.UUID) -> Explanation:
+    """``decision`` with the attempts of ``carrier_id`` only (its gateways in their order)."""
+    attempts = tuple(a for a in decision.attempts if a.carrier_id == carrier_id)
+    if attempts == decision.attempts:
+        return decision
+    reason = decision.reason if attempts or not decision.attempts else \
+        "the campaign's carrier is not a usable carrier of the matching route"
+    return dataclasses.replace(decision, attempts=attempts, reason=reason)

@@ -144,6 +144,8 @@ class Queue(Verb):
     name = "queue"
     schema_class = QueueSchema
     ends_list = True
+    # how often a waiting caller asks for a free agent (a campaign's answer waits 2 s at most)
+    claim_interval_seconds: float = limits.QUEUE_CLAIM_INTERVAL_SECONDS
 
     def _event(self, ctx: VerbContext, **extra: object) -> dict:
         return {"callId": ctx.call_id, "traceId": ctx.trace_id, "accountSid": ctx.account_id,
@@ -221,7 +223,7 @@ class Queue(Verb):
                 if p["announcePosition"] and until_announcement > 0:
                     chunk = min(chunk, until_announcement)
                 if config is not None:
-                    chunk = min(chunk, limits.QUEUE_CLAIM_INTERVAL_SECONDS)
+                    chunk = min(chunk, self.claim_interval_seconds)
                 music.play_for(chunk)
             if outcome is None:  # the loop ended at the deadline
                 reason = "timeout"

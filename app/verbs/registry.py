@@ -11,6 +11,7 @@ from marshmallow import ValidationError
 
 from app import limits
 from app.verbs.base import Verb
+from app.verbs.campaign_wait import CampaignWait
 from app.verbs.conference import Conference
 from app.verbs.dial import Dial
 from app.verbs.errors import VerbError, VerbListRejected
@@ -39,6 +40,9 @@ REGISTRY: dict[str, type[Verb]] = {
     "redirect": Redirect,
     "tag": Tag,
 }
+# REGISTRY plus the verbs only lists the platform builds may use (an application with no id:
+# app/calls/route.py); a customer's reply, app_json or flow is parsed against REGISTRY alone.
+PLATFORM_REGISTRY: dict[str, type[Verb]] = {**REGISTRY, "campaign_wait": CampaignWait}
 
 
 class VerbList(list):
@@ -66,7 +70,8 @@ def _flatten(messages: Any, path: tuple[str, ...] = ()) -> Iterable[tuple[Option
         yield (".".join(path) or None), str(messages)
 
 
-def item_errors(index: Optional[int], item: Any) -> tuple[Optional[Verb], list[VerbError]]:
+def item_errors(index: Optional[int], item: Any,
+                registry: dict[str, type[Verb]] = REGISTRY) -> tuple[Optional[Verb], list[VerbError]]:
     """Validate one instruction object; returns the verb or the errors about it."""
     if not isinstance(item, dict):
         return None, [{"index": index, "verb": None, "field": None,
@@ -75,7 +80,7 @@ def item_errors(index: Optional[int], item: Any) -> tuple[Optional[Verb], list[V
     if not isinstance(name, str) or not name:
         return None, [{"index": index, "verb": None, "field": "verb",
                        "message": "Missing 'verb': each instruction names its verb."}]
-    verb_class = REGISTRY.get(name)
+    verb_class = registry.get(name)
     if verb_class is None:
         return None, [{"index": index, "verb": name, "field": "verb",
                        "message": f"Unknown verb {name!r}; known verbs: {', '.join(REGISTRY)}."}]
@@ -95,11 +100,12 @@ def parse_verb(item: Any) -> Verb:
     return verb
 
 
-def parse_verb_list(data: Any) -> VerbList:
+def parse_verb_list(data: Any, registry: dict[str, type[Verb]] = REGISTRY) -> VerbList:
     """Validate the WHOLE list before anything runs (SPEC "Verbs": all or nothing).
 
     Raises VerbListRejected listing every error when the data is not a non-empty array, or
-    when any item is unknown or invalid.
+    when any item is unknown or invalid. ``registry``: PLATFORM_REGISTRY for a list the
+    platform built, never for anything a customer wrote.
     """
     if not isinstance(data, list):
         raise VerbListRejected([{"index": None, "verb": None, "field": None,
@@ -113,7 +119,7 @@ def parse_verb_list(data: Any) -> VerbList:
     verbs: list[Verb] = []
     errors: list[VerbError] = []
     for index, item in enumerate(data):
-        verb, item_errs = item_errors(index, item)
+        verb, item_errs = item_errors(index, item, registry)
         errors.extend(item_errs)
         if verb is not None:
             verbs.append(verb)

@@ -24,6 +24,7 @@ from app.flows.runner import FlowRunner
 from app.verbs import VerbListRejected, VerbOutcome, parse_verb_list, run_verbs
 from app.verbs.context import VerbContext
 from app.verbs.media_guard import MediaUrlRefused
+from app.verbs.registry import PLATFORM_REGISTRY, REGISTRY
 from app.webhooks.errors import WebhookFailed
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ def run_application(ctx: VerbContext, app: AppSettings, kind: str, first_body: d
         try:
             if kind == HANDLER_FLOW:
                 return HandlerResult(FlowRunner(validate_flow(app.flow_definition)).run(ctx))
-            return HandlerResult(run_verbs(ctx, parse_verb_list(app.app_json)))
+            return HandlerResult(run_verbs(ctx, _app_json_verbs(app)))
         except MediaUrlRefused as exc:  # the saved app's host now resolves somewhere internal
             log.warning("call %s: application %s: %s", ctx.call_id, app.id, exc)
             return HandlerResult(run_verbs(ctx, _APOLOGY_VERBS), exc.reason)
@@ -79,6 +80,12 @@ def run_application(ctx: VerbContext, app: AppSettings, kind: str, first_body: d
         return HandlerResult(run_verbs(ctx, parse_verb_list(reply)))
 
     return _with_fallback(ctx, app, hooked)
+
+
+def _app_json_verbs(app: AppSettings) -> list:
+    """An application's app_json; a list the platform built (no application id: a callback's
+    or campaign's answered customer) may use the platform verbs (``campaign_wait``)."""
+    return parse_verb_list(app.app_json, PLATFORM_REGISTRY if app.id is None else REGISTRY)
 
 
 def run_hooked_verbs(ctx: VerbContext, app: AppSettings, verbs: list) -> HandlerResult:
@@ -109,7 +116,7 @@ _APOLOGY_VERBS = parse_verb_list([{"verb": "say", "text": APOLOGY},
 def _fallback(ctx: VerbContext, app: AppSettings, error: str) -> HandlerResult:
     if app.app_json:
         try:
-            return HandlerResult(run_verbs(ctx, parse_verb_list(app.app_json)), error)
+            return HandlerResult(run_verbs(ctx, _app_json_verbs(app)), error)
         except MediaUrlRefused as exc:  # the fallback's own media is refused: apologise
             log.warning("call %s: application %s fallback: %s", ctx.call_id, app.id, exc)
     return HandlerResult(run_verbs(ctx, _APOLOGY_VERBS), error)

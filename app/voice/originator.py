@@ -97,7 +97,7 @@ class Originator:
         ``stale``: a ``POST /api/calls`` request that waited past the dispatch deadline; the API
         already reports it failed (no_freeswitch), so it is recorded so and never dialled."""
         leg = OriginatedLeg(request.account_id, request.application_id, request.agent_id,
-                            request.queue_id)
+                            request.queue_id, campaign_id=request.campaign_id)
         route = self.services.find_originated(leg, request.phone_number)
         if route is None:
             log.warning("call.originate %s: account %s is gone", request.call_id, request.account_id)
@@ -170,7 +170,7 @@ class Originator:
         """
         node = self._node()  # no switch is the first thing to say: nothing could be dialled
         try:
-            lcr = self.services.lcr_bridge(request.account_id, request.phone_number)
+            lcr = self.services.lcr_bridge(request.account_id, request.phone_number, request.carrier_id)
         except NoRoute:
             raise _Failed("no_route", NO_ROUTE_CAUSE) from None
         self._mark(request, call_state.RINGING)

@@ -79,10 +79,11 @@ class CallServices:
                 raise
         return self.find_route(number)
 
-    def lcr_bridge(self, account_id: uuid.UUID, number: str) -> str:
+    def lcr_bridge(self, account_id: uuid.UUID, number: str, carrier_id: Optional[uuid.UUID] = None) -> str:
+        """``carrier_id``: least-cost routing restricted to that carrier (a campaign's trunk)."""
         if self.dialer is None:
             raise NoRoute("Least-cost routing is not configured on this controller.")
-        return self.dialer.bridge_string(number, account_id)
+        return self.dialer.bridge_string(number, account_id, carrier_id=carrier_id)
 
     @staticmethod
     def account_owns(account_id: uuid.UUID, number: str) -> bool:

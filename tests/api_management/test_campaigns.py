@@ -38,6 +38,18 @@ def test_given_an_invalid_campaign_when_saved_then_422_names_the_field(api, seed
     assert case["field"] in json.dumps(body["details"])
 
 
+def test_given_a_safe_harbour_recording_when_saved_then_shown_and_the_text_must_be_cleared_to_say_one_instead(api, seed):
+    _, admin = admin_client(api, seed)
+    created = admin.post("/api/campaigns", json={"name": "c", "dialer_mode": "power", "power_ratio": 3}).get_json()
+    assert (created["safe_harbour_text"], created["safe_harbour_url"], created["power_ratio"]) == (None, None, 3.0)
+    path = f"/api/campaigns/{created['id']}"
+    url = "https://media.example.com/sorry.wav"
+    assert admin.patch(path, json={"safe_harbour_url": url}).get_json()["safe_harbour_url"] == url
+    assert_error(admin.patch(path, json={"safe_harbour_text": "Sorry."}), 422, "validation_failed")
+    saying = admin.patch(path, json={"safe_harbour_text": "Sorry.", "safe_harbour_url": None}).get_json()
+    assert (saying["safe_harbour_text"], saying["safe_harbour_url"]) == ("Sorry.", None)
+
+
 def test_given_another_tenants_number_as_caller_id_when_saved_then_422_caller_id_not_owned(api, seed):
     _, admin_a = admin_client(api, seed)
     _, admin_b = admin_client(api, seed)

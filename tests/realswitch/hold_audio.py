@@ -41,6 +41,7 @@ class CallerEar:
         self.sock.bind(("127.0.0.1", self.port))
         self.sock.settimeout(0.2)
         self.packets: list[tuple[float, bytes]] = []
+        self.ssrcs: list[int] = []  # each packet's stream (one port may hear several calls)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -64,18 +65,30 @@ class CallerEar:
             if len(data) > _RTP_HEADER and data[1] & 0x7F == 0:  # PCMU (telephone-event skipped)
                 csrc = data[0] & 0x0F
                 self.packets.append((time.monotonic(), data[_RTP_HEADER + 4 * csrc:]))
+                self.ssrcs.append(int.from_bytes(data[8:12], "big"))
 
-    def heard(self) -> tuple[np.ndarray, int]:
-        """The caller's audio by arrival time from the first packet (gaps are silence)."""
-        return heard(self.packets, self.packets[0][0] if self.packets else 0.0), RATE
+    def streams(self) -> dict[int, list[tuple[float, bytes]]]:
+        """SSRC → its packets, in order of each stream's first packet: the calls this port heard."""
+        found: dict[int, list[tuple[float, bytes]]] = {}
+        for ssrc, packet in zip(self.ssrcs, self.packets):
+            found.setdefault(ssrc, []).append(packet)
+        return found
 
-    def loud_seconds(self, since: float, until: float) -> float:
+    def heard(self, packets: list[tuple[float, bytes]] | None = None) -> tuple[np.ndarray, int]:
+        """The caller's audio by arrival time from the first packet (gaps are silence); of
+        ``packets`` (one of ``streams()``) when given."""
+        packets = self.packets if packets is None else packets
+        return heard(packets, packets[0][0] if packets else 0.0), RATE
+
+    def loud_seconds(self, since: float, until: float, packets: list[tuple[float, bytes]] | None = None) -> float:
         """Seconds of sound (10 ms frames above ``SILENCE_RMS``) the caller heard between two
-        ``time.monotonic()`` moments: whether, and how long, a party it was put through to spoke."""
-        audio, rate = self.heard()
+        ``time.monotonic()`` moments: whether, and how long, a party it was put through to spoke
+        (of ``packets``, one of ``streams()``, when given)."""
+        packets = self.packets if packets is None else packets
+        audio, rate = self.heard(packets)
         if not len(audio):
             return 0.0
-        t0 = self.packets[0][0]
+        t0 = packets[0][0]
         start, end = (max(0, int((moment - t0) * rate)) for moment in (since, until))
         return float((frame_levels(audio[start:end], rate) >= SILENCE_RMS).sum() * FRAME_SECONDS)
 

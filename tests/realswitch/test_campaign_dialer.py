@@ -18,9 +18,14 @@ import time
 import uuid
 from datetime import datetime, timezone
 
+from app import limits
+from app.campaigns.safe_harbour import ABANDONED_REASON
 from tests.realswitch import agents as sip_agents
 from tests.realswitch import outbound
+from tests.realswitch.hold_audio import CallerEar
 from tests.realswitch.provision import poll, unique_number
+
+SAFE_HARBOUR = "This is Acme Renewals calling. Sorry, nobody is free to talk right now. We will call you again."
 
 
 def _noon_zone() -> str:
@@ -44,11 +49,12 @@ def _trunk_and_agent(product, tenant, real_switch, carrier, wrap_up_seconds: int
     return prefix, carrier_id, queue, agent
 
 
-def _campaign(tenant, carrier_id: str, queue_id: str, *numbers: str, retry_policy: dict | None = None) -> dict:
+def _campaign(tenant, carrier_id: str, queue_id: str, *numbers: str, retry_policy: dict | None = None,
+              dialer_mode: str = "progressive", **settings: object) -> dict:
     caller_id = unique_number()
     tenant.admin.post("/api/phone-numbers", {"number": caller_id})
-    body = {"name": f"camp-{uuid.uuid4().hex[:6]}", "dialer_mode": "progressive", "caller_id": caller_id,
-            "carrier_id": carrier_id, "agent_group_ids": [queue_id]}
+    body = {"name": f"camp-{uuid.uuid4().hex[:6]}", "dialer_mode": dialer_mode, "caller_id": caller_id,
+            "carrier_id": carrier_id, "agent_group_ids": [queue_id], **settings}
     if retry_policy:
         body["retry_policy"] = retry_policy
     campaign = tenant.admin.post("/api/campaigns", body)
@@ -203,3 +209,83 @@ def _second_bridged(real_switch, owner_engine, agent, call_ids: list[str]) -> bo
         return False
     call_ids.append(call_id)
     return True
+
+
+def test_a_power_campaign_dials_two_customers_for_its_free_agent_bridges_one_and_abandons_the_other_after_2_s(
+        product, routing_tenant, sipp, real_switch, owner_engine):
+    """Power 2:1 with one free agent: two customers dialled at once, no agent reserved. The
+    first to answer takes the agent through the queue's claim; the other waits 2 s, hears the
+    campaign's safe-harbour message (measured on the customer's RTP) and is hung up:
+    ``abandoned``, to be dialled again per its rule."""
+    tenant = routing_tenant
+    with CallerEar() as ear:
+        customers = sipp.carrier(scenario="carrier-answer-listen.xml", extra=("-key", "rtp_port", str(ear.port)))
+        try:
+            _power_2_to_1(product, tenant, real_switch, sipp, owner_engine, customers, ear)
+        finally:
+            customers.stop()
+
+
+def _power_2_to_1(product, tenant, real_switch, sipp, owner_engine, customers, ear: CallerEar) -> None:
+    prefix, carrier_id, queue, agent = _trunk_and_agent(product, tenant, real_switch, customers, wrap_up_seconds=30)
+    phone = sip_agents.register(sipp, real_switch, agent, seconds=40)
+    numbers = (f"{prefix}5550130", f"{prefix}5550131")
+    campaign = _campaign(tenant, carrier_id, queue["id"], *numbers, dialer_mode="power", power_ratio=2,
+                         safe_harbour_text=SAFE_HARBOUR)
+    call_ids: list[str] = []
+    try:
+        tenant.admin.put(f"/api/agents/{agent.id}/state", {"state": "available"})
+        tenant.admin.post(f"/api/campaigns/{campaign['id']}/start", {})
+        originates = poll(lambda: len(_campaign_originates(owner_engine, campaign)) == 2
+                          and _campaign_originates(owner_engine, campaign), 20)
+        assert originates, f"not 2 calls: {_campaign_originates(owner_engine, campaign)}\n{product.workers.log_tail()}"
+        payloads = [o["payload"] for o in originates]
+        call_ids.extend(p["callId"] for p in payloads)
+        assert sorted(p["phoneNumber"] for p in payloads) == sorted(numbers)
+        assert {(p["agentId"], p["carrierId"], p["from"]) for p in payloads} == {(None, carrier_id, campaign["caller_id"])}
+
+        bridged = poll(lambda: [c for c in call_ids if outbound.bridged(real_switch, c)], 30)
+        assert len(bridged) == 1, f"{bridged}\n{product.controller.log_tail()}\n{real_switch.log_tail(60)}"
+        (abandoned_id,) = set(call_ids) - set(bridged)
+        record = poll(lambda: outbound.record(owner_engine, abandoned_id), 30)
+        assert record and record["hangup_reason"] == ABANDONED_REASON and record["agent_id"] is None, record
+        assert outbound.bridged(real_switch, bridged[0])  # the agent's call goes on
+        time.sleep(1.0)  # scenario: the connected customer talks a little more
+        real_switch.api(f"uuid_kill {bridged[0]}")
+
+        contacts = poll(lambda: _settled(tenant, campaign), 20)
+        assert contacts, tenant.admin.get(f"/api/campaigns/{campaign['id']}/contacts")
+        outcomes = {c["phone_number"].lstrip("+"): (c["status"], c["last_result"]) for c in contacts}
+        by_call = {p["callId"]: p["phoneNumber"] for p in payloads}
+        assert outcomes == {by_call[bridged[0]]: ("completed", "human"), by_call[abandoned_id]: ("pending", "abandoned")}
+        attempts = sorted(e["payload"]["outcome"] for e in tenant.events("campaign.attempt")
+                          if e["payload"]["campaignId"] == campaign["id"])
+        assert attempts == ["abandoned", "human"]
+        connected = outbound.record(owner_engine, bridged[0])
+        assert str(connected["agent_id"]) == agent.id and connected["talk_ms"] > 0, connected
+
+        # what the abandoned customer heard: the 2 s wait (hold music), then the message
+        streams = sorted(ear.streams().values(), key=lambda packets: -ear.loud_seconds(
+            packets[0][0], packets[-1][0] + 1, packets))
+        heard = streams[0]
+        start, end = heard[0][0], heard[-1][0]
+        message = ear.loud_seconds(start + limits.CAMPAIGN_ABANDON_CONNECT_SECONDS + 0.1, end + 1, heard)
+        print(f"abandoned customer: {end - start:.2f} s of audio, {message:.2f} s loud after the "
+              f"{limits.CAMPAIGN_ABANDON_CONNECT_SECONDS:g} s wait; streams: {len(ear.streams())}")
+        assert message >= 2.5, f"the safe-harbour message was not heard: {message:.2f} s"
+        assert end - start >= limits.CAMPAIGN_ABANDON_CONNECT_SECONDS + message - 0.2
+    finally:
+        for call_id in call_ids:
+            real_switch.api(f"uuid_kill {call_id}", check=False)
+        tenant.admin.post(f"/api/campaigns/{campaign['id']}/stop", {}, expect=(200, 409))
+        phone.wait(60)
+
+
+def _campaign_originates(owner_engine, campaign: dict) -> list[dict]:
+    return outbound.outbox(owner_engine, "call.originate", "campaignId", campaign["id"])
+
+
+def _settled(tenant, campaign: dict) -> list[dict] | None:
+    """The campaign's contacts once none is in progress."""
+    items = tenant.admin.get(f"/api/campaigns/{campaign['id']}/contacts")["items"]
+    return items if all(c["status"] != "in_progress" for c in items) else None

@@ -251,7 +251,8 @@ def test_given_a_dial_string_freeswitch_would_split_when_originated_then_the_att
     account, caller_id, app_id = _routed_app(originator, number_with_app)
     real = originator.services.lcr_bridge
     monkeypatch.setattr(originator.services, "lcr_bridge",
-                        lambda account_id, number: real(account_id, number).replace("sofia/", "sofia /", 1))
+                        lambda account_id, number, carrier_id=None: real(account_id, number, carrier_id)
+                        .replace("sofia/", "sofia /", 1))
 
     request = _request(account, caller_id=caller_id, application_id=app_id)
     assert originator.originate(request) is False

@@ -48,7 +48,18 @@ class CampaignWriteSchema(ma.Schema):
     power_ratio = ma.fields.Float(validate=validate.Range(*limits.CAMPAIGN_POWER_RATIO_RANGE), metadata={
         "description": f"Power mode: lines per available agent (default {limits.CAMPAIGN_POWER_RATIO_DEFAULT})"})
     abandon_cap_percent = ma.fields.Float(validate=validate.Range(min=0.1, max=100), metadata={
-        "description": f"Predictive mode: abandon-rate cap (default {limits.CAMPAIGN_ABANDON_CAP_PERCENT_DEFAULT})"})
+        "description": f"Power and predictive: abandon-rate cap, percent of live answers over the rolling "
+                       f"window (default {limits.CAMPAIGN_ABANDON_CAP_PERCENT_DEFAULT}); above it the dialer "
+                       "dials 1:1"})
+    safe_harbour_text = ma.fields.String(allow_none=True, validate=validate.Length(
+        min=1, max=limits.CAMPAIGN_SAFE_HARBOUR_TEXT_MAX), metadata={
+        "description": "Power/predictive: said to a person no agent took within "
+                       f"{limits.CAMPAIGN_ABANDON_CONNECT_SECONDS:g} s, before hanging up (default: a short "
+                       "apology; null with no url = the default)"})
+    safe_harbour_url = ma.fields.Url(allow_none=True, schemes={"https"}, validate=validate.Length(
+        max=limits.CAMPAIGN_SAFE_HARBOUR_URL_MAX), metadata={
+        "description": "Power/predictive: a recording (https:// WAV/MP3 URL, checked when played) played "
+                       "instead of safe_harbour_text"})
     amd = ma.fields.String(validate=validate.OneOf(AMD_MODES), metadata={
         "description": "Answering-machine detection when a customer answers: off (default, every answer is a "
                        "person), hangup (machines are hung up: outcome machine), message (leave amd_message "
@@ -81,6 +92,8 @@ class CampaignSchema(ma.Schema):
     abandon_cap_percent = ma.fields.Float()
     amd = ma.fields.String()
     amd_message = ma.fields.Dict(allow_none=True)
+    safe_harbour_text = ma.fields.String(allow_none=True)
+    safe_harbour_url = ma.fields.String(allow_none=True)
     status_changed_at = ma.fields.AwareDateTime()
     created_at = ma.fields.AwareDateTime()
     updated_at = ma.fields.AwareDateTime()

@@ -22,7 +22,8 @@ from app.models import AgentQueue, Campaign, CampaignContact, Carrier, PhoneNumb
 from app.verbs import VerbListRejected, parse_verb_list
 
 FIELDS = ("name", "dialer_mode", "caller_id", "carrier_id", "agent_group_ids", "window_start", "window_end",
-          "allowed_weekdays", "retry_policy", "power_ratio", "abandon_cap_percent", "amd", "amd_message")
+          "allowed_weekdays", "retry_policy", "power_ratio", "abandon_cap_percent", "amd", "amd_message",
+          "safe_harbour_text", "safe_harbour_url")
 
 
 def _digits(number: str) -> str:
@@ -49,6 +50,7 @@ def _validate(db: Session, account_id: uuid.UUID, data: dict[str, Any], row: Cam
         if usable is None:
             raise ValidationFailed("No such carrier for this account.", code="invalid_reference",
                                    details={"carrier_id": ["No such carrier."]})
+    _check_safe_harbour(values, row)
     if "agent_group_ids" in values:
         values["agent_group_ids"] = check_queues(db, account_id, values["agent_group_ids"] or [], "agent_group_ids")
     for key in ("window_start", "window_end"):
@@ -96,6 +98,17 @@ def create(db: Session, account_id: uuid.UUID, data: dict[str, Any]) -> Campaign
     flush_or_raise(db, conflict="A campaign with these values already exists.")
     db.refresh(row)
     return row
+
+
+def _check_safe_harbour(values: dict[str, Any], row: Campaign | None) -> None:
+    """The safe-harbour message is said or played, not both: one of the two set → the other
+    is cleared only when the request clears it too (422 otherwise, so nothing is dropped
+    silently)."""
+    text = values.get("safe_harbour_text", row.safe_harbour_text if row else None)
+    url = values.get("safe_harbour_url", row.safe_harbour_url if row else None)
+    if text and url:
+        raise ValidationFailed("The safe-harbour message is either said (text) or played (url), not both.",
+                               details={"safe_harbour_url": ["Set safe_harbour_text to null to play a recording."]})
 
 
 def get(db: Session, account_id: uuid.UUID, campaign_id: uuid.UUID) -> Campaign:

@@ -1,0 +1,125 @@
+"""Power and predictive rounds of the dialer (app/campaigns/overdial.py) on real PostgreSQL and
+Redis with an injected clock: more lines than free agents, no agent reserved (the answer takes
+the first free one through the queue's claim), the campaign's trunk and caller ID on every
+``call.originate``, the calls in flight counted, and the abandon cap computed from real
+outcomes (``call.ended``): above it, 1:1 at once."""
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from sqlalchemy.orm import Session
+
+from app import limits
+from app.campaigns import overdial, pacing
+from app.campaigns.safe_harbour import ABANDONED_REASON
+from app.models import Campaign, Carrier
+from tests.campaigns.test_dialer import CALLER_ID, NOON_NEW_YORK, Floor, make_floor
+
+NUMBERS = tuple(f"1212555{n:04d}" for n in range(200, 212))
+ANSWERED_AT = "2026-11-25T17:00:05Z"
+
+
+def power_floor(seed, owner_engine, redis_client, *, agents: int, mode: str = "power", ratio: float = 2.0,
+                cap_percent: float = 3.0) -> tuple[Floor, uuid.UUID]:
+    floor = make_floor(seed, owner_engine, redis_client, agents=agents, numbers=NUMBERS)
+    with Session(owner_engine) as db, db.begin():
+        carrier = Carrier(account_id=floor.account_id, name="Campaign trunk")
+        db.add(carrier)
+        db.flush()
+        campaign = db.get_one(Campaign, floor.campaign_id)
+        campaign.dialer_mode, campaign.power_ratio, campaign.carrier_id = mode, ratio, carrier.id
+        campaign.abandon_cap_percent = cap_percent
+        carrier_id = carrier.id
+    return floor, carrier_id
+
+
+def test_given_power_2_to_1_with_three_free_agents_then_six_calls_none_reserving_an_agent(
+        seed, owner_engine, redis_client):
+    floor, carrier_id = power_floor(seed, owner_engine, redis_client, agents=3)
+    dialer = floor.dialer()
+
+    dialled = floor.mine(dialer.tick(NOON_NEW_YORK))
+
+    assert len(dialled) == 6 and {d.agent_id for d in dialled} == {None}
+    assert [d.contact_id for d in dialled] == [floor.contacts[n] for n in NUMBERS[:6]]
+    payloads = floor.originates()
+    assert [(p["phoneNumber"], p["agentId"], p["campaignId"], p["queueId"], p["carrierId"], p["from"])
+            for p in payloads] == [(n, None, str(floor.campaign_id), str(floor.queue_id), str(carrier_id), CALLER_ID)
+                                   for n in NUMBERS[:6]]
+    # no agent is taken before an answer: all three stay idle for the first answers to claim
+    assert floor.idle() == {str(a.id) for a in floor.agents}
+    # six calls ringing for three agents: the next round places none
+    assert floor.mine(dialer.tick(NOON_NEW_YORK + timedelta(seconds=1))) == []
+
+
+def test_given_power_calls_when_they_answer_and_end_then_ringing_lines_free_up_for_new_calls(
+        seed, owner_engine, redis_client):
+    floor, _ = power_floor(seed, owner_engine, redis_client, agents=1)
+    dialer = floor.dialer()
+    first, second = floor.mine(dialer.tick(NOON_NEW_YORK))
+
+    dialer.call_answered({"callId": str(first.call_id)})
+    assert dialer.measures.in_flight(floor.campaign_id, NOON_NEW_YORK.timestamp() + 3) == ((3.0,), (3.0,))
+    assert floor.end(dialer, second.call_id, answeredAt=None, talkMs=0, hangupReason="no_answer") == "no_answer"
+    # nothing rings any more (one call is live, the other ended) and the agent is still idle
+    # here (no queue claimed it): 2 × 1 lines again
+    again = floor.mine(dialer.tick(NOON_NEW_YORK + timedelta(seconds=4)))
+    assert [d.contact_id for d in again] == [floor.contacts[n] for n in NUMBERS[2:4]]
+
+
+@pytest.mark.parametrize("cap_percent, lines_after", [(3.0, 4), (0.5, 2)])
+def test_given_an_abandoned_answer_when_the_rate_is_above_the_cap_then_power_falls_back_to_1_to_1_at_once(
+        seed, owner_engine, redis_client, cap_percent, lines_after):
+    """One abandon is 1 % of the rate's floor of 100 answers: over a 0.5 % cap, under a 3 % one."""
+    floor, _ = power_floor(seed, owner_engine, redis_client, agents=2, cap_percent=cap_percent)
+    dialer = floor.dialer()
+    calls = floor.mine(dialer.tick(NOON_NEW_YORK))
+    assert len(calls) == 4
+
+    # what the controller's call.ended says: the safe-harbour message ended the first (its 4 s
+    # of answered time are billed, no agent took it); agents took the three others
+    assert floor.end(dialer, calls[0].call_id, answeredAt=ANSWERED_AT, talkMs=4_000, ringMs=5_000,
+                     agentId=None, hangupReason=ABANDONED_REASON) == "abandoned"
+    for call in calls[1:]:
+        assert floor.end(dialer, call.call_id, answeredAt=ANSWERED_AT, talkMs=30_000, ringMs=5_000,
+                         agentId=str(floor.agents[0].id), hangupReason=None) == "human"
+
+    stats = dialer.measures.stats(floor.campaign_id, cap_percent=cap_percent)
+    assert stats.abandon_rate(NOON_NEW_YORK.timestamp()) == pytest.approx(1 / limits.CAMPAIGN_ABANDON_RATE_MIN_ANSWERS)
+    assert (floor.contact(NUMBERS[0]).status, floor.contact(NUMBERS[0]).last_result) == ("pending", "abandoned")
+    assert len(floor.mine(dialer.tick(NOON_NEW_YORK + timedelta(seconds=10)))) == lines_after
+
+
+def test_given_a_predictive_campaign_without_measurements_then_it_dials_1_to_1_while_warming_up(
+        seed, owner_engine, redis_client):
+    floor, _ = power_floor(seed, owner_engine, redis_client, agents=3, mode="predictive")
+
+    assert len(floor.mine(floor.dialer().tick(NOON_NEW_YORK))) == 3
+
+    assert {p["agentId"] for p in floor.originates()} == {None}
+
+
+def test_given_a_power_call_answered_when_the_person_hangs_up_before_an_agent_took_it_then_abandoned(
+        seed, owner_engine, redis_client):
+    floor, _ = power_floor(seed, owner_engine, redis_client, agents=1)
+    dialer = floor.dialer()
+    first, _ = floor.mine(dialer.tick(NOON_NEW_YORK))
+
+    # billed time, no agent: the wait (≤ 2 s) was over before the message
+    assert floor.end(dialer, first.call_id, answeredAt=ANSWERED_AT, talkMs=1_200, agentId=None,
+                     hangupReason=None) == "abandoned"
+
+
+def test_power_decision_over_the_cap_is_the_progressive_count():
+    campaign = Campaign(dialer_mode="power", power_ratio=3.0, abandon_cap_percent=3.0)
+    stats = pacing.PacingStats()
+    for n in range(4):  # 4 abandons of the floor of 100 answers: 4 % > 3 %
+        stats.live_answer(float(n), abandoned=True)
+    lines = pacing.Lines(ready_agents=4, busy_elapsed=(), ringing_elapsed=(1.0,), waiting=0)
+
+    decision = overdial.decide(campaign, lines, stats, 10.0)
+
+    assert (decision.dial, decision.rule) == (3, "over_cap")
+    assert overdial.decide(campaign, lines, pacing.PacingStats(), 10.0).dial == 11
