@@ -48,6 +48,7 @@ from app.calls.limiter import ConcurrencyLimiter
 from app.calls.originate import OriginateRequest, originate_payload
 from app.campaigns import pacing, picking, schedule
 from app.campaigns.lease import CampaignLeases
+from app.campaigns.preview import PreviewDialer, PreviewOffers
 from app.contact import states
 from app.contact.callbacks import call_ended as free_claimed_agent
 from app.contact.presence import Presence
@@ -105,6 +106,9 @@ class CampaignDialer:
         self.held: set[uuid.UUID] = set()
         self._consumer: Any = None
         self._loop: Optional[gevent.Greenlet] = None
+        self.previews = PreviewDialer(PreviewOffers(presence.redis, presence.prefix), presence,
+                                      free_agents=self._free_agents, headroom=self._headroom, mark=self._mark,
+                                      dialled=Dialled)
 
     @property
     def redis(self) -> redis.Redis:
@@ -128,7 +132,7 @@ class CampaignDialer:
         for gone in self.held - {row.id for row in running}:
             self.leases.release(gone)
             self.held.discard(gone)
-        dialled: list[Dialled] = []
+        dialled: list[Dialled] = self.previews.settle(now)  # any instance: each offer is taken once
         for row in running:
             if not self.leases.acquire(row.id):
                 self.held.discard(row.id)
@@ -138,6 +142,8 @@ class CampaignDialer:
                 self.recover_lost(row.account_id, row.id, now)
                 if row.dialer_mode in DIALLED_MODES:
                     dialled += self.dial_progressive(row.account_id, row.id, now)
+                elif row.dialer_mode == "preview":
+                    self.previews.offer(row.account_id, row.id, now)
             except Exception:  # one campaign's fault (database, Redis) never stops the others
                 log.exception("campaign %s: pacing round failed", row.id)
         return dialled
@@ -263,7 +269,8 @@ class CampaignDialer:
             campaign = db.get(Campaign, uuid.UUID(mark["campaign"]))
             if campaign is None:
                 return None
-            picking.record_outcome(db, campaign, uuid.UUID(mark["contact"]), outcome, self.clock())
+            picking.record_outcome(db, campaign, uuid.UUID(mark["contact"]), outcome, self.clock(),
+                                   call_id=uuid.UUID(str(ended["callId"])))
         return outcome
 
     def recover_lost(self, account_id: uuid.UUID, campaign_id: uuid.UUID, now: datetime) -> dict[uuid.UUID, str]:
@@ -292,7 +299,8 @@ class CampaignDialer:
                                            CallRecord.call_id == uuid.UUID(call_id))).first() if call_id else None
                 outcome = outcome_of({"answeredAt": record.answered_at, "talkMs": record.talk_ms,
                                       "hangupReason": record.hangup_reason} if record else {})
-                picking.record_outcome(db, campaign, contact, outcome, now)
+                picking.record_outcome(db, campaign, contact, outcome, now,
+                                       call_id=uuid.UUID(call_id) if call_id else None)
                 recovered[contact] = outcome
                 if call_id:
                     self.redis.delete(self.mark_key(call_id))

@@ -21,6 +21,7 @@ class CallRecordFilters:
     queue_id: uuid.UUID | None = None
     status: str | None = None
     call_id: uuid.UUID | None = None       # one leg: the id POST /api/calls and webhooks give
+    campaign_id: uuid.UUID | None = None   # the calls an outbound campaign placed
 
     @classmethod
     def from_query(cls, query: dict[str, Any]) -> "CallRecordFilters":
@@ -32,6 +33,7 @@ class CallRecordFilters:
             queue_id=query.get("queue_id"),
             status=query.get("status"),
             call_id=query.get("call_id"),
+            campaign_id=query.get("campaign_id"),
         )
 
     def apply(self, stmt: Select[Any]) -> Select[Any]:
@@ -49,6 +51,8 @@ class CallRecordFilters:
             stmt = stmt.where(CallRecord.status == self.status)
         if self.call_id is not None:
             stmt = stmt.where(CallRecord.call_id == self.call_id)
+        if self.campaign_id is not None:
+            stmt = stmt.where(CallRecord.campaign_id == self.campaign_id)
         return stmt
 
     def to_log(self) -> dict[str, Any]:

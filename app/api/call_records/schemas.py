@@ -23,6 +23,7 @@ class CallRecordFilterSchema(ma.Schema):
     queue_id = ma.fields.UUID()
     status = ma.fields.String(validate=validate.OneOf(CALL_STATUSES))
     call_id = ma.fields.UUID(metadata={"description": "the leg's call id (POST /api/calls callId, webhook callId)"})
+    campaign_id = ma.fields.UUID(metadata={"description": "the calls an outbound campaign placed"})
 
     @ma.validates_schema
     def _range(self, data: dict[str, Any], **_: Any) -> None:
@@ -37,7 +38,8 @@ class CallRecordListQuerySchema(ListQuerySchema, CallRecordFilterSchema):
 class CallRecordExportQuerySchema(CallRecordFilterSchema):
     """The list's filters, plus the opt-in interaction indicator columns."""
     indicators = ma.fields.Boolean(load_default=False, metadata={
-        "description": "append IVR, Connect Latency, ACW, Transfers, Short Abandon after the 18 columns"})
+        "description": "append IVR, Connect Latency, ACW, Transfers, Short Abandon, Campaign ID, Contact ID "
+                       "after the 18 columns"})
 
 
 # Three talk_ms, three measures (docs/api.md "Call records"): the record's is the billed time of
@@ -90,6 +92,8 @@ class CallRecordSchema(ma.Schema):
     sentiment_label = ma.fields.String(allow_none=True)
     agent_id = ma.fields.UUID(allow_none=True)
     queue_id = ma.fields.UUID(allow_none=True)
+    campaign_id = ma.fields.UUID(allow_none=True, metadata={"description": "the outbound campaign that placed the call"})
+    contact_id = ma.fields.UUID(allow_none=True, metadata={"description": "the campaign contact the call dialled"})
     has_recording = ma.fields.Boolean()
     has_transcript = ma.fields.Boolean()
     has_webhook = ma.fields.Boolean()
