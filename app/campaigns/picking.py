@@ -115,7 +115,7 @@ def record_outcome(db: Session, campaign: Campaign, contact_id: uuid.UUID, outco
                    .values(campaign_id=campaign.id, contact_id=contact.id))
     emit("campaign.attempt", campaign_attempt(campaign.id, contact.id, attempt=contact.attempts, outcome=outcome,
                                               contact_status=decision.status,
-                                              next_attempt_at=decision.next_attempt_at, at=now),
+                                              next_attempt_at=decision.next_attempt_at, at=now, call_id=call_id),
          account_id=campaign.account_id, session=db)
     return decision.status
 
