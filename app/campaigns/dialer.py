@@ -29,6 +29,10 @@ A lost outcome (a controller that died while the phone rang writes no call recor
 ``call.ended`` ever comes) would leave its contact ``in_progress`` and its campaign running for
 ever: the lease holder looks for attempts older than ``CAMPAIGN_ATTEMPT_STALE_SECONDS`` whose
 call holds no concurrency slot and applies their outcome itself (``recover_lost``).
+
+**Preview** campaigns offer their contacts to agents before dialling: app/campaigns/preview.py,
+called from ``tick`` (offers by the lease holder; answered and expired offers settled by any
+instance, each once).
 """
 from __future__ import annotations
 
