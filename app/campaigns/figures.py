@@ -13,7 +13,6 @@ agents and its contacts left — read from the rows and from Redis presence at t
 """
 from __future__ import annotations
 
-import uuid
 from typing import Any, Optional
 
 from sqlalchemy import func, select
@@ -35,12 +34,15 @@ def abandon_rate_percent(counts: dict[str, int]) -> Optional[float]:
 
 
 def _agents(db: Session, campaign: Campaign, presence: Presence) -> dict[str, int]:
+    figures = {"total": 0, "waiting": 0, "busy": 0, "wrap_up": 0, "away": 0}
+    if not campaign.agent_group_ids:
+        return figures
     rows = db.execute(select(Agent.id, Agent.state).distinct()
                       .join(AgentQueue, (AgentQueue.agent_id == Agent.id) & (AgentQueue.account_id == Agent.account_id))
                       .where(Agent.account_id == campaign.account_id,
-                             AgentQueue.queue_id.in_(campaign.agent_group_ids or [uuid.uuid4()]))).all()
+                             AgentQueue.queue_id.in_(campaign.agent_group_ids))).all()
     idle = set(presence.idle_agents(str(campaign.account_id)))
-    figures = {"total": len(rows), "waiting": 0, "busy": 0, "wrap_up": 0, "away": 0}
+    figures["total"] = len(rows)
     for agent_id, state in rows:
         if state == states.AVAILABLE:
             figures["waiting" if str(agent_id) in idle else "busy"] += 1
