@@ -394,6 +394,10 @@ CAMPAIGN_RING_TIMEOUT_SECONDS = 30
 # reported 4.9 s after the answer; recorded greetings run 5-15 s. Without a beep by then the
 # message is left all the same (some voicemails do not beep).
 CAMPAIGN_AMD_BEEP_WAIT_SECONDS = 20
+# preview mode (app/campaigns/preview.py): how long an agent has to accept or skip an offered
+# contact before it returns to the pool and the agent is released. Long enough to read a
+# contact's attributes; far below the claimed agent's engaged mark (CALLBACK_ENGAGED_TTL_SECONDS)
+CAMPAIGN_PREVIEW_OFFER_SECONDS = 30
 # the campaign-call mark (call id → campaign, contact) that lets call.ended find the contact:
 # bounds a call whose call.ended is lost (the contact then stays in_progress, see docs)
 CAMPAIGN_CALL_MARK_TTL_SECONDS = 12 * 3600

@@ -29,6 +29,7 @@ from app.api.security import tenant_db
 from app.calls.consult import CONSULT_KINDS
 from app.calls.control import ControlRequest, request_control
 from app.calls.transfers import KINDS, InvalidTarget, TransferTarget, parse_target
+from app.campaigns.preview import ACCEPTED, SKIPPED, PreviewOffer, PreviewOffers
 from app.contact import interactions
 from app.contact.states import default_presence
 from app.errors import ValidationFailed
@@ -70,10 +71,49 @@ def _offer_id(ctx: CommandContext, body: dict[str, Any]) -> str:
     return offer_id
 
 
+def _preview_offers() -> PreviewOffers:
+    presence = default_presence()
+    return PreviewOffers(presence.redis, presence.prefix)
+
+
+def _is_preview(ctx: CommandContext, body: dict[str, Any]) -> bool:
+    """Does the command answer a preview offer? Named by ``offerId``, or omitted while a
+    preview (and no queue offer) is open on this socket."""
+    offer_id = body.get("offerId")
+    if offer_id is None:
+        return ctx.conn.preview_id is not None and ctx.conn.offer_id is None
+    return offer_id != ctx.conn.offer_id and isinstance(offer_id, str) and 0 < len(offer_id) <= 64
+
+
+def _answer_preview(ctx: CommandContext, body: dict[str, Any], choice: str) -> PreviewOffer:
+    """The agent's accept or skip of a preview offer (app/campaigns/preview.py): Redis says
+    whether it was this agent's and still open; the dialer acts on it within a second."""
+    offer_id = body.get("offerId") or ctx.conn.preview_id
+    offer = _preview_offers().answer(ctx.conn.account_id, ctx.conn.agent_id, str(offer_id), choice) \
+        if offer_id else None
+    if offer is None:
+        raise ProtocolError(protocol.NO_OFFER, "No such offer is open.")
+    if ctx.conn.preview_id == offer.offer_id:
+        ctx.conn.preview_id = None
+    return offer
+
+
+def _skip(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
+    """A preview offer declined: the contact returns to the campaign's pool (a skip is
+    counted) and the agent is offered the next one."""
+    offer = _answer_preview(ctx, body, SKIPPED)
+    return {"offerId": offer.offer_id, "kind": "preview"}
+
+
 def _accept(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
     """The agent takes the offer: ``call`` phase ``connecting``. The agent's endpoint answers
     the ringing leg itself (the SDK answers its WSS leg; a desk phone is picked up): a SIP
-    leg cannot be answered from the server side. ``connected`` follows on ``agent.accept``."""
+    leg cannot be answered from the server side. ``connected`` follows on ``agent.accept``.
+    A preview offer accepted: the dialer dials the customer (``callId`` in the ack), and the
+    agent's phone rings when the customer answers."""
+    if _is_preview(ctx, body):
+        offer = _answer_preview(ctx, body, ACCEPTED)
+        return {"offerId": offer.offer_id, "kind": "preview", "callId": offer.call_id}
     offer_id = _offer_id(ctx, body)
     ctx.conn.send(protocol.message("call", phase="connecting", callId=offer_id))
     return {"offerId": offer_id}
@@ -222,6 +262,7 @@ COMMANDS: dict[str, Handler] = {
     "setState": _set_state,
     "accept": _accept,
     "reject": _reject,
+    "skip": _skip,
     "hangup": _hangup,
     "hold": _hold(True),
     "unhold": _hold(False),

@@ -34,6 +34,7 @@ class AgentConnection:
     subdomain: str
     session_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     offer_id: Optional[str] = None  # the call offered to the agent now
+    preview_id: Optional[str] = None  # the campaign contact offered to the agent now (preview mode)
     call_id: Optional[str] = None   # the call the agent is connected to now
     connected_at: float = 0.0       # monotonic time of this socket's last ``call`` connected
     closed: bool = False

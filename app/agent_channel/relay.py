@@ -54,6 +54,27 @@ def _offer(hub: Hub, env: Envelope) -> None:
                                    timeoutSeconds=p.get("timeoutSeconds"), waitedSeconds=p.get("waitedSeconds")))
 
 
+def _preview(hub: Hub, env: Envelope) -> None:
+    """A campaign contact to preview (app/campaigns/preview.py): ``offer`` of kind ``preview``."""
+    conn = _agent(hub, env)
+    if conn is not None:
+        p = env.payload
+        conn.preview_id = p.get("offerId")
+        conn.send(protocol.message("offer", phase="ringing", kind="preview", offerId=p.get("offerId"),
+                                   campaignId=p.get("campaignId"), contact=p.get("contact"),
+                                   timeoutSeconds=p.get("timeoutSeconds")))
+
+
+def _preview_withdrawn(hub: Hub, env: Envelope) -> None:
+    conn = _agent(hub, env)
+    offer_id = env.payload.get("offerId")
+    if conn is not None and offer_id:
+        if conn.preview_id == offer_id:
+            conn.preview_id = None
+        conn.send(protocol.message("offer", phase="withdrawn", kind="preview", offerId=offer_id,
+                                   reason=env.payload.get("reason"), cause=None))
+
+
 def _withdraw(conn: AgentConnection, call_id: Optional[str], reason: str, cause: Optional[str]) -> None:
     if call_id and conn.offer_id == call_id:
         conn.offer_id = None
@@ -126,6 +147,8 @@ def _supervisor(active: Optional[bool]) -> Relay:
 RELAYS: dict[str, Relay] = {
     "agent.state.changed": _state,
     "agent.offer": _offer,
+    "agent.preview.offer": _preview,
+    "agent.preview.withdrawn": _preview_withdrawn,
     "agent.accept": _accepted,
     "agent.missed": _missed,
     "agent.reject": _rejected,

@@ -30,6 +30,10 @@ A lost outcome (a controller that died while the phone rang writes no call recor
 ``call.ended`` ever comes) would leave its contact ``in_progress`` and its campaign running for
 ever: the lease holder looks for attempts older than ``CAMPAIGN_ATTEMPT_STALE_SECONDS`` whose
 call holds no concurrency slot and applies their outcome itself (``recover_lost``).
+
+**Preview** campaigns offer their contacts to agents before dialling: app/campaigns/preview.py,
+called from ``tick`` (offers by the lease holder; answered and expired offers settled by any
+instance, each once).
 """
 from __future__ import annotations
 
@@ -50,6 +54,7 @@ from app.calls.originate import OriginateRequest, originate_payload
 from app.campaigns import amd, overdial, pacing, picking, schedule
 from app.campaigns.lease import CampaignLeases
 from app.campaigns.measures import CampaignMeasures, seconds_of
+from app.campaigns.preview import PreviewDialer, PreviewOffers
 from app.campaigns.safe_harbour import ABANDONED_REASON
 from app.contact import states
 from app.contact.callbacks import call_ended as free_claimed_agent
@@ -117,6 +122,9 @@ class CampaignDialer:
         self.measures = CampaignMeasures(presence.redis, presence.prefix)
         self._consumer: Any = None
         self._loop: Optional[gevent.Greenlet] = None
+        self.previews = PreviewDialer(PreviewOffers(presence.redis, presence.prefix), presence,
+                                      free_agents=self._free_agents, headroom=self._headroom, mark=self._mark,
+                                      dialled=Dialled)
 
     @property
     def redis(self) -> redis.Redis:
@@ -140,7 +148,7 @@ class CampaignDialer:
         for gone in self.held - {row.id for row in running}:
             self.leases.release(gone)
             self.held.discard(gone)
-        dialled: list[Dialled] = []
+        dialled: list[Dialled] = self.previews.settle(now)  # any instance: each offer is taken once
         for row in running:
             if not self.leases.acquire(row.id):
                 self.held.discard(row.id)
@@ -152,6 +160,8 @@ class CampaignDialer:
                     dialled += self.dial_progressive(row.account_id, row.id, now)
                 elif row.dialer_mode in overdial.MODES:
                     dialled += overdial.dial(self, row.account_id, row.id, now)
+                elif row.dialer_mode == "preview":
+                    self.previews.offer(row.account_id, row.id, now)
             except Exception:  # one campaign's fault (database, Redis) never stops the others
                 log.exception("campaign %s: pacing round failed", row.id)
         return dialled
@@ -288,7 +298,7 @@ class CampaignDialer:
             if campaign is None:
                 return None
             picking.record_outcome(db, campaign, uuid.UUID(mark["contact"]), outcome, self.clock(),
-                                   amd=ended.get("amd"))
+                                   amd=ended.get("amd"), call_id=uuid.UUID(str(ended["callId"])))
         return outcome
 
     def recover_lost(self, account_id: uuid.UUID, campaign_id: uuid.UUID, now: datetime) -> dict[uuid.UUID, str]:
@@ -320,7 +330,8 @@ class CampaignDialer:
                 outcome = outcome_of({"answeredAt": record.answered_at, "talkMs": record.talk_ms,
                                       "hangupReason": record.hangup_reason, "agentId": record.agent_id}
                                      if record else {}, waited=bool(mark and json.loads(mark).get("waits")))
-                picking.record_outcome(db, campaign, contact, outcome, now)
+                picking.record_outcome(db, campaign, contact, outcome, now,
+                                       call_id=uuid.UUID(call_id) if call_id else None)
                 recovered[contact] = outcome
                 if call_id:
                     self.redis.delete(self.mark_key(call_id))

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Optional
 
-from sqlalchemy import or_, select
+from sqlalchemy import or_, select, text, update
 from sqlalchemy.orm import Session
 
 from app.campaigns import numbers, retries
 from app.campaigns.window import CallingWindow
 from app.events.payloads import campaign_attempt, emit
-from app.models import Campaign, CampaignContact, DoNotCall
+from app.models import CallRecord, Campaign, CampaignContact, DoNotCall
 
 # batches looked at per pick: a batch's rows may all be outside their window or listed
 SCAN_ROUNDS = 4
@@ -95,10 +95,13 @@ def pick(db: Session, campaign: Campaign, now: datetime, limit: int) -> list[Pic
 
 
 def record_outcome(db: Session, campaign: Campaign, contact_id: uuid.UUID, outcome: str, now: datetime,
-                   *, amd: Optional[dict[str, Any]] = None) -> str:
+                   *, amd: Optional[dict[str, Any]] = None, call_id: uuid.UUID | None = None) -> str:
     """Apply one attempt's ``outcome`` to the contact per the campaign's retry rules and queue
     ``campaign.attempt`` (with the call's answering-machine detection report ``amd``, if one
-    ran) in the same transaction; returns the contact's new status. The caller commits."""
+    ran) in the same transaction; returns the contact's new status. With ``call_id``, the
+    attempt's call record is stamped with the campaign and the contact (the record is written
+    with its ``call.ended``, so it exists when the outcome is applied; the controller that
+    wrote it need not know about campaigns). The caller commits."""
     contact = db.scalar(select(CampaignContact).where(
         CampaignContact.id == contact_id, CampaignContact.campaign_id == campaign.id,
         CampaignContact.account_id == campaign.account_id).with_for_update())
@@ -107,8 +110,24 @@ def record_outcome(db: Session, campaign: Campaign, contact_id: uuid.UUID, outco
     decision = retries.decide(campaign.retry_policy, outcome, contact.attempts, now)
     contact.status, contact.next_attempt_at, contact.last_result = decision.status, decision.next_attempt_at, outcome
     db.flush()
+    count(db, campaign.id, campaign.account_id, outcome)
+    if call_id is not None:
+        db.execute(update(CallRecord).where(CallRecord.account_id == campaign.account_id,
+                                            CallRecord.call_id == call_id)
+                   .values(campaign_id=campaign.id, contact_id=contact.id))
     emit("campaign.attempt", campaign_attempt(campaign.id, contact.id, attempt=contact.attempts, outcome=outcome,
                                               contact_status=decision.status,
-                                              next_attempt_at=decision.next_attempt_at, at=now, amd=amd),
+                                              next_attempt_at=decision.next_attempt_at, at=now, amd=amd,
+                                              call_id=call_id),
          account_id=campaign.account_id, session=db)
     return decision.status
+
+
+def count(db: Session, campaign_id: uuid.UUID, account_id: uuid.UUID, key: str) -> None:
+    """One more ``key`` (an attempt outcome, or ``skipped``) in the campaign's
+    ``outcome_counts``, in the caller's transaction: the live figures count each applied outcome
+    exactly once, and survive any restart (a Redis counter would not)."""
+    db.execute(text("UPDATE campaigns SET outcome_counts = outcome_counts"
+                    " || jsonb_build_object(CAST(:key AS text), COALESCE((outcome_counts ->> :key)::int, 0) + 1)"
+                    " WHERE id = :campaign AND account_id = :account"),
+               {"key": key, "campaign": campaign_id, "account": account_id})

@@ -223,12 +223,13 @@ def campaign_state_changed(campaign_id, *, action: str, previous: str, status: s
 
 def campaign_attempt(campaign_id, contact_id, *, attempt: int, outcome: str, contact_status: str,
                      next_attempt_at: datetime | None, at: datetime | None = None,
-                     amd: dict[str, Any] | None = None) -> dict[str, Any]:
-    """campaign.attempt: how one dial attempt of a contact ended and what the retry rules made of
-    it; ``amd``: the answering-machine detection's report (call.ended's ``amd``), null when
-    none ran."""
-    return {"campaignId": _s(campaign_id), "contactId": _s(contact_id), "attempt": attempt,
-            "outcome": outcome, "contactStatus": contact_status,
+                     amd: dict[str, Any] | None = None, call_id=None) -> dict[str, Any]:
+    """campaign.attempt: how one dial attempt of a contact ended and what the retry rules made
+    of it; ``callId`` names the attempt's call (its call record), null when none is known;
+    ``amd``: the answering-machine detection's report (call.ended's ``amd``), null when none
+    ran."""
+    return {"campaignId": _s(campaign_id), "contactId": _s(contact_id), "callId": _s(call_id) if call_id else None,
+            "attempt": attempt, "outcome": outcome, "contactStatus": contact_status,
             "nextAttemptAt": _t(next_attempt_at) if next_attempt_at else None, "at": _t(at), "amd": amd}
 
 

@@ -22,6 +22,7 @@ class CallRecordFilters:
     status: str | None = None
     call_id: uuid.UUID | None = None       # one leg: the id POST /api/calls and webhooks give
     number: str | None = None              # digits contained in the caller's or callee's number
+    campaign_id: uuid.UUID | None = None   # the calls an outbound campaign placed
 
     @classmethod
     def from_query(cls, query: dict[str, Any]) -> "CallRecordFilters":
@@ -34,6 +35,7 @@ class CallRecordFilters:
             status=query.get("status"),
             call_id=query.get("call_id"),
             number=query.get("number"),
+            campaign_id=query.get("campaign_id"),
         )
 
     def apply(self, stmt: Select[Any]) -> Select[Any]:
@@ -54,6 +56,8 @@ class CallRecordFilters:
         if self.number is not None:
             stmt = stmt.where(or_(CallRecord.from_number.contains(self.number, autoescape=True),
                                   CallRecord.to_number.contains(self.number, autoescape=True)))
+        if self.campaign_id is not None:
+            stmt = stmt.where(CallRecord.campaign_id == self.campaign_id)
         return stmt
 
     def to_log(self) -> dict[str, Any]:

@@ -73,6 +73,11 @@ class Campaign(TenantOwned, Base):
     # played); both null → the default text (app/campaigns/safe_harbour.py)
     safe_harbour_text: Mapped[str | None] = mapped_column(String(500))
     safe_harbour_url: Mapped[str | None] = mapped_column(String(2048))
+    # attempts per outcome ({"busy": 3, ...}) and preview skips ("skipped"), counted in the
+    # transaction that applies each one (app/campaigns/picking.py): the live figures' totals
+    outcome_counts: Mapped[dict[str, int]] = mapped_column(
+        JSONB, nullable=False, server_default=text("'{}'::jsonb")
+    )
     status_changed_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), nullable=False, server_default=func.now()
     )
@@ -120,6 +125,8 @@ class CampaignContact(TenantOwned, Base):
     disposition: Mapped[str | None] = mapped_column(String(64))
     disposition_note: Mapped[str | None] = mapped_column(Text)
     disposed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # preview mode: how often agents skipped this contact (app/campaigns/preview.py)
+    skips: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("0"))
     created_at: Mapped[datetime] = created_at()
 
     __table_args__ = (
@@ -131,6 +138,7 @@ class CampaignContact(TenantOwned, Base):
         ),
         CheckConstraint(in_list("status", CONTACT_STATUSES), name="status_known"),
         CheckConstraint("attempts >= 0", name="attempts_non_negative"),
+        CheckConstraint("skips >= 0", name="skips_non_negative"),
         CheckConstraint("last_result IS NULL OR " + in_list("last_result", ATTEMPT_OUTCOMES),
                         name="last_result_known"),
         Index("ix_campaign_contacts_campaign_status", "campaign_id", "status"),

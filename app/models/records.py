@@ -81,6 +81,10 @@ class CallRecord(TenantOwned, Base):
     # contact centre
     agent_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     queue_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    # outbound campaigns: the campaign and contact a campaign call dialled (stamped by the
+    # dialer when it applies the call's outcome, app/campaigns/dialer.py)
+    campaign_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    contact_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     # feature-presence flags
     has_recording: Mapped[bool] = _flag()
     has_transcript: Mapped[bool] = _flag()
@@ -107,6 +111,8 @@ class CallRecord(TenantOwned, Base):
         Index("ix_call_records_account_status", "account_id", "status", text("started_at DESC")),
         Index("ix_call_records_account_agent", "account_id", "agent_id", text("started_at DESC")),
         Index("ix_call_records_account_queue", "account_id", "queue_id", text("started_at DESC")),
+        Index("ix_call_records_account_campaign", "account_id", "campaign_id", text("started_at DESC"),
+              postgresql_where=text("campaign_id IS NOT NULL")),
     )
 
 

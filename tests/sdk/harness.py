@@ -33,6 +33,10 @@ the pipe exits → everything here is stopped and the database, vhost and keys a
   to the provider's person ``subject``.
 - ``POST /sso/sign-in`` ``{"authorizationUrl", "login"}`` → the provider's redirect query
   (``code``, ``state``, ``iss``) once ``login`` signed in at its pages.
+- ``POST /campaign`` ``{"subdomain", "mode", "contacts": [{"phone_number", "name"?, "attributes"?}]}``
+  → ``{"campaignId"}``: a campaign of the tenant's queue and number, dialling through a trunk,
+  its calling window the whole day in UTC, created and started through the REST API; the real
+  ``sbc workers`` dialer paces it (preview offers reach the SDK within a second or two).
 - ``POST /totp/code`` ``{"secret", "steps"}`` → ``{"code"}``: what the authenticator app shows
   ``steps`` 30-second steps from now (pyotp, as the user's phone computes it).
 """
@@ -336,6 +340,20 @@ class Stack:
         admin.put(f"/api/users/{body['userId']}/sso", {"subject": body["subject"]})
         return {"issuer": issuer}
 
+    def campaign(self, body: dict[str, Any]) -> dict[str, Any]:
+        admin = self.admin(body["subdomain"])
+        queue = admin.post("/api/queues", {"name": f"outbound-{uuid.uuid4().hex[:6]}"}) if "queueId" not in body \
+            else {"id": body["queueId"]}
+        carrier = admin.post("/api/carriers", {"name": f"trunk-{uuid.uuid4().hex[:6]}"})
+        campaign = admin.post("/api/campaigns", {
+            "name": "sdk", "dialer_mode": body.get("mode", "preview"), "caller_id": body["callerId"],
+            "carrier_id": carrier["id"], "agent_group_ids": [body.get("queueId", queue["id"])],
+            "window_start": "00:00", "window_end": "23:59"})
+        contacts = [{"time_zone": "Etc/UTC", **c} for c in body.get("contacts", [])]
+        admin.post(f"/api/campaigns/{campaign['id']}/contacts", {"contacts": contacts})
+        admin.post(f"/api/campaigns/{campaign['id']}/start", {})
+        return {"campaignId": campaign["id"]}
+
     def events(self, body: dict[str, Any]) -> dict[str, Any]:
         from sqlalchemy import create_engine, text
 
@@ -404,7 +422,7 @@ def control_app(stack: Stack) -> Callable:
         "/tenant": stack.tenant, "/call": stack.call, "/phone": stack.phone,
         "/api/restart": lambda _body: stack.restart_api(), "/events": stack.events,
         "/caller": lambda body: {"ok": _caller(stack, body)}, "/licenses": stack.licenses,
-        "/supervision": stack.supervision, "/totp/enrol": stack.totp_enrol,
+        "/supervision": stack.supervision, "/totp/enrol": stack.totp_enrol, "/campaign": stack.campaign,
         "/sso/configure": stack.sso_configure, "/sso/sign-in": _sso_sign_in,
         "/totp/code": lambda body: {"code": totp_code(body["secret"], int(body.get("steps", 0)))},
     }

@@ -35,6 +35,7 @@ class CallRecordFilterSchema(ma.Schema):
         if data.get("number") is not None:
             data["number"] = data["number"].lstrip("+")
         return data
+    campaign_id = ma.fields.UUID(metadata={"description": "the calls an outbound campaign placed"})
 
     @ma.validates_schema
     def _range(self, data: dict[str, Any], **_: Any) -> None:
@@ -49,7 +50,8 @@ class CallRecordListQuerySchema(ListQuerySchema, CallRecordFilterSchema):
 class CallRecordExportQuerySchema(CallRecordFilterSchema):
     """The list's filters, plus the opt-in interaction indicator columns."""
     indicators = ma.fields.Boolean(load_default=False, metadata={
-        "description": "append IVR, Connect Latency, ACW, Transfers, Short Abandon after the 18 columns"})
+        "description": "append IVR, Connect Latency, ACW, Transfers, Short Abandon, Campaign ID, Contact ID "
+                       "after the 18 columns"})
 
 
 # Three talk_ms, three measures (docs/api.md "Call records"): the record's is the billed time of
@@ -102,6 +104,8 @@ class CallRecordSchema(ma.Schema):
     sentiment_label = ma.fields.String(allow_none=True)
     agent_id = ma.fields.UUID(allow_none=True)
     queue_id = ma.fields.UUID(allow_none=True)
+    campaign_id = ma.fields.UUID(allow_none=True, metadata={"description": "the outbound campaign that placed the call"})
+    contact_id = ma.fields.UUID(allow_none=True, metadata={"description": "the campaign contact the call dialled"})
     has_recording = ma.fields.Boolean()
     has_transcript = ma.fields.Boolean()
     has_webhook = ma.fields.Boolean()

@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime, timezone
 from typing import Any
 
+from flask import Response, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from app import limits
 from app.api.campaigns import service
 from app.api.campaigns.schemas import (
+    CampaignFiguresSchema,
     CampaignPatchSchema,
     CampaignSchema,
     CampaignWriteSchema,
@@ -27,6 +30,7 @@ from app.api.errors import ErrorSchema
 from app.api.security import current_identity, tenant_db
 from app.campaigns import contacts as contact_rules
 from app.errors import ValidationFailed
+from app.exports import campaign_contacts
 
 blp = Blueprint("campaigns", __name__, url_prefix="/api/campaigns", description="Outbound campaigns")
 
@@ -138,6 +142,35 @@ class CampaignContactsCsv(MethodView):
         with tenant_db() as db:
             created = service.add_contacts(db, _account(), campaign_id, items, source="rows")
         return {"created": len(created)}
+
+
+@blp.route("/<uuid:campaign_id>/figures")
+class CampaignFigures(MethodView):
+    @require_admin
+    @blp.response(200, CampaignFiguresSchema)
+    def get(self, campaign_id: uuid.UUID):
+        """Live figures: attempts per outcome, the abandon rate against the cap, the agents of
+        the agent groups (waiting, busy, wrap-up) and the contacts left (docs/campaigns.md)."""
+        with tenant_db() as db:
+            return service.figures(db, _account(), campaign_id)
+
+
+@blp.route("/<uuid:campaign_id>/contacts/export")
+class CampaignContactsExport(MethodView):
+    @require_admin
+    @blp.response(200, content_type="text/csv", description=(
+        "CSV, one row per contact, oldest first; cells safe against formula injection; logged to the compliance log"))
+    def get(self, campaign_id: uuid.UUID):
+        """The contacts' outcomes: status, attempts, skips, last outcome, disposition and times."""
+        with tenant_db() as db:
+            service.get(db, _account(), campaign_id)
+        me = current_identity()
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        return Response(
+            campaign_contacts.stream(me.account_id, me.user_id, campaign_id, request.remote_addr),
+            mimetype="text/csv",
+            headers={"Content-Disposition": f'attachment; filename="campaign-{campaign_id}-contacts-{stamp}.csv"',
+                     "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"})
 
 
 @blp.route("/<uuid:campaign_id>/contacts/<uuid:contact_id>")

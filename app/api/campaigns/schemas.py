@@ -128,6 +128,7 @@ class ContactSchema(ma.Schema):
     attributes = ma.fields.Dict()
     status = ma.fields.String()
     attempts = ma.fields.Integer()
+    skips = ma.fields.Integer(metadata={"description": "preview mode: how often agents skipped the contact"})
     last_attempt_at = ma.fields.AwareDateTime(allow_none=True)
     last_result = ma.fields.String(allow_none=True)
     time_zone = ma.fields.String(allow_none=True)
@@ -158,3 +159,40 @@ class DispositionSchema(ma.Schema):
     disposition = ma.fields.String(required=True, validate=validate.Regexp(
         r"^[A-Za-z0-9_.-]{1,64}\Z", error="1-64 letters, digits, '_', '.' or '-' (e.g. sale, callback_later)."))
     note = ma.fields.String(load_default=None, allow_none=True, validate=validate.Length(max=2000))
+
+
+class AttemptFiguresSchema(ma.Schema):
+    dialled = ma.fields.Integer(metadata={"description": "attempts that ended (the sum of the outcomes)"})
+    human = ma.fields.Integer()
+    machine = ma.fields.Integer()
+    no_answer = ma.fields.Integer()
+    busy = ma.fields.Integer()
+    failed = ma.fields.Integer()
+    abandoned = ma.fields.Integer()
+    skipped = ma.fields.Integer(metadata={"description": "preview offers skipped by agents (no call placed)"})
+
+
+class AgentFiguresSchema(ma.Schema):
+    total = ma.fields.Integer()
+    waiting = ma.fields.Integer(metadata={"description": "available and idle"})
+    busy = ma.fields.Integer(metadata={"description": "available and engaged: offered, ringing or talking"})
+    wrap_up = ma.fields.Integer()
+    away = ma.fields.Integer(metadata={"description": "not ready or offline"})
+
+
+ContactFiguresSchema = ma.Schema.from_dict(
+    {name: ma.fields.Integer() for name in ("total", *CONTACT_STATUSES, "left")}, name="ContactFiguresSchema")
+
+
+class CampaignFiguresSchema(ma.Schema):
+    campaign_id = ma.fields.UUID()
+    status = ma.fields.String()
+    dialer_mode = ma.fields.String()
+    attempts = ma.fields.Nested(AttemptFiguresSchema)
+    abandon_rate_percent = ma.fields.Float(allow_none=True, metadata={
+        "description": "abandoned / (human + abandoned) since the campaign began; null before the first live answer"})
+    abandon_cap_percent = ma.fields.Float()
+    over_cap = ma.fields.Boolean()
+    agents = ma.fields.Nested(AgentFiguresSchema)
+    contacts = ma.fields.Nested(ContactFiguresSchema, metadata={
+        "description": "contacts per status; left = pending + in_progress"})

@@ -16,6 +16,8 @@ from app.api.common import apply, flush_or_raise, get_owned
 from app.api.pagination import Page, keyset_page
 from app.campaigns import amd, states
 from app.campaigns import contacts as contact_rules
+from app.campaigns import figures as campaign_figures
+from app.contact.states import default_presence
 from app.errors import Conflict, NotFound, ValidationFailed
 from app.events.payloads import campaign_state_changed, emit
 from app.models import AgentQueue, Campaign, CampaignContact, Carrier, PhoneNumber
@@ -259,3 +261,8 @@ def set_disposition(db: Session, account_id: uuid.UUID, campaign_id: uuid.UUID, 
     db.flush()
     db.refresh(row)
     return row
+
+
+def figures(db: Session, account_id: uuid.UUID, campaign_id: uuid.UUID) -> dict[str, Any]:
+    """The live figures (app/campaigns/figures.py); 404 for another account's campaign."""
+    return campaign_figures.figures(db, get(db, account_id, campaign_id), default_presence())

@@ -2,7 +2,8 @@
  * The agent: login or exchange, the agent channel, offers and calls, and the media leg.
  *
  * Events (SPEC "Agent SDK events"): `connection`, `state`, `offer`, `call`, `media`,
- * `supervisor`, `takeover`, `error`. Server messages are dispatched through one explicit
+ * `supervisor`, `takeover`, `error`; and `preview` (an outbound campaign's contact offered
+ * before dialling, src/preview.js). Server messages are dispatched through one explicit
  * registry (`HANDLERS`); unknown message types are ignored, so a newer server does not break
  * an older SDK.
  */
@@ -13,6 +14,7 @@ import { AgentError, ErrorCodes } from './errors.js';
 import { HttpClient } from './http.js';
 import { DEFAULT_WSS_PORT, MediaLeg } from './media.js';
 import { Offer } from './offer.js';
+import { PreviewOffer } from './preview.js';
 import { TokenSession } from './session.js';
 import { ADMIN_TOKEN_KEY, AGENT_TOKEN_KEY, defaultStorage } from './storage.js';
 
@@ -22,6 +24,7 @@ import { ADMIN_TOKEN_KEY, AGENT_TOKEN_KEY, defaultStorage } from './storage.js';
 /** @typedef {import('../types/index.js').ConnectionState} ConnectionState */
 /** @typedef {import('../types/index.js').Grant} Grant */
 /** @typedef {import('../types/index.js').OfferEnd} OfferEnd */
+/** @typedef {import('../types/index.js').PreviewEnd} PreviewEnd */
 /** @typedef {import('../types/index.js').SipCredentials} SipCredentials */
 /** @typedef {import('../types/index.js').SsoOptions} SsoOptions */
 /** @typedef {import('./channel.js').ServerMessage} ServerMessage */
@@ -40,6 +43,8 @@ const OFFER_GRACE_MS = 5000;
 const withdrawnReason = Object.freeze({
   missed: 'missed', rejected: 'rejected', caller_left: 'caller_left', answered_elsewhere: 'answered_elsewhere',
 });
+/** @type {Readonly<Record<string, PreviewEnd>>} */
+const previewWithdrawnReason = Object.freeze({ timeout: 'timeout', campaign_not_running: 'campaign_not_running' });
 
 export class Agent extends Emitter {
   /**
@@ -68,6 +73,8 @@ export class Agent extends Emitter {
     this.state = null;
     /** @type {Offer | null} */
     this.offer = null;
+    /** @type {PreviewOffer | null} */
+    this.preview = null;
     /** @type {Call | null} */
     this.call = null;
     /** @type {Call | null} the last call (setDisposition after it ended) */
@@ -278,6 +285,8 @@ export class Agent extends Emitter {
     this._stopMedia();
     if (this.offer && this.offer.pending) this.offer._end('cancelled');
     this.offer = null;
+    if (this.preview && this.preview.pending) this.preview._end('cancelled');
+    this.preview = null;
   }
 
   _stopMedia() {
@@ -348,6 +357,10 @@ export class Agent extends Emitter {
 
   /** @param {ServerMessage} message */
   _onOffer(message) {
+    if (message.kind === 'preview') {
+      this._onPreview(message);
+      return;
+    }
     if (message.phase === 'withdrawn') {
       if (this.call && this.call.id === message.offerId && this.call.phase === 'connecting') {
         // accepted, but the agent's leg never answered (media failed): the offer moved on
@@ -378,6 +391,45 @@ export class Agent extends Emitter {
     if (typeof handle.unref === 'function') handle.unref();
     offer.on('ended', () => clearTimeout(timer));
     this.emit('offer', offer);
+  }
+
+  /**
+   * A campaign contact to preview, or its withdrawal (timeout, campaign no longer running).
+   * @param {ServerMessage} message
+   */
+  _onPreview(message) {
+    if (message.phase === 'withdrawn') {
+      if (this.preview && this.preview.id === message.offerId) {
+        const preview = this.preview;
+        this.preview = null;
+        preview._end(previewWithdrawnReason[message.reason] || 'timeout');
+      }
+      return;
+    }
+    if (this.preview && this.preview.pending) this.preview._end('cancelled');
+    const preview = new PreviewOffer(/** @type {any} an `offer` message of kind preview */ (message), {
+      accept: (p) => this._answerPreview(p, 'accept'),
+      skip: (p) => this._answerPreview(p, 'skip'),
+    });
+    this.preview = preview;
+    // the server's withdrawal may be lost with the socket: the offer is over by then anyway
+    const timer = setTimeout(() => preview._end('timeout'), (preview.timeoutSeconds || 60) * 1000 + OFFER_GRACE_MS);
+    const handle = /** @type {any} */ (timer); // node's Timeout: do not hold the process open
+    if (typeof handle.unref === 'function') handle.unref();
+    preview.on('ended', () => {
+      clearTimeout(timer);
+      if (this.preview === preview) this.preview = null;
+    });
+    this.emit('preview', preview);
+  }
+
+  /**
+   * @param {PreviewOffer} preview
+   * @param {'accept' | 'skip'} command
+   * @returns {Promise<Ack>}
+   */
+  _answerPreview(preview, command) {
+    return /** @type {Channel} previews come over it */ (this.channel).command(command, { offerId: preview.id });
   }
 
   /** @param {ServerMessage} message */

@@ -13,6 +13,7 @@ import { Agent } from './agent.js';
 export { Agent, STATES } from './agent.js';
 export { Call, PHASES } from './call.js';
 export { Offer } from './offer.js';
+export { PreviewOffer } from './preview.js';
 export { AgentError, ErrorCodes } from './errors.js';
 export { ADMIN_TOKEN_KEY, AGENT_TOKEN_KEY, memoryStorage } from './storage.js';
 export { isDtlsSrtp } from './media.js';

@@ -6,10 +6,12 @@
 import * as src from '../src/index.js';
 import type * as api from '../types/index.js';
 
-// Offer and Call are made by the agent only (private constructors in the contract): their
-// instances are compared, not their constructors.
+// Offer, PreviewOffer and Call are made by the agent only (private constructors in the
+// contract): their instances are compared, not their constructors.
 type Made<C> = { readonly prototype: C };
-type Contract = Omit<typeof api, 'Offer' | 'Call'> & { Offer: Made<api.Offer>; Call: Made<api.Call> };
+type Contract = Omit<typeof api, 'Offer' | 'PreviewOffer' | 'Call'> & {
+  Offer: Made<api.Offer>; PreviewOffer: Made<api.PreviewOffer>; Call: Made<api.Call>;
+};
 
 // Every value the contract declares exists in src with a type assignable to the declared one
 // (for classes: the constructor and the instances).

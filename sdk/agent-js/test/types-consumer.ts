@@ -1,10 +1,16 @@
 // Compiled (never run) by test/types.test.js: a page's use of the SDK must type-check against
 // types/index.d.ts under --strict.
-import { AgentError, createAgent, ErrorCodes, memoryStorage, type Call, type Offer } from '@saas-sbc/agent-sdk';
+import { AgentError, createAgent, ErrorCodes, memoryStorage, type Call, type Offer, type PreviewOffer } from '@saas-sbc/agent-sdk';
 
 async function softphone(): Promise<void> {
   const agent = createAgent({ host: 'acme.example.com', storage: memoryStorage(), sip: { username: 'ag1', password: 'pw' } });
   agent.on('offer', (offer: Offer) => { void offer.accept(); });
+  agent.on('preview', (preview: PreviewOffer) => {
+    const { name, phoneNumber, attributes } = preview.contact;
+    console.log(name ?? phoneNumber, attributes.plan);
+    preview.on('ended', ({ reason }) => console.log(reason === 'timeout' ? 'too slow' : reason));
+    void (phoneNumber.startsWith('+44') ? preview.skip() : preview.accept().then((ack) => console.log(ack.callId)));
+  });
   agent.on('call', ({ phase, call }: { phase: 'connecting' | 'connected' | 'ended'; call: Call }) => {
     if (phase === 'connected') void call.sendDtmf('1');
   });

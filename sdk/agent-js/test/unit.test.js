@@ -8,9 +8,10 @@ import { describe, test } from 'node:test';
 import { ssoParams } from '../src/agent.js';
 import { Call } from '../src/call.js';
 import { Channel, TAKEOVER_CLOSE_CODE } from '../src/channel.js';
-import { ErrorCodes, isDtlsSrtp } from '../src/index.js';
+import { ErrorCodes, createAgent, isDtlsSrtp } from '../src/index.js';
 import { mapApiCode } from '../src/errors.js';
 import { Offer } from '../src/offer.js';
+import { PreviewOffer } from '../src/preview.js';
 import { decodeClaims } from '../src/storage.js';
 
 const sdp = (proto, fingerprint = true) => [
@@ -107,6 +108,61 @@ describe('offers', () => {
     const offer = new Offer({ offerId: 'o1' }, { accept: async () => { throw new Error('no_offer'); }, reject: async () => {} });
     await assert.rejects(offer.accept());
     assert.equal(offer.state, 'ringing');
+  });
+});
+
+describe('preview offers', () => {
+  const message = {
+    offerId: 'p1', campaignId: 'c1', timeoutSeconds: 30,
+    contact: { id: 'k1', name: 'Ada', phoneNumber: '+12125550101', attributes: { plan: 'gold' }, attempts: 1 },
+  };
+
+  test('given an accepted preview, then it ends once as accepted with the call id and cannot be skipped', async () => {
+    const sent = [];
+    const preview = new PreviewOffer(message, {
+      accept: async (p) => { sent.push(['accept', p.id]); return { type: 'ack', id: '1', ok: true, callId: 'call-1' }; },
+      skip: async (p) => { sent.push(['skip', p.id]); return { type: 'ack', id: '2', ok: true }; },
+    });
+    const ends = [];
+    preview.on('ended', ({ reason }) => ends.push(reason));
+    assert.equal(preview.kind, 'preview');
+    assert.deepEqual(preview.contact, message.contact);
+    assert.equal((await preview.accept()).callId, 'call-1');
+    assert.equal(preview.callId, 'call-1');
+    await assert.rejects(preview.skip(), { code: ErrorCodes.COMMAND_FAILED });
+    preview._end('timeout');
+    assert.deepEqual(ends, ['accepted']);
+    assert.deepEqual(sent, [['accept', 'p1']]);
+  });
+
+  test('given a skip the server refuses (timed out meanwhile), then it is still offered until withdrawn', async () => {
+    const preview = new PreviewOffer(message, {
+      accept: async () => ({ type: 'ack', id: '1', ok: true }),
+      skip: async () => { throw new Error('no_offer'); },
+    });
+    const ends = [];
+    preview.on('ended', ({ reason }) => ends.push(reason));
+    await assert.rejects(preview.skip());
+    assert.equal(preview.state, 'offered');
+    preview._end('timeout');
+    assert.deepEqual(ends, ['timeout']);
+    assert.equal(preview.pending, false);
+  });
+
+  test('given preview messages on the channel, then a preview event (never an offer) and the withdrawal ends it', () => {
+    const agent = createAgent({ host: 'acme.example.com', media: false });
+    const offers = [];
+    const previews = [];
+    agent.on('offer', (o) => offers.push(o));
+    agent.on('preview', (p) => previews.push(p));
+    agent._onOffer({ type: 'offer', kind: 'preview', phase: 'ringing', ...message });
+    assert.equal(offers.length, 0);
+    assert.equal(previews.length, 1);
+    assert.equal(agent.preview, previews[0]);
+    assert.equal(previews[0].contact.name, 'Ada');
+    agent._onOffer({ type: 'offer', kind: 'preview', phase: 'withdrawn', offerId: 'p1', reason: 'timeout' });
+    assert.equal(previews[0].state, 'timeout');
+    assert.equal(agent.preview, null);
   });
 });
 

@@ -129,6 +129,38 @@ export declare class Offer extends Emitter<{ ended: (e: { reason: OfferEnd; caus
   reject(): Promise<Ack>;
 }
 
+/** A campaign contact as a preview offer shows it (docs/agents.md "offer" of kind preview). */
+export interface PreviewContact {
+  readonly id: string;
+  readonly name: string | null;
+  /** E.164 with the leading + */
+  readonly phoneNumber: string;
+  readonly attributes: Readonly<Record<string, unknown>>;
+  /** attempts so far, this offer's included */
+  readonly attempts: number;
+}
+
+export type PreviewEnd = 'accepted' | 'skipped' | 'timeout' | 'campaign_not_running' | 'cancelled';
+
+export declare class PreviewOffer extends Emitter<{ ended: (e: { reason: PreviewEnd }) => void }> {
+  /** The agent makes preview offers from the channel's `offer` messages of kind `preview` (`preview` event). */
+  private constructor();
+  readonly id: string;
+  readonly kind: 'preview';
+  readonly campaignId: string | null;
+  readonly contact: PreviewContact;
+  readonly timeoutSeconds: number | null;
+  readonly receivedAt: number;
+  /** The customer's call id once accepted. */
+  readonly callId: string | null;
+  readonly state: 'offered' | 'answering' | PreviewEnd;
+  readonly pending: boolean;
+  /** Dial this contact for this agent; the ack carries `callId`. */
+  accept(): Promise<Ack>;
+  /** Give the contact back to the campaign; the next one is offered. */
+  skip(): Promise<Ack>;
+}
+
 export declare class Call extends Emitter<{ phase: (e: { phase: CallPhase; cause?: string }) => void }> {
   /** The agent makes calls (`offer.accept()`, the `call` event); a page does not. */
   private constructor();
@@ -180,6 +212,7 @@ export type AgentEvents = {
   connection: (e: { state: ConnectionState; agentId?: string; sessionId?: string; resumed?: boolean; attempt?: number; delayMs?: number; reason?: string }) => void;
   state: (e: { state: AgentStateName; reason: string | null; changedAt: string | null; previousState: AgentStateName | null }) => void;
   offer: (offer: Offer) => void;
+  preview: (preview: PreviewOffer) => void;
   call: (e: { phase: CallPhase; callId: string; cause?: string; call: Call }) => void;
   media: (e: { state: MediaState; callId?: string | null; source: 'server' | 'local'; stream?: MediaStream | null }) => void;
   supervisor: (e: { event: string; active: boolean; mode: 'listen' | 'whisper' | 'barge' | null; supervisorId: string | null; callId: string | null; at: string }) => void;
@@ -196,6 +229,7 @@ export declare class Agent extends Emitter<AgentEvents> {
   readonly connection: 'idle' | ConnectionState;
   readonly state: { state: AgentStateName; reason: string | null; changedAt: string | null } | null;
   readonly offer: Offer | null;
+  readonly preview: PreviewOffer | null;
   readonly call: Call | null;
   readonly lastCall: Call | null;
   readonly token: string | null;

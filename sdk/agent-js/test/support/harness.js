@@ -56,6 +56,9 @@ export class Harness {
   callerHangup(callId) { return this.post('/caller', { callId, action: 'hangup' }); }
   restartApi() { return this.post('/api/restart'); }
   supervision(body) { return this.post('/supervision', body); }
+  campaign(tenant, body) {
+    return this.post('/campaign', { subdomain: tenant.subdomain, callerId: tenant.number, queueId: tenant.queue.id, ...body });
+  }
   licenses(accountId, licenses) { return this.post('/licenses', { accountId, licenses }); }
   /** The user enrols an authenticator app: `{secret, recoveryCodes}`. */
   totpEnrol(tenant, user) {
