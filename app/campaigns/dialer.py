@@ -123,7 +123,7 @@ class CampaignDialer:
         self._consumer: Any = None
         self._loop: Optional[gevent.Greenlet] = None
         self.previews = PreviewDialer(PreviewOffers(presence.redis, presence.prefix), presence,
-                                      free_agents=self._free_agents, headroom=self._headroom, mark=self._mark,
+                                      free_agents=self.free_agents, headroom=self.headroom, mark=self.mark,
                                       dialled=Dialled)
 
     @property
