@@ -41,10 +41,11 @@ def test_a_baresip_trunk_caller_over_tls_hears_the_application_and_no_sip_is_in_
     number = tenant.number_for([{"verb": "say", "text": SENTENCE}, {"verb": "hangup"}])
     ports = real_switch.ports
     caller = softphones.baresip("tls-caller", tls_ca=real_switch.ca_dir)
-    # the switch's TLS listener, the phone's (where the switch sends its BYE) and the RTP range
+    # the switch's TLS listener, the phone's own TLS listener and the RTP range
     capture = RtpCapture(realswitch_workdir / f"tls-caller-{uuid.uuid4().hex[:6]}.pcap", ports.rtp_start,
                          ports.rtp_end, also_ports=(ports.tls_sip, caller.sip_port + BARESIP_TLS_PORT_OFFSET))
     try:
+        capture.wait_live(ports.rtp_end)
         caller.dial(_tls_uri(number, real_switch))
         caller.wait_established()
         caller.wait_closed(timeout=40)  # the application hangs up after the sentence
