@@ -56,6 +56,10 @@ GATEWAY_REGISTER_EXPIRY_MAX_SECONDS = 86400
 GATEWAY_REGISTER_RETRY_DEFAULT_SECONDS = 30
 GATEWAY_REGISTER_RETRY_MIN_SECONDS = 5
 GATEWAY_REGISTER_RETRY_MAX_SECONDS = 3600
+# A registrar given by host name: its name is resolved again this often, so the ACL follows
+# the carrier's DNS (app/routing/registrar_hosts.py). Five minutes: a carrier that moves its
+# signalling address announces it well ahead; a shorter period only adds DNS queries.
+REGISTRAR_RESOLVE_SECONDS = 300
 
 # JWT lifetime ("about 8 hours")
 TOKEN_LIFETIME_SECONDS = 8 * 3600

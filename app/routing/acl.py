@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import uuid
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Mapping
 from xml.sax.saxutils import quoteattr
 
 from app import limits
@@ -51,16 +51,23 @@ def gateway_network(gateway: GatewayRow) -> ipaddress.IPv4Network:
 
 
 def build_acl(
-    gateways: Iterable[GatewayRow], carriers: Iterable[CarrierRow]
+    gateways: Iterable[GatewayRow], carriers: Iterable[CarrierRow],
+    registrars: Mapping[str, tuple[str, ...]] | None = None,
 ) -> tuple[list[AclEntry], list[RejectedGateway]]:
-    """Entries for every active inbound (or registering IPv4) gateway of an active carrier, in a stable order
-    (network, then gateway id) so the generated file only changes when the data does."""
+    """Entries for every active inbound (or registering) gateway of an active carrier, in a stable order
+    (network, then gateway id) so the generated file only changes when the data does. A
+    registering gateway given by host name admits the addresses ``registrars`` maps its name
+    to (app.routing.registrar_hosts: resolved and checked by the caller)."""
     active_carriers = {c.id: c.account_id for c in carriers if c.is_active}
     entries: list[AclEntry] = []
     rejected: list[RejectedGateway] = []
     for gw in gateways:
         # a registering gateway's address sends the calls for our registration: admitted too
         admits = gw.inbound or (gw.register and bool(gw.ipv4))
+        if gw.register and gw.host and gw.is_active and gw.carrier_id in active_carriers:
+            entries.extend(AclEntry(ipaddress.IPv4Network(f"{address}/32"), gw.carrier_id, gw.id,
+                                    active_carriers[gw.carrier_id], inbound=False)
+                           for address in (registrars or {}).get(gw.host, ()))
         if not (admits and gw.is_active and gw.carrier_id in active_carriers):
             continue
         try:

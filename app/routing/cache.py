@@ -18,7 +18,9 @@ import gevent.lock
 from app.routing.acl import AclEntry, CarrierIdentifier, RejectedGateway, build_acl
 from app.routing.fsconfig import EslApi, GatewayDiff, apply_to_freeswitch, outbound_gateways, write_generated
 from app.routing.lcr import Explanation, LcrTable, compile_table, gateway_id_from_name, gateway_name
+from app.routing.registrar_hosts import RegistrarAddresses, resolve_registrars
 from app.routing.rows import CarrierRow, GatewayRow, RoutingRows
+from app.webhooks.resolver import Resolver
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +36,9 @@ class RoutingTable:
     outbound_gateways: tuple[GatewayRow, ...]
     compile_seconds: float
     carriers: dict[uuid.UUID, CarrierRow] = field(default_factory=dict)
+    # host name -> addresses the ACL admits for a registrar known by name (registrar_hosts)
+    registrars: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    gateways: tuple[GatewayRow, ...] = ()
 
     def identify_carrier(self, source_ip: str | None,
                          account_id: uuid.UUID | None = None) -> tuple[uuid.UUID, uuid.UUID] | None:
@@ -73,9 +78,12 @@ class RoutingTable:
         return carrier.srtp if carrier is not None else "off"
 
 
-def compile_routing(rows: RoutingRows, *, cooperate: Callable[[], None] | None = None) -> RoutingTable:
+def compile_routing(rows: RoutingRows, *, cooperate: Callable[[], None] | None = None,
+                    registrars: RegistrarAddresses | None = None) -> RoutingTable:
+    """``registrars``: the resolved addresses of registrars known by host name (the caller
+    resolves, so compiling stays free of DNS)."""
     started = time.perf_counter()
-    entries, rejected = build_acl(rows.gateways, rows.carriers)
+    entries, rejected = build_acl(rows.gateways, rows.carriers, registrars)
     table = RoutingTable(
         lcr=compile_table(rows, cooperate=cooperate),
         identifier=CarrierIdentifier(entries),
@@ -84,16 +92,19 @@ def compile_routing(rows: RoutingRows, *, cooperate: Callable[[], None] | None =
         outbound_gateways=tuple(outbound_gateways(rows.gateways, rows.carriers)),
         compile_seconds=0.0,
         carriers={c.id: c for c in rows.carriers},
+        registrars=dict(registrars or {}),
+        gateways=tuple(rows.gateways),
     )
     return replace(table, compile_seconds=time.perf_counter() - started)
 
 
 class RoutingCache:
-    def __init__(self, loader: Callable[[], RoutingRows] | None = None) -> None:
+    def __init__(self, loader: Callable[[], RoutingRows] | None = None, resolver: Resolver | None = None) -> None:
         if loader is None:
             from app.routing.loader import load_rows
             loader = load_rows
         self._loader = loader
+        self.resolver = resolver  # registrars known by host name (None: the system resolver)
         self._table: RoutingTable | None = None
         self._lock = gevent.lock.RLock()
         self.reloads = 0
@@ -113,8 +124,14 @@ class RoutingCache:
             self._table = self._compile()
             return self._table
 
+    def resolve_registrars(self) -> RegistrarAddresses:
+        """What DNS says now for the registrars of the current snapshot's gateways."""
+        return resolve_registrars(self.table().gateways, self.resolver)
+
     def _compile(self) -> RoutingTable:
-        table = compile_routing(self._loader(), cooperate=gevent.idle)
+        rows = self._loader()
+        table = compile_routing(rows, cooperate=gevent.idle,
+                                registrars=resolve_registrars(rows.gateways, self.resolver))
         self.reloads += 1
         for problem in table.lcr.problems:
             log.warning("routing: %s", problem)

@@ -52,6 +52,7 @@ from app.routing.fsconfig import generated_dir
 from app.routing.gateway_health import SUBSCRIBE_COMMAND, GatewayHealth
 from app.routing.gateway_registration import GatewayRegistrations
 from app.routing.node_modules import missing_modules
+from app.routing.registrar_hosts import RegistrarRefresher
 from app.settings import get_settings
 from app.voice.agent_holds import AGENT_HOLD_EVENTS, AgentHoldRelay
 from app.voice.call_control import CallControl, start_call_control_consumer
@@ -188,6 +189,9 @@ class Controller:
             start_config_listener(self.config),
             self.routing_listener,
             start_snapshot_refresher(self.numbers),
+            # registrars known by host name: resolved again on a schedule, the ACL follows DNS
+            RegistrarRefresher(lambda: self.routing.table().registrars, self.routing.resolve_registrars,
+                               self.reloader.sync).start(),
             # queue.metrics once per period across every controller (a Redis lock per period)
             QueueMetricsEmitter(self.redis, get_settings().redis_key_prefix, emit=emit).start(),
         ]

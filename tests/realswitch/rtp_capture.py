@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import shutil
 import signal
+import socket
 import subprocess
+import uuid
 from pathlib import Path
 
 from tests.plugins.eventually import eventually
@@ -72,6 +74,18 @@ class RtpCapture:
         eventually(lambda: "Capturing on" in self.log_file.read_text() or self.proc.poll() is not None,
                    timeout=START_SECONDS, what="tshark capturing")
         assert self.proc.poll() is None, self.log_file.read_text()
+
+    def wait_live(self, probe_port: int) -> None:
+        """Return once a UDP probe sent to 127.0.0.1:``probe_port`` (a captured port with no
+        listener) is in the file. "Capturing on" is printed before the capture is live: on a
+        loaded machine a TLS handshake right after it was missing from the pcap (measured)."""
+        marker = f"sbc-capture-probe-{uuid.uuid4().hex}".encode()
+
+        def probed() -> bool:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+                probe.sendto(marker, ("127.0.0.1", probe_port))
+            return self.frames_matching(f'frame contains "{marker.decode()}"') > 0
+        eventually(probed, timeout=START_SECONDS, interval=0.5, what="tshark captured the probe")
 
     def stop(self) -> None:
         if self.proc.poll() is None:

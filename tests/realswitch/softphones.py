@@ -33,6 +33,7 @@ import array
 import contextlib
 import json
 import math
+import os
 import re
 import shutil
 import socket
@@ -46,7 +47,7 @@ from typing import Any
 
 from tests.plugins.eventually import eventually
 from tests.plugins.skips import skip_or_fail_in_ci
-from tests.realswitch.freeswitch import free_port
+from tests.realswitch.freeswitch import REPO, free_port
 from tests.realswitch.rtp_pcap import SIPP_TALK_PCAP, alaw_to_linear, read_rtp_payloads
 
 BARESIP_MODULES = Path("/usr/lib/baresip/modules")
@@ -247,11 +248,17 @@ def _netstring(payload: dict) -> bytes:
 class Baresip:
     """One headless baresip in ``folder``: commands over ``ctrl_tcp``, events collected from it."""
 
-    def __init__(self, folder: Path, name: str, account: BaresipAccount, source: Path) -> None:
+    def __init__(self, folder: Path, name: str, account: BaresipAccount, source: Path,
+                 ip: str = "127.0.0.1", tls_ca: Path | None = None) -> None:
         self.folder = folder
         self.name = name
         self.account = account
         self.source = source
+        self.ip = ip            # SIP and RTP bind here (127.0.0.2: a host outside the trunk ACL)
+        # a development CA folder (scripts/dev-tls-cert's DEV_TLS_CA): the phone trusts it
+        # (sip_cafile) and its own TLS listener gets a certificate from it (sip_certificate),
+        # since a switch sends in-dialog requests (BYE) to the Contact's TLS port, checked
+        self.tls_ca = tls_ca
         self.sip_port = _free_port_pair()
         self.ctrl_port = free_port()
         self.rtp_ports = _free_rtp_ports()
@@ -274,8 +281,8 @@ class Baresip:
         self.folder.mkdir(parents=True, exist_ok=True)
         config = {
             "poll_method": "epoll",
-            "sip_listen": f"127.0.0.1:{self.sip_port}",
-            "net_interface": "127.0.0.1",
+            "sip_listen": f"{self.ip}:{self.sip_port}",
+            "net_interface": self.ip,
             "rtp_ports": f"{self.rtp_ports[0]}-{self.rtp_ports[1]}",
             "audio_player": f"aubridge,{self.name}-{uuid.uuid4().hex[:6]}",
             "audio_alert": f"aubridge,{self.name}-alert",
@@ -286,6 +293,12 @@ class Baresip:
             "ctrl_tcp_listen": f"127.0.0.1:{self.ctrl_port}",
             "snd_path": self.folder,
         }
+        if self.tls_ca is not None:
+            tls_dir = self.folder / "tls"
+            subprocess.run(["bash", str(REPO / "scripts" / "dev-tls-cert"), str(tls_dir), self.ip], check=True,
+                           capture_output=True, env={**os.environ, "DEV_TLS_CA": str(self.tls_ca)})
+            config["sip_certificate"] = tls_dir / "agent.pem"
+            config["sip_cafile"] = tls_dir / "cafile.pem"
         lines = [f"{key}\t{value}" for key, value in config.items()]
         lines += [f"module\t{m}.so" for m in ("g711", "aufile", "aubridge", "sndfile", "ctrl_tcp")]
         lines += [f"module_app\t{m}.so" for m in ("account", "menu")]
@@ -469,15 +482,17 @@ class SoftphoneFarm:
         self.phones: list[Any] = []
 
     def baresip(self, name: str, *, account: BaresipAccount | None = None,
-                source: Path | None = None) -> Baresip:
+                source: Path | None = None, ip: str = "127.0.0.1", tls_ca: Path | None = None) -> Baresip:
         """Start a baresip named ``name`` (a caller by default) whose microphone plays ``source``
-        (default: 60 s of speech). Skips (fails under CI=true) without Debian's baresip."""
+        (default: 60 s of speech), on ``ip``; with ``tls_ca`` (the run's development CA) it
+        speaks SIP over TLS (dial ``sip:...;transport=tls``). Skips (fails under CI=true)
+        without Debian's baresip."""
         missing = baresip_available()
         if missing:
             skip_or_fail_in_ci(missing)
         folder = self.workdir / f"{name}-{uuid.uuid4().hex[:6]}"
         source = source or speech_wav(self.workdir, 60)
-        phone = Baresip(folder, name, account or BaresipAccount.caller(), source)
+        phone = Baresip(folder, name, account or BaresipAccount.caller(), source, ip, tls_ca)
         self.phones.append(phone)
         return phone.start()
 

@@ -85,7 +85,8 @@ def _host(value: str) -> None:
 class GatewayWriteSchema(ma.Schema):
     ipv4 = ma.fields.String(validate=_ipv4, metadata={"description": "IPv4 address (or network, inbound); or give host"})
     host = ma.fields.String(validate=_host, metadata={
-        "description": "Outbound-only: the carrier's DNS name (FreeSWITCH resolves it); instead of ipv4"})
+        "description": "Outbound-only: the carrier's DNS name (FreeSWITCH resolves it); instead of ipv4. "
+                       "A registering host gateway's public IPv4 addresses are admitted for its calls"})
     netmask = ma.fields.Integer(validate=validate.Range(min=0, max=32), metadata={
         "description": "Prefix length: 32 = exactly this address, less = a CIDR network (inbound)"})
     port = ma.fields.Integer(validate=validate.Range(min=1, max=65535))
