@@ -363,7 +363,7 @@ CAMPAIGN_PACING_WINDOW_SECONDS = 3600
 # handle times must be many: the first calls to end are the short ones, and a model fed only
 # those expects agents to free up sooner than they do (abandons just after the warm-up)
 CAMPAIGN_PACING_WARMUP_OUTCOMES = 50
-CAMPAIGN_PACING_WARMUP_HANDLES = 40
+CAMPAIGN_PACING_WARMUP_HANDLES = 20
 # lines in flight per logged-in agent never exceed this, whatever the model says
 CAMPAIGN_PACING_MAX_LINES_PER_AGENT = 6
 # the dialer's lease on a running campaign (app/campaigns/lease.py): renewed every second or
