@@ -93,10 +93,10 @@ class Run:
     wrapping_since: dict[int, float] = field(default_factory=dict)  # agent slot -> its call ended at
     ringing: dict[int, float] = field(default_factory=dict)  # call -> dialled at
     waiting: dict[int, float] = field(default_factory=dict)  # call -> talk time, oldest first
-    talk: float = 0.0
-    wrap: float = 0.0
+    talks: list[tuple[float, float]] = field(default_factory=list)  # (connected at, hung up at)
+    wraps: list[tuple[float, float]] = field(default_factory=list)  # (hung up at, ready at)
+    connects: list[float] = field(default_factory=list)  # when each person was connected to an agent
     live: int = 0
-    connected: int = 0
     abandoned: int = 0
     dials: int = 0
     last_dial: float = 0.0
@@ -118,7 +118,7 @@ def simulate(mode: str, people: list[Contact], agents: int, power_ratio: float, 
 
     def connect(now: float, talk: float) -> None:
         run.ready -= 1
-        run.connected += 1
+        run.connects.append(now)
         slot = next(slots)
         run.busy_since[slot] = now
         at(now + talk, "talk_end", (slot, talk))
@@ -163,11 +163,11 @@ def simulate(mode: str, people: list[Contact], agents: int, power_ratio: float, 
             slot, talk = data  # type: ignore[misc]
             connected_at = run.busy_since.pop(slot)
             run.wrapping_since[slot] = now
-            run.talk += _inside(connected_at, now, run)
+            run.talks.append((connected_at, now))
             at(now + WRAP_UP_SECONDS, "wrap_end", (slot, talk))
         elif kind == "wrap_end":
             slot, talk = data  # type: ignore[misc]
-            run.wrap += _inside(now - WRAP_UP_SECONDS, now, run)
+            run.wraps.append((now - WRAP_UP_SECONDS, now))
             del run.wrapping_since[slot]
             run.ready += 1
             stats.handled(talk=talk, wrap_up=WRAP_UP_SECONDS)
@@ -178,20 +178,23 @@ def simulate(mode: str, people: list[Contact], agents: int, power_ratio: float, 
     return run
 
 
-def _inside(start: float, end: float, run: Run) -> float:
-    """The part of [start, end] before the last dial (the measured period). Talk that ends after
-    it is counted up to it only once the run is over; see ``measure``."""
-    return max(0.0, min(end, run.last_dial if run.last_dial else end) - start)
+def _inside(spans: list[tuple[float, float]], end: float) -> float:
+    """The time the spans cover before ``end``."""
+    return sum(max(0.0, min(stop, end) - start) for start, stop in spans)
 
 
 def measure(run: Run) -> dict[str, float]:
+    """Figures over the measured period, from the first dial (0) to the last one: talk and
+    wrap-up are cut at its end once the run is over (a call still going on at the last dial
+    counts up to it), connections counted within it."""
     period = run.last_dial
     agent_time = run.agents * period
+    talk = _inside(run.talks, period)
     return {
-        "talk_share": run.talk / agent_time,
-        "occupancy": (run.talk + run.wrap) / agent_time,
+        "talk_share": talk / agent_time,
+        "occupancy": (talk + _inside(run.wraps, period)) / agent_time,
         "abandon": run.abandoned / run.live if run.live else 0.0,
-        "per_agent_hour": run.connected / (agent_time / 3600),
+        "per_agent_hour": sum(1 for at in run.connects if at <= period) / (agent_time / 3600),
         "minutes": period / 60,
         "dials": run.dials,
     }
