@@ -15,11 +15,16 @@ The population (drawn once per seed, so every mode faces the same people in the 
 
 A person is connected to a ready agent when AMD says HUMAN; with none ready the call waits,
 and if no agent is ready within 2 s (CAMPAIGN_ABANDON_CONNECT_SECONDS) it is **abandoned**
-(the safe-harbour message plays and the call ends).
+(the safe-harbour message plays and the call ends). An agent is busy only while connected
+(talk, then wrap-up); machines, busy and unanswered calls cost no agent time (except in
+progressive, whose mode reserves the agent while its call rings). The pacer sees each agent as
+ready, talking (seconds since connect) or in wrap-up (seconds since the hang-up), as a dialer
+knows from the agents' states.
 
 Printed per mode, over the time from the first dial to the last contact dialled (the tail
 where the list has run out is left out, it is the same for every mode):
-- talk share: agents' talk time / agents' logged-in time (the issue's goal: predictive ≥ 1.5×
+- talk share: agents' talk time / agents' logged-in time (a call going on at the last dial
+  counts up to it) (the issue's goal: predictive ≥ 1.5×
   progressive, with the abandon rate ≤ 3 %);
 - occupancy: (talk + wrap-up) / logged-in time;
 - abandon rate: abandoned / live answers (people), over the whole run, against the cap;
@@ -244,7 +249,7 @@ def main(argv: list[str]) -> int:
         base = statistics.mean(f["talk_share"] for f in figures["progressive"])
         label = "tuning" if seeds is args.tuning_seeds else "held-out"
         for mode in modes:
-            print(_row(f"{mode}", seeds, figures[mode], base) + f"  {label}")
+            print(_row(mode, seeds, figures[mode], base) + f"  {label}", flush=True)
     return 0
 
 

@@ -10,14 +10,17 @@ process and ``benchmarks/dialer_bench.py`` drive the same code.
 - **predictive**: the number of lines comes from a model of the next few seconds, built from
   what this campaign measured over its rolling window (``PacingStats``): the chance that a dial
   reaches a person, how long people (and everything else: machines, busy, no answer) take to
-  resolve, and the distribution of handle times (talk + wrap-up). Each ringing call counts
-  with its *own* chance of still becoming a person given how long it has rung (a call ringing
-  for 20 s, when people answer within 15 s, will not be one); each busy agent with its chance
-  of being free in time given how long its call has lasted. The dialer places the most calls
-  for which the *expected* share of live answers finding no agent stays within a planned share of the
-  campaign's abandon cap, corrected by what is measured (``SETPOINT_SHARE``). Above the cap — the
-  abandon rate measured over the rolling window — it falls back to 1:1 at once, until the
-  rate is back under the cap. docs/campaigns.md "Pacing" compares this with VICIdial.
+  resolve, and the distributions of talk and wrap-up times. Each ringing call counts with its
+  *own* chance of still becoming a person given how long it has rung (a call ringing for 20 s,
+  when people answer within 15 s, will not be one); each busy agent with its chance of being
+  free in time given where it is: talking for so long (the rest of its talk, then a wrap-up),
+  or so far into its wrap-up (free at an almost known moment — the signal that lets it dial
+  ahead for agents about to be free). The dialer places the most calls for which the
+  *expected* share of live answers finding no agent stays within a planned share of the
+  cap, and that plan is corrected by what is measured towards a setpoint under the cap with a
+  binomial margin (``PacingStats.setpoint``). Above the cap — the abandon rate measured over
+  the rolling window — it falls back to 1:1 at once, until the rate is back under the cap.
+  docs/campaigns.md "Pacing" compares this with VICIdial.
 """
 from __future__ import annotations
 
