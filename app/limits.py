@@ -359,10 +359,11 @@ DNC_JSON_MAX = 1000
 # measured over (a regulator's period is longer — 24 h in the UK, 30 days in the US — so a
 # campaign that stays under the cap over every hour also stays under it over the day)
 CAMPAIGN_PACING_WINDOW_SECONDS = 3600
-# predictive mode dials 1:1 until it has measured this many dial outcomes and handle times. The
+# predictive mode dials 1:1 until it has measured this many dial outcomes, then for its ready agents
+# only (agents on a call never counted as about to be free) until this many handle times. The
 # first calls to end are the short ones, and a model fed only those expects agents to free up
 # sooner than they do (abandons just after the warm-up); 20 handle times were as safe as 40 in
-# the benchmark (tuning seeds) and give 1:1 dialling back a few minutes sooner
+# the benchmark (tuning seeds) and end the warm-up a few minutes sooner
 CAMPAIGN_PACING_WARMUP_OUTCOMES = 50
 CAMPAIGN_PACING_WARMUP_HANDLES = 20
 # lines in flight per logged-in agent never exceed this, whatever the model says

@@ -274,9 +274,12 @@ def predictive(lines: Lines, stats: PacingStats, now: float, *, cap_percent: flo
     rate = stats.abandon_rate(now)
     if rate > cap:
         return Decision(progressive(lines).dial, "over_cap", f"abandon rate {rate:.2%} > cap {cap:.2%}")
-    if (stats.outcomes() < limits.CAMPAIGN_PACING_WARMUP_OUTCOMES
-            or len(stats.handles) < limits.CAMPAIGN_PACING_WARMUP_HANDLES):
+    if stats.outcomes() < limits.CAMPAIGN_PACING_WARMUP_OUTCOMES:
         return Decision(progressive(lines).dial, "warmup")
+    # handle times not measured yet: the agents on a call count as never free in time, so the
+    # lines placed are only those the ready agents can take (more than 1:1 all the same, as
+    # most dials reach no one)
+    rule = "predictive" if len(stats.handles) >= limits.CAMPAIGN_PACING_WARMUP_HANDLES else "warmup"
     p_human = stats.answer_rate_upper()
     grace = limits.CAMPAIGN_ABANDON_CONNECT_SECONDS
     ready = max(0, lines.ready_agents - lines.waiting)
@@ -284,7 +287,8 @@ def predictive(lines: Lines, stats: PacingStats, now: float, *, cap_percent: flo
     checkpoints = []  # (answers pmf by t, P(a new call answers by t), free agents pmf by t + grace)
     for t in CHECKPOINTS_SECONDS:
         by_t = [p * stats.human_delays.within(rung, t) for p, rung in zip(people, lines.ringing_elapsed)]
-        free = [0.0] * ready + _poisson_binomial(_free_chances(lines, stats, t + grace))
+        busy = _free_chances(lines, stats, t + grace) if rule == "predictive" else []
+        free = [0.0] * ready + _poisson_binomial(busy)
         checkpoints.append((_poisson_binomial(by_t), p_human * stats.human_delays.within(0.0, t), free))
     agents = lines.ready_agents + len(lines.busy_elapsed) + len(lines.wrapping_elapsed or ())
     room = agents * limits.CAMPAIGN_PACING_MAX_LINES_PER_AGENT - lines.ringing
@@ -299,7 +303,7 @@ def predictive(lines: Lines, stats: PacingStats, now: float, *, cap_percent: flo
         if overflow > target * (expected_answers + p_human):
             break
         checkpoints, expected_answers, dial = trial, expected_answers + p_human, dial + 1
-    return Decision(dial, "predictive", f"p_human≤{p_human:.2f} planned {target:.2%}")
+    return Decision(dial, rule, f"p_human≤{p_human:.2f} planned {target:.2%}")
 
 
 def _free_chances(lines: Lines, stats: PacingStats, horizon: float) -> list[float]:

@@ -1,5 +1,5 @@
 """Pacing (app/campaigns/pacing.py), pure and clock-injected: progressive reserves an agent per
-call, power keeps its ratio, predictive warms up 1:1, falls back to 1:1 at once above the cap,
+call, power keeps its ratio, predictive warms up 1:1 then for the ready agents only, falls back to 1:1 at once above the cap,
 reads each ringing call's own chance of becoming a person and each agent's of being free
 (talking, or in a wrap-up that ends at a known moment), aims under the cap by a binomial bound
 and corrects its plan with what it measures; on a held-out simulated population it stays
@@ -40,6 +40,17 @@ def test_given_too_few_measurements_when_predictive_then_it_dials_one_per_ready_
     stats = _measured(limits.CAMPAIGN_PACING_WARMUP_OUTCOMES - 1)
     decision = pacing.predictive(Lines(4, (50.0,) * 16, ()), stats, 100.0, cap_percent=3.0)
     assert (decision.rule, decision.dial) == ("warmup", 4)
+
+
+def test_given_answers_measured_but_no_handle_time_yet_when_predictive_then_it_dials_for_the_ready_agents_only():
+    stats = PacingStats()
+    for n in range(limits.CAMPAIGN_PACING_WARMUP_OUTCOMES):
+        stats.dial_outcome(float(n), human=n % 3 == 0, delay=10.0 if n % 3 == 0 else 30.0)
+    all_ready = pacing.predictive(Lines(20, (), ()), stats, 100.0, cap_percent=3.0)
+    none_ready = pacing.predictive(Lines(0, (110.0,) * 20, ()), stats, 100.0, cap_percent=3.0)
+    assert all_ready.rule == "warmup"
+    assert 20 < all_ready.dial < 20 * 3  # most dials reach no one, but a third reach a person
+    assert none_ready.dial == 0  # however long the calls have lasted: no handle time measured
 
 
 def test_given_an_abandon_rate_above_the_cap_when_predictive_then_one_to_one_at_once():
