@@ -59,7 +59,7 @@ WRAP_QUANTILES = (0.1, 0.3, 0.5, 0.7, 0.9)
 class Lines:
     """What the dialer sees at one instant of one campaign."""
     ready_agents: int  # logged in, not on a call nor in wrap-up (includes agents reserved for a ringing call)
-    busy_elapsed: tuple[float, ...]  # per agent on a call or in wrap-up: seconds since its call was connected
+    busy_elapsed: tuple[float, ...]  # per agent on a call (or in wrap-up, see below): seconds since its call was connected
     ringing_elapsed: tuple[float, ...]  # per call placed whose outcome is not known yet: seconds since dialled
     waiting: int = 0  # live answers waiting for an agent (inside the abandon grace)
     # per agent in wrap-up: seconds since its call ended. None: the dialer does not tell wrap-up
@@ -214,8 +214,9 @@ class PacingStats:
         return sum(_within_or_tail(self.talks, talked, horizon - w) for w in wraps) / len(wraps)
 
     def p_wrapper_free_within(self, wrapped: float, horizon: float) -> float:
-        """P(an agent ``wrapped`` s into its wrap-up is ready within ``horizon`` more seconds)."""
-        return _within_or_tail(self.wrap_ups, wrapped, horizon)
+        """P(an agent ``wrapped`` s into its wrap-up is ready within ``horizon`` more seconds);
+        0.0 before any wrap-up is measured (``handled``): not counted on, rather than guessed."""
+        return _within_or_tail(self.wrap_ups, wrapped, horizon) if self.wrap_ups else 0.0
 
 
 def _within_or_tail(durations: Durations, elapsed: float, more: float) -> float:

@@ -97,6 +97,7 @@ def test_given_an_agent_talking_when_asking_when_it_is_free_then_its_wrap_up_com
     assert stats.p_talker_free_within(100.0, 19.0) == pytest.approx(1.0)
     assert stats.p_free_within(100.0, 9.0) > 0.0  # from connect to ready, not knowing it still talks
     assert stats.p_wrapper_free_within(7.0, 3.0) == 1.0 and stats.p_wrapper_free_within(7.0, 2.0) == 0.0
+    assert PacingStats().p_wrapper_free_within(9.0, 30.0) == 0.0  # no wrap-up measured: not counted on
 
 
 def test_given_more_answers_in_the_window_when_aiming_then_the_setpoint_is_closer_to_the_cap():
