@@ -10,14 +10,17 @@ process and ``benchmarks/dialer_bench.py`` drive the same code.
 - **predictive**: the number of lines comes from a model of the next few seconds, built from
   what this campaign measured over its rolling window (``PacingStats``): the chance that a dial
   reaches a person, how long people (and everything else: machines, busy, no answer) take to
-  resolve, and the distribution of handle times (talk + wrap-up). Each ringing call counts
-  with its *own* chance of still becoming a person given how long it has rung (a call ringing
-  for 20 s, when people answer within 15 s, will not be one); each busy agent with its chance
-  of being free in time given how long its call has lasted. The dialer places the most calls
-  for which the *expected* share of live answers finding no agent stays within a planned share of the
-  campaign's abandon cap, corrected by what is measured (``SETPOINT_SHARE``). Above the cap — the
-  abandon rate measured over the rolling window — it falls back to 1:1 at once, until the
-  rate is back under the cap. docs/campaigns.md "Pacing" compares this with VICIdial.
+  resolve, and the distributions of talk and wrap-up times. Each ringing call counts with its
+  *own* chance of still becoming a person given how long it has rung (a call ringing for 20 s,
+  when people answer within 15 s, will not be one); each busy agent with its chance of being
+  free in time given where it is: talking for so long (the rest of its talk, then a wrap-up),
+  or so far into its wrap-up (free at an almost known moment — the signal that lets it dial
+  ahead for agents about to be free). The dialer places the most calls for which the
+  *expected* share of live answers finding no agent stays within a planned share of the
+  cap, and that plan is corrected by what is measured towards a setpoint under the cap with a
+  binomial margin (``PacingStats.setpoint``). Above the cap — the abandon rate measured over
+  the rolling window — it falls back to 1:1 at once, until the rate is back under the cap.
+  docs/campaigns.md "Pacing" compares this with VICIdial.
 """
 from __future__ import annotations
 
@@ -33,9 +36,12 @@ from app import limits
 # next seconds unseen), so what it plans for is corrected by what happens — a stochastic
 # approximation on every live answer: the planned share of the cap (``gain``) starts low, grows
 # a little with each connected answer, shrinks by a fifth with each abandon, and settles where
-# the measured abandon rate is SETPOINT_SHARE of the cap. The margin to the cap leaves the hard
-# fallback (1:1 above the cap) for accidents, not for routine.
-SETPOINT_SHARE = 0.6
+# the measured abandon rate is the setpoint (``PacingStats.setpoint``): the highest true rate p
+# whose window of n answers still stays under the cap with probability 95 %, i.e.
+# p + ABANDON_Z·sqrt(p(1-p)/n) = cap (binomial, normal approximation). A small campaign (few
+# answers per window) thus aims lower than a big one, whose measured rate wanders less; the
+# hard fallback (1:1 above the cap) is left for accidents, not for routine.
+ABANDON_Z = 1.645
 GAIN_START, GAIN_RANGE, GAIN_STEP = 0.25, (0.02, 4.0), 0.2
 # seconds ahead at which predictive pacing compares answers with free agents: from "now" to
 # past the slowest answer people usually give (ring times of 3-20 s)
@@ -45,15 +51,22 @@ SAMPLES = 300
 # z of the one-sided upper confidence bound on the answer rate: a dialer that overestimates
 # answers dials fewer lines (safe), one that underestimates them abandons people
 ANSWER_RATE_Z = 1.0
+# where a talking agent's coming wrap-up is sampled (mid-points of fifths of the measured ones)
+WRAP_QUANTILES = (0.1, 0.3, 0.5, 0.7, 0.9)
 
 
 @dataclass(frozen=True)
 class Lines:
     """What the dialer sees at one instant of one campaign."""
     ready_agents: int  # logged in, not on a call nor in wrap-up (includes agents reserved for a ringing call)
-    busy_elapsed: tuple[float, ...]  # per agent on a call or in wrap-up: seconds since its call was connected
+    busy_elapsed: tuple[float, ...]  # per agent on a call (or in wrap-up, see below): seconds since its call was connected
     ringing_elapsed: tuple[float, ...]  # per call placed whose outcome is not known yet: seconds since dialled
     waiting: int = 0  # live answers waiting for an agent (inside the abandon grace)
+    # per agent in wrap-up: seconds since its call ended. None: the dialer does not tell wrap-up
+    # apart, and ``busy_elapsed`` holds talking and wrapping agents alike. A tuple (even empty):
+    # ``busy_elapsed`` holds the talking agents only. Worth telling: an agent in a 10 s wrap-up
+    # is free at a known moment, one still talking at a guessed one.
+    wrapping_elapsed: tuple[float, ...] | None = None
 
     @property
     def ringing(self) -> int:
@@ -94,6 +107,10 @@ class Durations:
         longer = self.longer_than(elapsed)
         return (longer - self.longer_than(elapsed + more)) / longer if longer else 0.0
 
+    def quantiles(self, shares: tuple[float, ...]) -> list[float]:
+        """The samples at these shares (0 ≤ share < 1) of the sorted values."""
+        return [self._sorted[min(len(self._sorted) - 1, int(q * len(self._sorted)))] for q in shares]
+
     def survival(self, seconds: float) -> float:
         """Share of the samples longer than ``seconds`` (1.0 with no sample)."""
         return self.longer_than(seconds) / len(self._sorted) if self._sorted else 1.0
@@ -110,6 +127,8 @@ class PacingStats:
     human_delays: Durations = field(default_factory=Durations)  # dial → HUMAN verdict
     other_delays: Durations = field(default_factory=Durations)  # dial → any other outcome
     handles: Durations = field(default_factory=Durations)  # connect → agent ready again
+    talks: Durations = field(default_factory=Durations)  # connect → hang-up
+    wrap_ups: Durations = field(default_factory=Durations)  # hang-up → agent ready again
 
     def _trim(self, now: float) -> None:
         horizon = now - self.window_seconds
@@ -124,12 +143,27 @@ class PacingStats:
         (self.human_delays if human else self.other_delays).add(delay)
         self._trim(now)
 
+    def handled(self, *, talk: float, wrap_up: float) -> None:
+        """An agent is ready again after ``talk`` s on the call and ``wrap_up`` s after it."""
+        self.handles.add(talk + wrap_up)
+        self.talks.add(talk)
+        self.wrap_ups.add(wrap_up)
+
     def live_answer(self, now: float, *, abandoned: bool) -> None:
         """A person answered and was connected to an agent, or was abandoned."""
         self._answers.append((now, abandoned))
         self._trim(now)
-        error = SETPOINT_SHARE * self.cap_percent / 100 - (1.0 if abandoned else 0.0)
+        error = self.setpoint() - (1.0 if abandoned else 0.0)
         self.gain = min(GAIN_RANGE[1], max(GAIN_RANGE[0], self.gain * math.exp(GAIN_STEP * error)))
+
+    def setpoint(self) -> float:
+        """The abandon rate to aim at: the highest p with p + z·sqrt(p(1-p)/n) ≤ cap for the
+        n live answers of the window (at least CAMPAIGN_ABANDON_RATE_MIN_ANSWERS)."""
+        cap = self.cap_percent / 100
+        n = max(len(self._answers), limits.CAMPAIGN_ABANDON_RATE_MIN_ANSWERS)
+        # (1 + z²/n)p² - (2cap + z²/n)p + cap² = 0, the smaller root (the one under the cap)
+        a, b = 1 + ABANDON_Z ** 2 / n, 2 * cap + ABANDON_Z ** 2 / n
+        return (b - math.sqrt(b * b - 4 * a * cap * cap)) / (2 * a)
 
     def abandon_rate(self, now: float) -> float:
         """Abandoned / live answers over the window; while the window holds fewer than
@@ -169,6 +203,30 @@ class PacingStats:
             mean = self.handles.mean()
             return 1.0 - math.exp(-horizon / mean) if mean > 0 else 1.0
         return self.handles.within(elapsed, horizon)
+
+    def p_talker_free_within(self, talked: float, horizon: float) -> float:
+        """P(an agent talking for ``talked`` s is ready within ``horizon`` more seconds): the
+        rest of its talk (conditional on having lasted ``talked``) plus a wrap-up, taken at
+        WRAP_QUANTILES of the measured wrap-ups."""
+        if not self.wrap_ups:
+            return self.p_free_within(talked, horizon)
+        wraps = self.wrap_ups.quantiles(WRAP_QUANTILES)
+        return sum(_within_or_tail(self.talks, talked, horizon - w) for w in wraps) / len(wraps)
+
+    def p_wrapper_free_within(self, wrapped: float, horizon: float) -> float:
+        """P(an agent ``wrapped`` s into its wrap-up is ready within ``horizon`` more seconds);
+        0.0 before any wrap-up is measured (``handled``): not counted on, rather than guessed."""
+        return _within_or_tail(self.wrap_ups, wrapped, horizon) if self.wrap_ups else 0.0
+
+
+def _within_or_tail(durations: Durations, elapsed: float, more: float) -> float:
+    """``durations.within``; past every sample, an exponential tail with the samples' mean."""
+    if more <= 0:
+        return 0.0
+    if durations.longer_than(elapsed) == 0:
+        mean = durations.mean()
+        return 1.0 - math.exp(-more / mean) if mean > 0 else 1.0
+    return durations.within(elapsed, more)
 
 
 def progressive(lines: Lines) -> Decision:
@@ -217,9 +275,12 @@ def predictive(lines: Lines, stats: PacingStats, now: float, *, cap_percent: flo
     rate = stats.abandon_rate(now)
     if rate > cap:
         return Decision(progressive(lines).dial, "over_cap", f"abandon rate {rate:.2%} > cap {cap:.2%}")
-    if (stats.outcomes() < limits.CAMPAIGN_PACING_WARMUP_OUTCOMES
-            or len(stats.handles) < limits.CAMPAIGN_PACING_WARMUP_HANDLES):
+    if stats.outcomes() < limits.CAMPAIGN_PACING_WARMUP_OUTCOMES:
         return Decision(progressive(lines).dial, "warmup")
+    # handle times not measured yet: the agents on a call count as never free in time, so the
+    # lines placed are only those the ready agents can take (more than 1:1 all the same, as
+    # most dials reach no one)
+    rule = "predictive" if len(stats.handles) >= limits.CAMPAIGN_PACING_WARMUP_HANDLES else "warmup"
     p_human = stats.answer_rate_upper()
     grace = limits.CAMPAIGN_ABANDON_CONNECT_SECONDS
     ready = max(0, lines.ready_agents - lines.waiting)
@@ -227,9 +288,10 @@ def predictive(lines: Lines, stats: PacingStats, now: float, *, cap_percent: flo
     checkpoints = []  # (answers pmf by t, P(a new call answers by t), free agents pmf by t + grace)
     for t in CHECKPOINTS_SECONDS:
         by_t = [p * stats.human_delays.within(rung, t) for p, rung in zip(people, lines.ringing_elapsed)]
-        free = [0.0] * ready + _poisson_binomial([stats.p_free_within(e, t + grace) for e in lines.busy_elapsed])
+        busy = _free_chances(lines, stats, t + grace) if rule == "predictive" else []
+        free = [0.0] * ready + _poisson_binomial(busy)
         checkpoints.append((_poisson_binomial(by_t), p_human * stats.human_delays.within(0.0, t), free))
-    agents = lines.ready_agents + len(lines.busy_elapsed)
+    agents = lines.ready_agents + len(lines.busy_elapsed) + len(lines.wrapping_elapsed or ())
     room = agents * limits.CAMPAIGN_PACING_MAX_LINES_PER_AGENT - lines.ringing
     target = cap * stats.gain
     expected_answers = sum(people)
@@ -242,7 +304,15 @@ def predictive(lines: Lines, stats: PacingStats, now: float, *, cap_percent: flo
         if overflow > target * (expected_answers + p_human):
             break
         checkpoints, expected_answers, dial = trial, expected_answers + p_human, dial + 1
-    return Decision(dial, "predictive", f"p_human≤{p_human:.2f} planned {target:.2%}")
+    return Decision(dial, rule, f"p_human≤{p_human:.2f} planned {target:.2%}")
+
+
+def _free_chances(lines: Lines, stats: PacingStats, horizon: float) -> list[float]:
+    """Each busy agent's chance of being ready within ``horizon`` s."""
+    if lines.wrapping_elapsed is None:
+        return [stats.p_free_within(e, horizon) for e in lines.busy_elapsed]
+    return ([stats.p_talker_free_within(e, horizon) for e in lines.busy_elapsed]
+            + [stats.p_wrapper_free_within(e, horizon) for e in lines.wrapping_elapsed])
 
 
 # dialer mode -> its pacing; preview dials only when an agent accepts an offered contact
