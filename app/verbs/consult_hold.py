@@ -53,16 +53,28 @@ def rejoin(ctx: VerbContext, consult: Consult) -> None:
     """Put the caller with the consulted party (complete: the agent's leg is hung up first) or
     back with its agent, until one of them leaves. The leg is parked (``park_after_bridge``)
     and moved into the room; the caller's session joins it with ``conference``, an application
-    of its own leg. Whichever leg the caller was with is hung up when the caller leaves first."""
+    of its own leg. Whichever leg the caller was with is hung up when the caller leaves first.
+
+    Back with its agent, the agent may consult again: the consult action takes the agent's leg
+    (``agent_room_leg``) out of the room, which ends it (``endconf``) and returns the caller's
+    ``conference`` here; that leg then lives on, parked for the next consultation."""
     leg = consult.consult_leg if consult.outcome == COMPLETE else consult.agent_leg
     if consult.outcome == COMPLETE:
         _quiet_api(ctx, f"uuid_kill {consult.agent_leg} NORMAL_CLEARING")
     _quiet_api(ctx, f"uuid_setvar {leg} park_after_bridge false")
     _quiet_api(ctx, f"uuid_transfer {leg} 'conference:{room(consult)}' inline")
+    ctx.agent_room_leg = leg if consult.outcome == BACK else None
+    consulting_again = False
     try:
         ctx.execute("conference", room(consult))
+        consulting_again = ctx.consult is not None and ctx.consult.agent_leg == leg
     finally:
-        _quiet_api(ctx, f"uuid_kill {leg} NORMAL_CLEARING")
+        ctx.agent_room_leg = None
+        if not consulting_again:
+            _quiet_api(ctx, f"uuid_kill {leg} NORMAL_CLEARING")
+            if ctx.consult is not None:  # the caller left as the agent began another consultation
+                _quiet_api(ctx, f"uuid_kill {ctx.consult.consult_leg} NORMAL_CLEARING")
+                ctx.consult = None
 
 
 def _quiet_api(ctx: VerbContext, command: str) -> None:

@@ -67,8 +67,9 @@ def consult(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[str
     if target.kind not in CONSULT_KINDS:
         raise ValueError("target")
     ensure_alive(call)
-    agent_leg = bridged_leg(call, "consult")
     ctx = call.ctx
+    # bridged to its caller, or back with it in their room after a cancelled consultation
+    agent_leg = ctx.agent_room_leg or bridged_leg(call, "consult")
     if ctx.agent_id is None:
         raise Refused("call_not_with_agent", "Only a call answered by an agent can be transferred.")
     if ctx.consult is not None:
@@ -77,8 +78,13 @@ def consult(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[str
     leg = str(uuid.uuid4())
     ctx.consult = Consult(agent_leg=agent_leg, consult_leg=leg, target=target, from_agent=ctx.agent_id,
                           by=by)
-    switch_api(call, f"uuid_setvar {call.call_id} hangup_after_bridge false")
-    switch_api(call, f"uuid_transfer {agent_leg} 'set:park_after_bridge=true,park' inline")
+    try:
+        switch_api(call, f"uuid_setvar {call.call_id} hangup_after_bridge false")
+        # out of the caller's bridge (which returns) or of their room (which ends: endconf)
+        switch_api(call, f"uuid_transfer {agent_leg} 'set:park_after_bridge=true,park' inline")
+    except Refused:
+        ctx.consult = None
+        raise
     caller_id = target.caller_id or ctx.from_number or ""
     variables = ",".join([
         f"origination_uuid={leg}", f"sbc_trace_id={ctx.trace_id}",

@@ -120,3 +120,39 @@ def test_given_an_agent_consulting_another_agent_when_the_consulted_agent_hangs_
     ana_phone.hangup()
     assert call.wait(15), "the call did not end"
     assert outbox_payloads(owner_conn, call.uuid, "call.transferred") == []
+
+
+def test_given_a_cancelled_consultation_when_the_agent_consults_again_and_completes_then_the_caller_is_with_the_second_target(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_cancel")
+    eventually(lambda: call.rejoined == [ana_leg], timeout=10, what="the caller back with ana")
+    ben_again = RingingPhone()
+    call.consult_phones.append(ben_again)
+
+    reply = _ask(redis_client, account, call.uuid, agents["ana"], "consult",
+                 {"target": {"type": "agent", "agentId": agents["ben"]}})
+
+    assert reply["answered"] is True
+    assert ben_again.ringing.wait(10), "ben was not rung for the second consultation"
+    second = [c for c in call.controls if c.startswith("originate")][-1]
+    assert f"&intercept({ana_leg})" in second  # ana's leg, taken out of the caller's room, lives on
+    assert ana_leg not in call.killed_legs
+    eventually(lambda: call.executed()[-1][0] == "playback", timeout=10, what="the caller's hold music again")
+    ben_again.answer()
+    eventually(lambda: ben_again.b_leg_uuid in call.legs and call.legs[ben_again.b_leg_uuid].answered,
+               timeout=10, what="ben answered the second consultation")
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
+    eventually(lambda: call.rejoined == [ana_leg, ben_again.b_leg_uuid], timeout=10, what="the caller with ben")
+    assert ana_leg in call.killed_legs
+    ben_again.hangup()
+    assert call.wait(15), "the call did not end"
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["agent_id"] == uuid.UUID(agents["ben"])
+    assert len(outbox_payloads(owner_conn, call.uuid, "call.transferred")) == 1
+    segments = rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c ORDER BY started_at",
+                     c=call.uuid)
+    assert [(str(s["agent_id"]), s["transferred"]) for s in segments] == [(agents["ana"], True),
+                                                                         (agents["ben"], False)]

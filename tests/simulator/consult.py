@@ -42,6 +42,9 @@ def uuid_transfer(call: "SimOutboundCall", args: list[str], command: str) -> str
         room = re.search(r"'conference:([^']+)'", command)
         if room:
             call.rooms[room.group(1)] = target
+        else:  # out of the caller's room: it ends (endconf), the caller's conference returns
+            for name in [name for name, member in call.rooms.items() if member == target]:
+                del call.rooms[name]
         call.controls.append(command)
         return "+OK\n"
     if target not in call._bridge_kill:
@@ -123,9 +126,10 @@ def app_conference(call: "SimOutboundCall", arg: str) -> Optional[tuple[str, dic
         return None
     leg = call.legs.get(call.rooms.get(arg, ""))
     call.rejoined.append(leg.uuid if leg is not None else "")
-    while leg is not None and not leg.ended.is_set():
+    while leg is not None and not leg.ended.is_set() and call.rooms.get(arg) == leg.uuid:
         if call._interrupt.wait(0.01):
             break
-    if leg is not None:
+    if leg is not None and call.rooms.get(arg) == leg.uuid:  # not moved out: gone with the room
+        call.rooms.pop(arg, None)
         call.legs.pop(leg.uuid, None)
     return "_none_", {}
