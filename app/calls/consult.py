@@ -9,10 +9,13 @@ ended here; the queue verb (app/verbs/consult_hold.py) acts on it.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from app.calls.transfers import TransferTarget
+
+log = logging.getLogger(__name__)
 
 # who an agent may consult (a queue cannot answer a consultation)
 CONSULT_KINDS = ("agent", "number", "sip")
@@ -33,3 +36,17 @@ class Consult:
     from_agent: str
     by: dict[str, Any]             # who asked (app/voice/live_actions.Requester)
     outcome: Optional[str] = None
+    # an agent target's place in the idle line when it was claimed (ms): put back there when
+    # it does not take the caller; None for a number or sip: target
+    claimed_since_ms: Optional[int] = None
+
+
+def release_target(contact: Any, account_id: str, consult: Consult) -> None:
+    """A claimed agent target that did not take the caller (cancelled, not answered, hung up,
+    the caller left) goes back to its place in the idle line (app.contact.distribution.ContactCentre)."""
+    if consult.claimed_since_ms is None or contact is None:
+        return
+    try:
+        contact.consult_over(account_id, consult.target.value, consult.consult_leg, consult.claimed_since_ms)
+    except Exception:  # Redis or the database away: the engaged mark expires by itself
+        log.warning("agent %s: not released after a consultation", consult.target.value, exc_info=True)

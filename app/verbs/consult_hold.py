@@ -74,7 +74,6 @@ def rejoin(ctx: VerbContext, consult: Consult) -> None:
             _quiet_api(ctx, f"uuid_kill {leg} NORMAL_CLEARING")
             if ctx.consult is not None:  # the caller left as the agent began another consultation
                 _quiet_api(ctx, f"uuid_kill {ctx.consult.consult_leg} NORMAL_CLEARING")
-                ctx.consult = None
 
 
 def _quiet_api(ctx: VerbContext, command: str) -> None:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from app import limits
-from app.calls.consult import ANSWERED_VARIABLE, BACK, COMPLETE, CONSULT_KINDS, Consult
+from app.calls.consult import ANSWERED_VARIABLE, BACK, COMPLETE, CONSULT_KINDS, Consult, release_target
 from app.calls.sip_targets import InvalidSipUri, parse_sip_uri
 from app.calls.transfers import InvalidTarget, TransferTarget, parse_target
+from app.contact.presence import Candidate
 from app.events.payloads import call_transferred
 from app.voice.live_actions import LiveHandle, Refused, Requester, bridged_leg, ensure_alive, switch_api
 from esl.errors import EslError
@@ -27,8 +28,9 @@ from esl.errors import EslError
 log = logging.getLogger(__name__)
 
 
-def _endpoint(ctx: Any, target: TransferTarget) -> str:
-    """The dial string of the consulted party (the same rules as a blind transfer's verb)."""
+def _endpoint(ctx: Any, target: TransferTarget) -> tuple[str, Optional[Candidate]]:
+    """The dial string of the consulted party (the same rules as a blind transfer's verb), and
+    for an agent target the agent to claim."""
     if target.kind == "agent":
         if target.value == ctx.agent_id:
             raise Refused("transfer_to_self", "The call is already with this agent.")
@@ -38,7 +40,7 @@ def _endpoint(ctx: Any, target: TransferTarget) -> str:
         if not ctx.contact.presence.registered_on(candidate.domain, candidate.sip_username):
             raise Refused("consult_target_unavailable", "The agent's phone is not registered.")
         leg_vars, endpoint = ctx.contact.agent_leg(candidate, ctx.switch_id)
-        return (f"[{','.join(leg_vars)}]" if leg_vars else "") + endpoint
+        return (f"[{','.join(leg_vars)}]" if leg_vars else "") + endpoint, candidate
     if target.kind == "sip":
         try:
             uri = parse_sip_uri(target.value)
@@ -47,14 +49,14 @@ def _endpoint(ctx: Any, target: TransferTarget) -> str:
         refused = ctx.sip_target_refusal(target.value)
         if refused:
             raise Refused("transfer_target_not_found", "The account does not list this SIP host.")
-        return f"sofia/external/{uri.dial_string()}"
+        return f"sofia/external/{uri.dial_string()}", None
     try:
         routed = ctx.lcr_bridge_string(target.value.lstrip("+"))
     except (RuntimeError, ValueError):
         routed = ""
     if not routed:
         raise Refused("transfer_target_not_found", "No route to this number.")
-    return routed
+    return routed, None
 
 
 def consult(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[str, Any]:
@@ -74,16 +76,23 @@ def consult(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[str
         raise Refused("call_not_with_agent", "Only a call answered by an agent can be transferred.")
     if ctx.consult is not None:
         raise Refused("consult_in_progress", "The agent is already consulting someone.")
-    endpoint = _endpoint(ctx, target)
+    endpoint, candidate = _endpoint(ctx, target)
     leg = str(uuid.uuid4())
-    ctx.consult = Consult(agent_leg=agent_leg, consult_leg=leg, target=target, from_agent=ctx.agent_id,
-                          by=by)
+    since = None
+    if candidate is not None:  # claimed like a queue caller's agent: no one else offers it a call now
+        since = ctx.contact.claim_consulted(ctx.account_id, candidate, leg)
+        if since is None:
+            raise Refused("consult_target_busy", "The agent is not free: on a call or an offer, "
+                          "in wrap-up, or not available.")
+    ctx.consult = consult = Consult(agent_leg=agent_leg, consult_leg=leg, target=target,
+                                    from_agent=ctx.agent_id, by=by, claimed_since_ms=since)
     try:
         switch_api(call, f"uuid_setvar {call.call_id} hangup_after_bridge false")
         # out of the caller's bridge (which returns) or of their room (which ends: endconf)
         switch_api(call, f"uuid_transfer {agent_leg} 'set:park_after_bridge=true,park' inline")
     except Refused:
         ctx.consult = None
+        release_target(ctx.contact, ctx.account_id, consult)
         raise
     caller_id = target.caller_id or ctx.from_number or ""
     variables = ",".join([

@@ -31,6 +31,7 @@ def _consulting(product, tenant, channel_queue, sipp, real_switch, caller_second
     offer = client.expect("offer", timeout=20)
     client.expect("call", lambda m: m["phase"] == "connected", timeout=20)
     leg = _agent_leg(tenant, first)
+    sip_agents.make_available(tenant, second)  # a consulted agent is claimed: it must be free
     time.sleep(1.5)  # scenario: the first agent talks 1.5 s before consulting
     ack = client.command("consult", target={"type": "agent", "agentId": second.id})
     assert ack["ok"] is True, ack
@@ -86,6 +87,37 @@ def test_given_an_agent_consulting_another_agent_when_it_cancels_then_it_has_the
         details = poll(lambda: (lambda d: d if d["segments"] and d["summary"] else None)(
             tenant.admin.get(f"/api/call-records/{record['public_id']}")), 15)
         assert [(s["agent_id"], s["transferred"]) for s in details["segments"]] == [(first.id, False)]
+    finally:
+        client.close()
+        for phone in phones:
+            phone.wait(70)
+
+
+def test_given_a_cancelled_consultation_when_the_agent_consults_again_and_completes_then_the_second_agent_has_the_caller(
+        product, tenant, channel_queue, sipp, real_switch):
+    first, second, phones, client, number, caller, call_id, leg = _consulting(
+        product, tenant, channel_queue, sipp, real_switch, caller_seconds=18)
+    try:
+        time.sleep(2.0)  # scenario: the first consultation lasts 2 s
+        assert client.command("cancelConsult")["ok"] is True
+        time.sleep(2.0)  # scenario: the agent talks 2 s with its caller again (their room)
+
+        ack = client.command("consult", target={"type": "agent", "agentId": second.id})
+
+        assert ack["ok"] is True, ack  # not call_not_bridged: the agent's leg left the room
+        assert _callstate(real_switch, leg) is not None, "the first agent's leg was hung up"
+        eventually(lambda: client.command("completeTransfer")["ok"], timeout=15, what="the transfer completed")
+        eventually(lambda: _callstate(real_switch, leg) is None, timeout=10, what="the first agent's leg gone")
+        result = caller.wait()  # the caller hangs up 18 s after its answer, talking to the second agent
+        assert result.ok, result.errors or result.stdout[-1500:]
+        record = tenant.wait_record(number)[0]
+        assert str(record["call_id"]) == call_id and str(record["agent_id"]) == second.id
+        transferred = [e["payload"] for e in tenant.events("call.transferred") if e["payload"]["callId"] == call_id]
+        assert [(t["kind"], t["to"]) for t in transferred] == [("attended", {"type": "agent", "agentId": second.id})]
+        details = poll(lambda: (lambda d: d if len(d["segments"]) == 2 and d["summary"] else None)(
+            tenant.admin.get(f"/api/call-records/{record['public_id']}")), 15)
+        assert [(s["agent_id"], s["transferred"]) for s in details["segments"]] == [(first.id, True), (second.id, False)]
+        assert details["summary"]["transfer_count"] == 1
     finally:
         client.close()
         for phone in phones:

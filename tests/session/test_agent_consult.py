@@ -67,6 +67,8 @@ def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_call
 
     eventually(lambda: call.rejoined == [ben_phone.b_leg_uuid], timeout=10, what="the caller bridged to ben")
     assert ana_leg in call.killed_legs  # ana's phone got its BYE
+    presence = services.contact.presence
+    assert presence.engaged_by(str(account.id), agents["ben"]) == ben_phone.b_leg_uuid  # ben's call now
     time.sleep(1.5)  # scenario: ben talks 1.5 s with the caller, then hangs up
     ben_phone.hangup()
     assert call.wait(15), "the call did not end"
@@ -84,6 +86,7 @@ def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_call
     assert segments[0]["ended_at"] <= segments[1]["started_at"]
     [summary] = rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
     assert summary["transfer_count"] == 1
+    assert presence.engaged_by(str(account.id), agents["ben"]) is None  # released with the call
 
 
 def test_given_an_agent_consulting_another_agent_when_it_cancels_then_the_consulted_leg_ends_and_the_agent_has_the_caller_again(
@@ -91,10 +94,16 @@ def test_given_an_agent_consulting_another_agent_when_it_cancels_then_the_consul
         live_control):
     account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
         controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+    presence = services.contact.presence
+    assert presence.engaged_by(str(account.id), agents["ben"]) == ben_phone.b_leg_uuid  # claimed before rung
+    assert agents["ben"] not in presence.idle_agents(str(account.id))
 
     _ask(redis_client, account, call.uuid, agents["ana"], "consult_cancel")
 
     assert ben_phone.b_leg_uuid in call.killed_legs
+    eventually(lambda: agents["ben"] in presence.idle_agents(str(account.id)), timeout=10,
+               what="ben idle again after the cancel")
+    assert presence.engaged_by(str(account.id), agents["ben"]) is None
     eventually(lambda: call.rejoined == [ana_leg], timeout=10, what="the caller back with ana")
     ana_phone.hangup()
     assert call.wait(15), "the call did not end"
@@ -156,3 +165,30 @@ def test_given_a_cancelled_consultation_when_the_agent_consults_again_and_comple
                      c=call.uuid)
     assert [(str(s["agent_id"]), s["transferred"]) for s in segments] == [(agents["ana"], True),
                                                                          (agents["ben"], False)]
+
+
+def test_given_a_target_agent_on_another_call_when_the_agent_consults_it_then_it_is_refused_busy_and_the_caller_keeps_its_agent(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, _number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support"}])
+    agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
+    services.contact = ContactCentre(presence)
+    ana_phone, ben_phone = RingingPhone(), RingingPhone()
+    call = simulate_call(Call(callee=_number).bridge_rings(ana_phone).consult_rings(ben_phone), controller)
+    assert ana_phone.ringing.wait(10), "ana was not offered the call"
+    ana_phone.answer()
+    eventually(lambda: services.live_sessions.get(call.uuid) and services.live_sessions[call.uuid].other_leg,
+               timeout=10, what="the caller bridged to ana")
+    other_call = str(uuid.uuid4())
+    assert presence.claim_agent(str(account.id), agents["ben"], other_call, None, 60) is not None  # ben busy
+
+    with pytest.raises(Conflict) as refused:
+        _ask(redis_client, account, call.uuid, agents["ana"], "consult",
+             {"target": {"type": "agent", "agentId": agents["ben"]}})
+
+    assert refused.value.code == "consult_target_busy"
+    assert not ben_phone.ringing.is_set() and not [c for c in call.controls if c.startswith("originate")]
+    assert services.live_sessions[call.uuid].other_leg is not None  # still bridged to ana
+    assert presence.engaged_by(str(account.id), agents["ben"]) == other_call  # the other call's claim kept
+    ana_phone.hangup()
+    assert call.wait(15), "the call did not end"
