@@ -175,8 +175,9 @@ def _consult(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _consult_end(action: str) -> Handler:
-    """completeTransfer (the caller goes to the consulted party, the agent's leg is hung up)
-    and cancelConsult (the consulted party is hung up, the agent has its caller again)."""
+    """completeTransfer (the caller goes to the consulted party, the agent's leg is hung up),
+    cancelConsult (the consulted party is hung up, the agent has its caller again) and swap
+    (the agent toggles between the two; the other holds with music)."""
 
     def handler(ctx: CommandContext, _body: dict[str, Any]) -> dict[str, Any]:
         return {"callId": _on_caller(ctx, action, {})}
@@ -233,4 +234,5 @@ COMMANDS: dict[str, Handler] = {
     "consult": _consult,
     "completeTransfer": _consult_end("consult_complete"),
     "cancelConsult": _consult_end("consult_cancel"),
+    "swap": _consult_end("consult_swap"),
 }

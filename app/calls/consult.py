@@ -39,6 +39,12 @@ class Consult:
     # an agent target's place in the idle line when it was claimed (ms): put back there when
     # it does not take the caller; None for a number or sip: target
     claimed_since_ms: Optional[int] = None
+    # swapped: the agent talks with its caller (in their room) while the consulted party holds
+    # with music; toggled by the ``consult_swap`` action
+    swapped: bool = False
+    # each meeting of the caller and a leg has its own room (a room ended by ``endconf`` may
+    # still be tearing down when the next meeting begins)
+    rooms: int = 0
 
 
 def release_target(contact: Any, account_id: str, consult: Consult) -> None:

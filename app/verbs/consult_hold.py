@@ -23,14 +23,18 @@ log = logging.getLogger(__name__)
 
 def hold_until_decided(ctx: VerbContext, music: str) -> Consult:
     """Hold music until the consultation has an outcome (its action, or the consulted leg's
-    hangup hook, breaks the playback).
+    hangup hook, breaks the playback). While the agent has swapped back to the caller, the
+    caller is in their room instead (the agent's leg leaving it returns the conference).
     Raises ChannelHungUp when the caller hangs up meanwhile, after hanging up both the
     consulted party and the consulting agent (no one is left talking on a call that ended)."""
     consult = ctx.consult
     assert consult is not None
     try:
         while consult.outcome is None:
-            ctx.execute("playback", music)
+            if consult.swapped:  # the agent came back to talk (swap) until it swaps again or ends
+                ctx.execute("conference", room(consult))
+            else:
+                ctx.execute("playback", music)
             # broken by the consulted leg's hangup hook (no one told the controller): gone
             if consult.outcome is None and ctx.api(f"uuid_exists {consult.consult_leg}").strip() != "true":
                 consult.outcome = BACK
@@ -45,8 +49,15 @@ def hold_until_decided(ctx: VerbContext, music: str) -> Consult:
 
 def room(consult: Consult) -> str:
     """The two-party conference the caller and the leg it goes to meet in: ``endconf`` for
-    both, so either leaving ends it (the caller's ``conference`` returns to the session)."""
-    return f"xfer-{consult.consult_leg}@{CONFERENCE_PROFILE}+flags{{endconf}}"
+    both, so either leaving ends it (the caller's ``conference`` returns to the session).
+    Named after the consulted leg and the meeting's number (``next_room``)."""
+    return f"xfer-{consult.consult_leg}-{consult.rooms}@{CONFERENCE_PROFILE}+flags{{endconf}}"
+
+
+def next_room(consult: Consult) -> str:
+    """A new room for the next meeting (a swap, the rejoin)."""
+    consult.rooms += 1
+    return room(consult)
 
 
 def rejoin(ctx: VerbContext, consult: Consult) -> None:
@@ -62,7 +73,7 @@ def rejoin(ctx: VerbContext, consult: Consult) -> None:
     if consult.outcome == COMPLETE:
         _quiet_api(ctx, f"uuid_kill {consult.agent_leg} NORMAL_CLEARING")
     _quiet_api(ctx, f"uuid_setvar {leg} park_after_bridge false")
-    _quiet_api(ctx, f"uuid_transfer {leg} 'conference:{room(consult)}' inline")
+    _quiet_api(ctx, f"uuid_transfer {leg} 'conference:{next_room(consult)}' inline")
     ctx.agent_room_leg = leg if consult.outcome == BACK else None
     consulting_again = False
     try:

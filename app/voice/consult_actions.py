@@ -6,9 +6,14 @@ FreeSWITCH 1.10 mapping:
 
 | action | commands | why |
 |---|---|---|
-| consult | ``uuid_setvar <caller> hangup_after_bridge false``; ``uuid_transfer <agent leg> 'set:park_after_bridge=true,park' inline``; ``bgapi originate {origination_uuid=<leg>,api_on_answer=…,api_hangup_hook='uuid_break <caller>'}<target> &intercept(<agent leg>)`` | the agent leaves the caller's bridge (which returns to the session: the caller gets hold music) and is parked; the target, once it answers, takes the parked agent. When the consulted leg ends, its hangup hook breaks the caller's music: the session takes the agent back |
+| consult | ``uuid_setvar <caller> hangup_after_bridge false``, ``… hangup_after_conference false``; ``uuid_transfer <agent leg> 'set:park_after_bridge=true,park' inline``; ``bgapi originate {origination_uuid=<leg>,api_on_answer=…,api_hangup_hook='uuid_break <caller>'}<target> &intercept(<agent leg>)`` | the agent leaves the caller's bridge (which returns to the session: the caller gets hold music) and is parked; the target, once it answers, takes the parked agent. When the consulted leg ends, its hangup hook breaks the caller's music: the session takes the agent back |
 | consult_complete | ``uuid_setvar <leg> api_hangup_hook`` (unset), ``uuid_transfer <leg> 'set:park_after_bridge=true,park' inline``, ``uuid_break <caller>`` | the consulted leg is parked out of its bridge with the agent (the agent's leg is hung up by the switch as its bridge ends); the session (app/verbs/consult_hold.py) moves the consulted leg into a two-party conference and joins it |
 | consult_cancel | ``uuid_kill <leg>`` and ``uuid_break <caller>`` | the agent's leg stays parked; the session moves it into a two-party conference with the caller |
+| consult_swap (to the caller) | ``uuid_setvar <leg> park_after_bridge true``, ``uuid_transfer <agent leg> 'conference:<room>' inline``, ``uuid_transfer <leg> 'endless_playback:<music>' inline``, ``uuid_break <caller>`` | the agent leaves the consulted party (parked, then the queue's music) for a room the caller's session joins |
+| consult_swap (back) | ``uuid_transfer <agent leg> 'set:park_after_bridge=true,park' inline``, ``uuid_bridge <agent leg> <leg>`` | the room ends (``endconf``): the caller holds again; the agent is bridged to the consulted party |
+
+A consultation may follow a cancelled one: the agent's leg is then taken out of the room it
+shares with the caller (``agent_room_leg``) instead of out of the caller's bridge.
 """
 from __future__ import annotations
 
@@ -22,10 +27,17 @@ from app.calls.sip_targets import InvalidSipUri, parse_sip_uri
 from app.calls.transfers import InvalidTarget, TransferTarget, parse_target
 from app.contact.presence import Candidate
 from app.events.payloads import call_transferred
+from app.verbs.consult_hold import next_room
+from app.verbs.queue import HOLD_MUSIC_VARIABLE
 from app.voice.live_actions import LiveHandle, Refused, Requester, bridged_leg, ensure_alive, switch_api
 from esl.errors import EslError
 
 log = logging.getLogger(__name__)
+
+# a leg moved out of a bridge or a room, kept parked for the next step
+PARK = "set:park_after_bridge=true,park"
+# what a held consulted party hears when the agent's leg has no queue music (the profile's)
+DEFAULT_HOLD_MUSIC = "local_stream://moh"
 
 
 def _endpoint(ctx: Any, target: TransferTarget) -> tuple[str, Optional[Candidate]]:
@@ -88,8 +100,11 @@ def consult(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[str
                                     from_agent=ctx.agent_id, by=by, claimed_since_ms=since)
     try:
         switch_api(call, f"uuid_setvar {call.call_id} hangup_after_bridge false")
+        # a room that ends (the other leg left it) must return the caller to its session:
+        # mod_conference hangs up the members of an ended conference unless this is false
+        switch_api(call, f"uuid_setvar {call.call_id} hangup_after_conference false")
         # out of the caller's bridge (which returns) or of their room (which ends: endconf)
-        switch_api(call, f"uuid_transfer {agent_leg} 'set:park_after_bridge=true,park' inline")
+        switch_api(call, f"uuid_transfer {agent_leg} '{PARK}' inline")
     except Refused:
         ctx.consult = None
         release_target(ctx.contact, ctx.account_id, consult)
@@ -125,7 +140,10 @@ def _back(call: LiveHandle, consult: Consult) -> None:
     """The agent goes back to its caller: the session's hold music is broken, it meets the
     agent's parked leg again (app/verbs/consult_hold.rejoin)."""
     consult.outcome = BACK
-    for command in (f"uuid_kill {consult.consult_leg} NORMAL_CLEARING", f"uuid_break {call.call_id}"):
+    commands = [f"uuid_kill {consult.consult_leg} NORMAL_CLEARING", f"uuid_break {call.call_id}"]
+    if consult.swapped:  # out of the room the agent shares with the caller: it ends, rejoin follows
+        commands.insert(0, f"uuid_transfer {consult.agent_leg} '{PARK}' inline")
+    for command in commands:
         try:
             call.conn.api(command)
         except EslError as exc:
@@ -146,17 +164,48 @@ def consult_complete(call: LiveHandle, _params: dict[str, Any], _by: Requester) 
         raise Refused("consult_not_answered", "The consulted party has not answered yet.")
     switch_api(call, f"uuid_setvar {consult.consult_leg} api_hangup_hook")
     consult.outcome = COMPLETE
+    if consult.swapped:  # the agent leaves the room it shares with the caller (it ends)
+        switch_api(call, f"uuid_transfer {consult.agent_leg} '{PARK}' inline")
     # the consulted leg leaves its bridge with the agent and parks until the caller's session
     # moves it into their room (app/verbs/consult_hold.rejoin)
-    switch_api(call, f"uuid_transfer {consult.consult_leg} 'set:park_after_bridge=true,park' inline")
+    switch_api(call, f"uuid_transfer {consult.consult_leg} '{PARK}' inline")
     call.transferred(call_transferred(call.call_id, kind="attended", from_agent=consult.from_agent,
                                       to=consult.target.as_dict(), by=consult.by))
     switch_api(call, f"uuid_break {call.call_id}")
     return {"kind": "attended", "to": consult.target.as_dict()}
 
 
+def consult_swap(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
+    """The agent toggles between the consulted party and its caller; the one it leaves holds
+    with the queue's music (the caller in its session's playback, the consulted party in an
+    ``endless_playback`` of its own)."""
+    consult = _consulting(call)
+    answered = call.conn.api(f"uuid_getvar {consult.consult_leg} {ANSWERED_VARIABLE}").strip()
+    if answered != "true":
+        raise Refused("consult_not_answered", "The consulted party has not answered yet.")
+    agent, leg = consult.agent_leg, consult.consult_leg
+    if not consult.swapped:
+        music = call.conn.api(f"uuid_getvar {agent} {HOLD_MUSIC_VARIABLE}").strip()
+        if not music or music.startswith("_undef_") or music.startswith("-ERR"):
+            music = DEFAULT_HOLD_MUSIC
+        # the consulted leg outlives its bridge with the agent (parked), then hears the music
+        switch_api(call, f"uuid_setvar {leg} park_after_bridge true")
+        consult.swapped = True
+        switch_api(call, f"uuid_transfer {agent} 'conference:{next_room(consult)}' inline")
+        switch_api(call, f"uuid_transfer {leg} 'endless_playback:{music}' inline")
+        switch_api(call, f"uuid_break {call.call_id}")  # the caller's music: it joins the room
+        return {"with": "caller"}
+    consult.swapped = False
+    # out of the room (it ends: the caller's session holds it with music again), then back
+    # with the consulted party (its music broken by the bridge)
+    switch_api(call, f"uuid_transfer {agent} '{PARK}' inline")
+    switch_api(call, f"uuid_bridge {agent} {leg}")
+    return {"with": "consulted"}
+
+
 CONSULT_ACTIONS: dict[str, Callable[[LiveHandle, dict[str, Any], Requester], dict[str, Any]]] = {
     "consult": consult,
     "consult_complete": consult_complete,
     "consult_cancel": consult_cancel,
+    "consult_swap": consult_swap,
 }

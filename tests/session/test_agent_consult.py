@@ -192,3 +192,33 @@ def test_given_a_target_agent_on_another_call_when_the_agent_consults_it_then_it
     assert presence.engaged_by(str(account.id), agents["ben"]) == other_call  # the other call's claim kept
     ana_phone.hangup()
     assert call.wait(15), "the call did not end"
+
+
+def test_given_an_answered_consultation_when_the_agent_swaps_twice_then_it_talks_with_the_caller_then_the_target_and_can_complete(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+    ben_leg = ben_phone.b_leg_uuid
+
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_swap")
+
+    # ana in a room the caller's session joins; ben parked, then on the queue's music
+    eventually(lambda: call.rejoined == [ana_leg], timeout=10, what="the caller with ana (swap)")
+    assert any(c.startswith(f"uuid_transfer {ben_leg} 'endless_playback:") for c in call.controls), call.controls
+    assert call.legs[ben_leg].partner is None and ben_leg not in call.killed_legs
+    time.sleep(1.0)  # scenario: ana talks 1 s with the caller while ben holds
+
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_swap")
+
+    assert f"uuid_bridge {ana_leg} {ben_leg}" in call.controls
+    eventually(lambda: call.executed()[-1][0] == "playback", timeout=10, what="the caller on hold music again")
+    assert ana_leg not in call.killed_legs and call.legs[ana_leg].partner == ben_leg
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
+    eventually(lambda: call.rejoined == [ana_leg, ben_leg], timeout=10, what="the caller with ben")
+    assert ana_leg in call.killed_legs
+    ben_phone.hangup()
+    assert call.wait(15), "the call did not end"
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["agent_id"] == uuid.UUID(agents["ben"])
+    assert len(outbox_payloads(owner_conn, call.uuid, "call.transferred")) == 1

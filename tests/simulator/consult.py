@@ -2,7 +2,8 @@
 (app/voice/consult_actions.py): the agent's leg taken out of the caller's bridge by
 ``uuid_transfer … inline`` (parked), the consulted party's leg made by ``originate
 … &intercept(<agent leg>)`` (rung on the scenario's next ``consult_rings`` phone), and the
-caller's two-party ``conference`` with either (moved in by ``uuid_transfer``). Only what the
+caller's two-party ``conference`` with either (moved in by ``uuid_transfer``); when the room
+ends with the caller in it, the caller is hung up unless ``hangup_after_conference=false``. Only what the
 controller relies on is modelled: ``api_on_answer`` and ``api_hangup_hook`` run as api
 commands on the caller's socket, a parked leg stays until killed or its phone hangs up.
 """
@@ -93,6 +94,15 @@ def _ring(call: "SimOutboundCall", leg: SimLeg, timeout: int) -> None:
         call._api(hook)
 
 
+def bridge(call: "SimOutboundCall", args: list[str], command: str) -> str:
+    """``uuid_bridge <a> <b>`` of two legs around the caller (a swap back to the consulted party)."""
+    if len(args) < 2 or args[0] not in call.legs or args[1] not in call.legs:
+        return "-ERR No such channel!\n"
+    call.legs[args[0]].partner, call.legs[args[1]].partner = args[1], args[0]
+    call.controls.append(command)
+    return "+OK\n"
+
+
 def kill(call: "SimOutboundCall", target: str) -> bool:
     leg = call.legs.pop(target, None)
     if leg is None:
@@ -121,7 +131,7 @@ def getvar(call: "SimOutboundCall", args: list[str]) -> Optional[str]:
 def app_conference(call: "SimOutboundCall", arg: str) -> Optional[tuple[str, dict]]:
     """``conference xfer-<leg>@…+flags{endconf}``: the caller meets the leg moved into that room
     (None for any other room: the plain conference model runs). Ends when either leaves."""
-    match = re.match(r"xfer-([0-9a-f-]{36})@", arg)
+    match = re.match(r"xfer-[0-9a-f-]+@", arg)
     if match is None:
         return None
     leg = call.legs.get(call.rooms.get(arg, ""))
@@ -132,4 +142,8 @@ def app_conference(call: "SimOutboundCall", arg: str) -> Optional[tuple[str, dic
     if leg is not None and call.rooms.get(arg) == leg.uuid:  # not moved out: gone with the room
         call.rooms.pop(arg, None)
         call.legs.pop(leg.uuid, None)
+    # the room ended (endconf) with the caller still in it: mod_conference hangs its members
+    # up unless hangup_after_conference=false (seen on the real switch: mod_conference.c:800)
+    if not call._interrupt.is_set() and call.channel.vars.get("hangup_after_conference") != "false":
+        call._spawn_hangup("NORMAL_CLEARING", "")
     return "_none_", {}

@@ -392,6 +392,8 @@ class SimOutboundCall:
             return "true" if args and (args[0] in self.legs or args[0] == self.uuid) else "false"
         if verb == "uuid_transfer":
             return consult.uuid_transfer(self, args, command)
+        if verb == "uuid_bridge":
+            return consult.bridge(self, args, command)
         if verb == "originate":
             return consult.originate(self, command)
         if verb in ("uuid_setvar", "uuid_getvar") and len(args) >= 2 and args[0] in self.legs:
