@@ -74,6 +74,19 @@ describe('call phases', () => {
     call._phase('ended');
     await assert.rejects(call.completeTransfer(), { code: ErrorCodes.NO_CALL });
   });
+  test('given a consultation, then swap goes to the server each time and not on an ended call', async () => {
+    const sent = [];
+    const call = new Call('c1', { control: async (c, type, fields) => { sent.push([type, fields]); return { ok: true }; } });
+    call._phase('connected');
+    await call.consult({ type: 'agent', agentId: 'a2' });
+    await call.swap();
+    await call.swap();
+    assert.deepEqual(sent.map(([type]) => type), ['consult', 'swap', 'swap']);
+    assert.deepEqual(sent[1], ['swap', {}]);
+    call._phase('ended');
+    await assert.rejects(call.swap(), { code: ErrorCodes.NO_CALL });
+    assert.equal(sent.length, 3);
+  });
   test('given the server says transferred, then the call ends once with cause transferred and the target', () => {
     const call = new Call('c1', { control: async () => ({}) });
     const seen = [];

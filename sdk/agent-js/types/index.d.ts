@@ -157,6 +157,8 @@ export declare class Call extends Emitter<{ phase: (e: { phase: CallPhase; cause
   completeTransfer(): Promise<Ack>;
   /** Attended transfer abandoned: the consulted party is hung up, this agent has its caller again. */
   cancelConsult(): Promise<Ack>;
+  /** Attended transfer: toggle between the caller and the consulted party (the other holds with music). */
+  swap(): Promise<Ack>;
   /** Where a blind or completed attended transfer sent the caller; null otherwise. */
   readonly transferredTo: TransferTarget | null;
 }
