@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Optional
+from datetime import datetime
+from typing import Any, Callable, Optional
 
 from app.calls.transfers import TransferTarget
 
@@ -22,6 +23,9 @@ CONSULT_KINDS = ("agent", "number", "sip")
 # how a consultation ended: the caller goes to the consulted party, or back to its agent
 COMPLETE = "complete"
 BACK = "back"
+# or the agent added the consulted party to a three-way call with the caller (docs/agents.md
+# "Three-way calls"): all three in one room, which the agent may leave
+CONFERENCE = "conference"
 # set on the consulted party's leg when it answers (api_on_answer): complete needs an answer
 ANSWERED_VARIABLE = "sbc_consult_answered"
 
@@ -45,6 +49,15 @@ class Consult:
     # each meeting of the caller and a leg has its own room (a room ended by ``endconf`` may
     # still be tearing down when the next meeting begins)
     rooms: int = 0
+    # during a three-way call: what the caller's session does when the agent leaves it (its
+    # window closes, it is released, the consulted agent takes the caller: app/verbs/three_way.py)
+    on_leave: Optional[Callable[[datetime], None]] = None
+    left_at: Optional[datetime] = None
+
+    @property
+    def left(self) -> bool:
+        """The first agent left the three-way call."""
+        return self.left_at is not None
 
 
 def release_target(contact: Any, account_id: str, consult: Consult) -> None:

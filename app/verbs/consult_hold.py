@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 
-from app.calls.consult import BACK, COMPLETE, Consult
+from app.calls.consult import BACK, COMPLETE, CONFERENCE, Consult
 from app.verbs.conference import CONFERENCE_PROFILE
 from app.verbs.context import VerbContext
 from esl.errors import ChannelHungUp, EslError
@@ -43,7 +43,8 @@ def hold_until_decided(ctx: VerbContext, music: str) -> Consult:
             _quiet_api(ctx, f"uuid_kill {leg} NORMAL_CLEARING")
         ctx.consult = None
         raise
-    ctx.consult = None
+    if consult.outcome != CONFERENCE:  # a three-way call keeps it (app/verbs/three_way.py)
+        ctx.consult = None
     return consult
 
 
@@ -52,6 +53,13 @@ def room(consult: Consult) -> str:
     both, so either leaving ends it (the caller's ``conference`` returns to the session).
     Named after the consulted leg and the meeting's number (``next_room``)."""
     return f"xfer-{consult.consult_leg}-{consult.rooms}@{CONFERENCE_PROFILE}+flags{{endconf}}"
+
+
+def three_way_room(consult: Consult) -> str:
+    """The three-way call's room: ``mintwo`` for every member, so the agent leaving leaves the
+    caller and the consulted party talking, and it ends when fewer than two remain (the
+    caller's ``conference`` then returns: ``hangup_after_conference=false``)."""
+    return f"xfer-{consult.consult_leg}-3way@{CONFERENCE_PROFILE}+flags{{mintwo}}"
 
 
 def next_room(consult: Consult) -> str:

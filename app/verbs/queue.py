@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING, Any, Optional
 from marshmallow import post_load, validate
 
 from app import limits
-from app.calls.consult import COMPLETE, release_target
+from app.calls.consult import COMPLETE, CONFERENCE, release_target
 from app.calls.interaction_times import utc_now
 from app.contact.presence import Presence
 from app.contact.queue_stats import QueueStats, wait_text
-from app.verbs import tts
+from app.verbs import three_way, tts
 from app.verbs.base import Verb, VerbOutcome, VerbSchema
 from app.verbs.consult_hold import hold_until_decided, rejoin
 from app.verbs.context import VerbContext
@@ -391,6 +391,12 @@ class Queue(Verb):
                 _stop(keeper)
                 release_target(contact, ctx.account_id, consult)
                 raise
+            if consult.outcome == CONFERENCE:  # the agent added the party: a three-way call
+                try:
+                    return three_way.run(ctx, contact, consult, release_first=lambda: self._first_agent_left(
+                        ctx, contact, config, stats, answered_at, consult.from_agent))
+                finally:
+                    _stop(keeper)
             if consult.outcome != COMPLETE:
                 _stop(keeper)
                 release_target(contact, ctx.account_id, consult)
@@ -419,6 +425,13 @@ class Queue(Verb):
                 _stop(keeper)
                 return agent_id
         return agent_id
+
+    def _first_agent_left(self, ctx: VerbContext, contact: Any, config: "QueueConfig", stats: QueueStats,
+                          answered_at: float, agent_id: str) -> None:
+        """The first agent left a three-way call: its handle time counts and it goes to wrap-up
+        now, as after a completed transfer."""
+        self._handled(ctx, stats, config, answered_at)
+        contact.call_over(ctx.account_id, config, agent_id)
 
     @staticmethod
     def _answering(event: Any, offer_id: str, offered: list) -> "Candidate":

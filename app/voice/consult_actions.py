@@ -128,7 +128,8 @@ def consult(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[str
     return {"to": target.as_dict(), "leg": leg}
 
 
-def _consulting(call: LiveHandle) -> Consult:
+def consulting(call: LiveHandle) -> Consult:
+    """The consultation in progress, or ``Refused`` (shared with app/voice/three_way_actions)."""
     ensure_alive(call)
     consult = call.ctx.consult
     if consult is None or consult.outcome is not None:
@@ -152,13 +153,13 @@ def _back(call: LiveHandle, consult: Consult) -> None:
 
 def consult_cancel(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     """The consulted party is hung up; the agent is back with its caller."""
-    _back(call, _consulting(call))
+    _back(call, consulting(call))
     return {}
 
 
 def consult_complete(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     """The caller goes to the consulted party (who has answered); the consulting agent leaves."""
-    consult = _consulting(call)
+    consult = consulting(call)
     answered = call.conn.api(f"uuid_getvar {consult.consult_leg} {ANSWERED_VARIABLE}").strip()
     if answered != "true":
         raise Refused("consult_not_answered", "The consulted party has not answered yet.")
@@ -179,7 +180,7 @@ def consult_swap(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> d
     """The agent toggles between the consulted party and its caller; the one it leaves holds
     with the queue's music (the caller in its session's playback, the consulted party in an
     ``endless_playback`` of its own)."""
-    consult = _consulting(call)
+    consult = consulting(call)
     answered = call.conn.api(f"uuid_getvar {consult.consult_leg} {ANSWERED_VARIABLE}").strip()
     if answered != "true":
         raise Refused("consult_not_answered", "The consulted party has not answered yet.")

@@ -222,3 +222,67 @@ def test_given_an_answered_consultation_when_the_agent_swaps_twice_then_it_talks
     record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
     assert record["agent_id"] == uuid.UUID(agents["ben"])
     assert len(outbox_payloads(owner_conn, call.uuid, "call.transferred")) == 1
+
+
+def test_given_an_answered_consultation_when_the_agent_conferences_then_leaves_then_the_caller_and_target_stay_and_records_say_conferenced(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+    ben_leg = ben_phone.b_leg_uuid
+    presence = services.contact.presence
+
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_conference")
+
+    eventually(lambda: call.rejoined == ["3way"], timeout=10, what="the caller in the three-way room")
+    [room] = call.three_way
+    assert call.three_way[room] == {ana_leg, ben_leg} and "+flags{mintwo}" in room
+    time.sleep(1.0)  # scenario: the three talk 1 s
+    _ask(redis_client, account, call.uuid, agents["ana"], "conference_leave")
+
+    assert ana_leg in call.killed_legs and ben_leg not in call.killed_legs
+    eventually(lambda: presence.engaged_by(str(account.id), agents["ana"]) is None, timeout=10,
+               what="ana released at once")
+    time.sleep(1.5)  # scenario: the caller and ben talk 1.5 s on their own
+    assert not call.wait(0), "the caller was hung up when the agent left"
+    ben_phone.hangup()
+    assert call.wait(15), "the call did not end"
+
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["agent_id"] == uuid.UUID(agents["ben"])
+    [added] = outbox_payloads(owner_conn, call.uuid, "call.conferenced")
+    assert added["agentId"] == agents["ana"] and added["to"] == {"type": "agent", "agentId": agents["ben"]}
+    [left] = outbox_payloads(owner_conn, call.uuid, "call.conference.left")
+    assert left["agentId"] == agents["ana"] and left["by"]["agentId"] == agents["ana"]
+    assert outbox_payloads(owner_conn, call.uuid, "call.transferred") == []
+    segments = rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c ORDER BY started_at",
+                     c=call.uuid)
+    assert [(str(s["agent_id"]), s["transferred"], s["conferenced"]) for s in segments] == [
+        (agents["ana"], False, True), (agents["ben"], False, True)]
+    assert segments[0]["ended_at"] <= segments[1]["started_at"]
+    assert 1300 <= segments[1]["talk_ms"] <= 2600  # ben's window: from ana's leaving
+    [summary] = rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
+    assert summary["transfer_count"] == 0
+    # the call's talk: ana's window and ben's, no overlap counted twice
+    assert abs(summary["talk_ms"] - (segments[0]["talk_ms"] + segments[1]["talk_ms"])) <= 300
+
+
+def test_given_a_three_way_call_when_the_agent_ends_all_then_every_leg_is_hung_up(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_conference")
+    eventually(lambda: call.rejoined == ["3way"], timeout=10, what="the caller in the three-way room")
+
+    _ask(redis_client, account, call.uuid, agents["ana"], "conference_end")
+
+    assert call.wait(15), "the caller was not hung up"
+    assert {ana_leg, ben_phone.b_leg_uuid} <= set(call.killed_legs)
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["hangup_reason"] == "three_way_ended" and record["agent_id"] == uuid.UUID(agents["ana"])
+    segments = rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c", c=call.uuid)
+    assert [(str(s["agent_id"]), s["conferenced"]) for s in segments] == [(agents["ana"], True)]
+    presence = services.contact.presence
+    eventually(lambda: agents["ben"] in presence.idle_agents(str(account.id)), timeout=10,
+               what="ben idle again (he never had the caller alone)")

@@ -2,7 +2,8 @@
 (app/voice/consult_actions.py): the agent's leg taken out of the caller's bridge by
 ``uuid_transfer … inline`` (parked), the consulted party's leg made by ``originate
 … &intercept(<agent leg>)`` (rung on the scenario's next ``consult_rings`` phone), and the
-caller's two-party ``conference`` with either (moved in by ``uuid_transfer``); when the room
+caller's two-party ``conference`` with either (moved in by ``uuid_transfer``), or the
+three-way room with both (the caller stays while another member does); when a room
 ends with the caller in it, the caller is hung up unless ``hangup_after_conference=false``. Only what the
 controller relies on is modelled: ``api_on_answer`` and ``api_hangup_hook`` run as api
 commands on the caller's socket, a parked leg stays until killed or its phone hangs up.
@@ -41,7 +42,11 @@ def uuid_transfer(call: "SimOutboundCall", args: list[str], command: str) -> str
     if target in call.legs:  # a parked leg moved into a room, or out of its bridge (both park)
         call.legs[target].partner = None
         room = re.search(r"'conference:([^']+)'", command)
-        if room:
+        for name in [name for name, member in call.rooms.items() if member == target]:
+            del call.rooms[name]  # out of a two-party room: it ends (endconf)
+        if room and "-3way@" in room.group(1):
+            call.three_way.setdefault(room.group(1), set()).add(target)
+        elif room:
             call.rooms[room.group(1)] = target
         else:  # out of the caller's room: it ends (endconf), the caller's conference returns
             for name in [name for name, member in call.rooms.items() if member == target]:
@@ -109,6 +114,8 @@ def kill(call: "SimOutboundCall", target: str) -> bool:
         return False
     leg.ended.set()
     call.killed_legs.append(target)
+    for members in call.three_way.values():
+        members.discard(target)
     return True
 
 
@@ -131,6 +138,8 @@ def getvar(call: "SimOutboundCall", args: list[str]) -> Optional[str]:
 def app_conference(call: "SimOutboundCall", arg: str) -> Optional[tuple[str, dict]]:
     """``conference xfer-<leg>@…+flags{endconf}``: the caller meets the leg moved into that room
     (None for any other room: the plain conference model runs). Ends when either leaves."""
+    if re.match(r"xfer-[0-9a-f-]+-3way@", arg):
+        return _three_way(call, arg)
     match = re.match(r"xfer-[0-9a-f-]+@", arg)
     if match is None:
         return None
@@ -144,6 +153,26 @@ def app_conference(call: "SimOutboundCall", arg: str) -> Optional[tuple[str, dic
         call.legs.pop(leg.uuid, None)
     # the room ended (endconf) with the caller still in it: mod_conference hangs its members
     # up unless hangup_after_conference=false (seen on the real switch: mod_conference.c:800)
+    if not call._interrupt.is_set() and call.channel.vars.get("hangup_after_conference") != "false":
+        call._spawn_hangup("NORMAL_CLEARING", "")
+    return "_none_", {}
+
+
+def _three_way(call: "SimOutboundCall", arg: str) -> tuple[str, dict]:
+    """The three-way room (``mintwo``): the caller stays while another member does; when it is
+    alone the room ends (hung up unless hangup_after_conference=false)."""
+    members = call.three_way.setdefault(arg, set())
+    call.rejoined.append("3way")
+
+    def others() -> int:
+        return sum(1 for leg in list(members) if leg in call.legs and not call.legs[leg].ended.is_set())
+
+    deadline = time.monotonic() + 5
+    while not others() and time.monotonic() < deadline:  # the legs are moved in around the caller
+        if call._interrupt.wait(0.01):
+            break
+    while others() and not call._interrupt.is_set():
+        call._interrupt.wait(0.01)
     if not call._interrupt.is_set() and call.channel.vars.get("hangup_after_conference") != "false":
         call._spawn_hangup("NORMAL_CLEARING", "")
     return "_none_", {}

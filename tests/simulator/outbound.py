@@ -127,6 +127,7 @@ class SimOutboundCall:
         self.legs: dict[str, consult.SimLeg] = {}
         self.bridge_phones: dict[str, Any] = {}      # b-leg uuid -> the RingingPhone it rang
         self.consult_phones = list(scenario.consult_phones)
+        self.three_way: dict[str, set[str]] = {}  # three-way rooms and the legs moved in
         self.killed_legs: list[str] = []             # legs hung up by uuid_kill or picked off
         self.rooms: dict[str, str] = {}              # xfer conference room -> the leg moved into it
         self.rejoined: list[str] = []                # the legs the caller met in such a room
