@@ -236,7 +236,7 @@ COMMANDS: dict[str, Handler] = {
     "completeTransfer": _consult_end("consult_complete"),
     "cancelConsult": _consult_end("consult_cancel"),
     "swap": _consult_end("consult_swap"),
-    "conference": _consult_end("consult_conference"),
+    "conference": _consult_end("conference"),
     "leave": _consult_end("conference_leave"),
     "endAll": _consult_end("conference_end"),
 }

@@ -1,5 +1,5 @@
 """The caller's side of a three-way call (docs/agents.md "Three-way calls"): the agent added
-the party it consulted (app/voice/consult_actions.consult_conference moved both legs into one
+the party it consulted (app/voice/three_way_actions.consult_conference moved both legs into one
 room); the caller's session joins that room and stays until fewer than two remain.
 
 Why the session joins with ``conference`` as for a transfer (app/verbs/consult_hold.py): the

@@ -1,14 +1,15 @@
-"""The live actions of a three-way call (agent channel only; docs/agents.md "Three-way calls"):
-``consult_conference`` (the agent adds the party it consults to a call with its caller),
+"""The live actions of a three-way call (docs/agents.md "Three-way calls"): ``conference``
+(the agent adds the party it consults to a call with its caller; on the agent channel and
+``POST /api/calls/:callId/actions``),
 ``conference_leave`` (the agent leaves; the others stay connected) and ``conference_end`` (end
-all). Run like every live action on the controller driving the caller's call
+all), agent channel only. Run like every live action on the controller driving the caller's call
 (app/voice/live_control.py), one at a time per call.
 
 FreeSWITCH 1.10 mapping:
 
 | action | commands | why |
 |---|---|---|
-| consult_conference | ``uuid_setvar <leg> api_hangup_hook`` (unset), ``uuid_setvar <leg> park_after_bridge true``, ``uuid_transfer <agent leg> 'conference:<room>' inline``, the same for ``<leg>``, ``uuid_break <caller>`` | the agent leaves its bridge with the consulted party (or its swap room, which ends) for the three-way room; the consulted leg, parked as its bridge ends, follows; the caller's music is broken and its session joins the room (app/verbs/three_way.py). Room flags ``mintwo``: it ends once fewer than two remain |
+| conference | ``uuid_setvar <leg> api_hangup_hook`` (unset), ``uuid_setvar <leg> park_after_bridge true``, ``uuid_transfer <agent leg> 'conference:<room>' inline``, the same for ``<leg>``, ``uuid_break <caller>`` | the agent leaves its bridge with the consulted party (or its swap room, which ends) for the three-way room; the consulted leg, parked as its bridge ends, follows; the caller's music is broken and its session joins the room (app/verbs/three_way.py). Room flags ``mintwo``: it ends once fewer than two remain |
 | conference_leave | ``uuid_kill <agent leg>`` | the agent's leg leaves; two remain: the caller and the consulted party keep talking |
 | conference_end | ``uuid_kill`` of both other legs, the caller hung up (``sendmsg`` hangup) | end all |
 """
@@ -96,7 +97,7 @@ def _quiet(call: LiveHandle, command: str) -> None:
 
 
 THREE_WAY_ACTIONS: dict[str, Callable[[LiveHandle, dict[str, Any], Requester], dict[str, Any]]] = {
-    "consult_conference": consult_conference,
+    "conference": consult_conference,  # also a REST live action (a supervisor's tool)
     "conference_leave": conference_leave,
     "conference_end": conference_end,
 }

@@ -232,7 +232,7 @@ def test_given_an_answered_consultation_when_the_agent_conferences_then_leaves_t
     ben_leg = ben_phone.b_leg_uuid
     presence = services.contact.presence
 
-    _ask(redis_client, account, call.uuid, agents["ana"], "consult_conference")
+    _ask(redis_client, account, call.uuid, agents["ana"], "conference")
 
     eventually(lambda: call.rejoined == ["3way"], timeout=10, what="the caller in the three-way room")
     [room] = call.three_way
@@ -272,7 +272,7 @@ def test_given_a_three_way_call_when_the_agent_ends_all_then_every_leg_is_hung_u
         live_control):
     account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
         controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
-    _ask(redis_client, account, call.uuid, agents["ana"], "consult_conference")
+    _ask(redis_client, account, call.uuid, agents["ana"], "conference")
     eventually(lambda: call.rejoined == ["3way"], timeout=10, what="the caller in the three-way room")
 
     _ask(redis_client, account, call.uuid, agents["ana"], "conference_end")

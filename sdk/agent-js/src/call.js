@@ -166,6 +166,31 @@ export class Call extends Emitter {
   }
 
   /**
+   * Three-way call: while consulting (the consulted party has answered), add it to a call with
+   * the caller (docs/agents.md "Three-way calls"). Then `leave()` or `endAll()`.
+   * @returns {Promise<Ack>}
+   */
+  conference() {
+    return this._live('start a three-way call') || this._control(this, 'conference', {});
+  }
+
+  /**
+   * Three-way call: this agent leaves (its leg is hung up); the caller and the other party stay connected.
+   * @returns {Promise<Ack>}
+   */
+  leave() {
+    return this._live('leave a three-way call') || this._control(this, 'leave', {});
+  }
+
+  /**
+   * Three-way call: everyone is hung up.
+   * @returns {Promise<Ack>}
+   */
+  endAll() {
+    return this._live('end a three-way call') || this._control(this, 'endAll', {});
+  }
+
+  /**
    * @internal the server's `call` phase `transferred`: the call is over for this agent
    * @param {TransferTarget | null} to
    */
