@@ -18,8 +18,11 @@ shares with the caller (``agent_room_leg``) instead of out of the caller's bridg
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from typing import Any, Callable, Optional
+
+import gevent
 
 from app import limits
 from app.calls.consult import ANSWERED_VARIABLE, BACK, COMPLETE, CONSULT_KINDS, Consult, release_target
@@ -36,6 +39,7 @@ log = logging.getLogger(__name__)
 
 # a leg moved out of a bridge or a room, kept parked for the next step
 PARK = "set:park_after_bridge=true,park"
+PARK_POLL_SECONDS = 0.02  # how often wait_parked asks the switch
 # what a held consulted party hears when the agent's leg has no queue music (the profile's)
 DEFAULT_HOLD_MUSIC = "local_stream://moh"
 
@@ -176,6 +180,24 @@ def consult_complete(call: LiveHandle, _params: dict[str, Any], _by: Requester) 
     return {"kind": "attended", "to": consult.target.as_dict()}
 
 
+def wait_parked(call: LiveHandle, leg: str) -> None:
+    """Once the agent's leg has left its bridge with ``leg``, wait (at most
+    CONSULT_PARK_WAIT_SECONDS) until ``leg`` is parked (``park_after_bridge``) before moving it:
+    a ``uuid_transfer`` landing while the bridge was still ending was lost on the real switch
+    (the leg stayed in CS_ROUTING, silent). Shared with app/voice/three_way_actions."""
+    deadline = time.monotonic() + limits.CONSULT_PARK_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            dump = call.conn.api(f"uuid_dump {leg}")
+        except EslError:
+            return
+        if "Channel-State: CS_PARK" in dump or dump.startswith("-ERR"):
+            return
+        gevent.sleep(PARK_POLL_SECONDS)
+    log.warning("call %s: consulted leg %s not parked after %s s", call.call_id, leg,
+                limits.CONSULT_PARK_WAIT_SECONDS)
+
+
 def consult_swap(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     """The agent toggles between the consulted party and its caller; the one it leaves holds
     with the queue's music (the caller in its session's playback, the consulted party in an
@@ -193,6 +215,7 @@ def consult_swap(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> d
         switch_api(call, f"uuid_setvar {leg} park_after_bridge true")
         consult.swapped = True
         switch_api(call, f"uuid_transfer {agent} 'conference:{next_room(consult)}' inline")
+        wait_parked(call, leg)
         switch_api(call, f"uuid_transfer {leg} 'endless_playback:{music}' inline")
         switch_api(call, f"uuid_break {call.call_id}")  # the caller's music: it joins the room
         return {"with": "caller"}

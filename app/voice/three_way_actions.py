@@ -22,7 +22,7 @@ from app.calls.consult import ANSWERED_VARIABLE, CONFERENCE, Consult
 from app.calls.interaction_times import utc_now
 from app.events.payloads import call_conference_left, call_conferenced
 from app.verbs.consult_hold import three_way_room
-from app.voice.consult_actions import consulting
+from app.voice.consult_actions import consulting, wait_parked
 from app.voice.live_actions import LiveHandle, Refused, Requester, ensure_alive, switch_api
 from esl.errors import EslError
 
@@ -43,8 +43,10 @@ def consult_conference(call: LiveHandle, _params: dict[str, Any], by: Requester)
     switch_api(call, f"uuid_setvar {consult.consult_leg} api_hangup_hook")
     switch_api(call, f"uuid_setvar {consult.consult_leg} park_after_bridge true")
     consult.outcome = CONFERENCE
-    consult.swapped = False
+    swapped, consult.swapped = consult.swapped, False
     switch_api(call, f"uuid_transfer {consult.agent_leg} 'conference:{room}' inline")
+    if not swapped:  # it was bridged to the agent: parked as that bridge ends (else: on music)
+        wait_parked(call, consult.consult_leg)
     switch_api(call, f"uuid_transfer {consult.consult_leg} 'conference:{room}' inline")
     _quiet(call, f"uuid_break {call.call_id}")  # the caller's music (swapped: its room already ended)
     call.emit("call.conferenced", call_conferenced(call.call_id, agent_id=consult.from_agent,

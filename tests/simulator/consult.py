@@ -41,6 +41,9 @@ def uuid_transfer(call: "SimOutboundCall", args: list[str], command: str) -> str
     target = args[0] if args else ""
     if target in call.legs:  # a parked leg moved into a room, or out of its bridge (both park)
         call.legs[target].partner = None
+        for other in call.legs.values():  # the leg it was bridged to parks (park_after_bridge)
+            if other.partner == target:
+                other.partner = None
         room = re.search(r"'conference:([^']+)'", command)
         for name in [name for name, member in call.rooms.items() if member == target]:
             del call.rooms[name]  # out of a two-party room: it ends (endconf)
@@ -106,6 +109,13 @@ def bridge(call: "SimOutboundCall", args: list[str], command: str) -> str:
     call.legs[args[0]].partner, call.legs[args[1]].partner = args[1], args[0]
     call.controls.append(command)
     return "+OK\n"
+
+
+def dump(call: "SimOutboundCall", leg_id: str) -> str:
+    """``uuid_dump`` of a leg: parked (CS_PARK) once out of its bridge, as park_after_bridge does."""
+    leg = call.legs[leg_id]
+    state = "CS_EXCHANGE_MEDIA" if leg.partner is not None else "CS_PARK"
+    return f"Unique-ID: {leg_id}\nChannel-State: {state}\n"
 
 
 def kill(call: "SimOutboundCall", target: str) -> bool:

@@ -395,6 +395,8 @@ class SimOutboundCall:
             return consult.uuid_transfer(self, args, command)
         if verb == "uuid_bridge":
             return consult.bridge(self, args, command)
+        if verb == "uuid_dump" and args and args[0] in self.legs:
+            return consult.dump(self, args[0])
         if verb == "originate":
             return consult.originate(self, command)
         if verb in ("uuid_setvar", "uuid_getvar") and len(args) >= 2 and args[0] in self.legs:
