@@ -9,7 +9,7 @@ FreeSWITCH 1.10 mapping:
 
 | action | commands | why |
 |---|---|---|
-| conference | ``uuid_setvar <leg> api_hangup_hook`` (unset), ``uuid_setvar <leg> park_after_bridge true``, ``uuid_transfer <agent leg> 'conference:<room>' inline``, the same for ``<leg>``, ``uuid_break <caller>`` | the agent leaves its bridge with the consulted party (or its swap room, which ends) for the three-way room; the consulted leg, parked as its bridge ends, follows; the caller's music is broken and its session joins the room (app/verbs/three_way.py). Room flags ``mintwo``: it ends once fewer than two remain |
+| conference | ``uuid_setvar <leg> api_hangup_hook`` (unset), ``uuid_setvar <leg> park_after_bridge true``, ``uuid_transfer <agent leg> 'conference:<room>' inline``, ``uuid_dump <leg>`` until parked, the same transfer for ``<leg>``, ``uuid_break <caller>`` | the agent leaves its bridge with the consulted party (or its swap room, which ends) for the three-way room; the consulted leg, parked as its bridge ends, follows; the caller's music is broken and its session joins the room (app/verbs/three_way.py). Room flags ``mintwo``: it ends once fewer than two remain |
 | conference_leave | ``uuid_kill <agent leg>`` | the agent's leg leaves; two remain: the caller and the consulted party keep talking |
 | conference_end | ``uuid_kill`` of both other legs, the caller hung up (``sendmsg`` hangup) | end all |
 """
