@@ -39,7 +39,8 @@ log = logging.getLogger(__name__)
 
 # a leg moved out of a bridge or a room, kept parked for the next step
 PARK = "set:park_after_bridge=true,park"
-PARK_POLL_SECONDS = 0.02  # how often wait_parked asks the switch
+PARK_POLL_SECONDS = 0.02  # how often a leg's state is asked while waiting for it
+BRIDGED_STATE = "CS_EXCHANGE_MEDIA"  # the agent's leg once the consulted leg's intercept bridged it
 # what a held consulted party hears when the agent's leg has no queue music (the profile's)
 DEFAULT_HOLD_MUSIC = "local_stream://moh"
 
@@ -180,6 +181,36 @@ def consult_complete(call: LiveHandle, _params: dict[str, Any], _by: Requester) 
     return {"kind": "attended", "to": consult.target.as_dict()}
 
 
+def _channel_state(call: LiveHandle, leg: str) -> str:
+    """``Channel-State`` of ``leg`` (``uuid_dump``), '' when the switch does not say."""
+    try:
+        dump = call.conn.api(f"uuid_dump {leg}")
+    except EslError:
+        return ""
+    for line in dump.splitlines():
+        if line.startswith("Channel-State:"):
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
+def ensure_talking(call: LiveHandle, consult: Consult) -> None:
+    """The consulted party answered and is talking with the agent: ``Refused``
+    (``consult_not_answered``) otherwise. Answered is not enough: its ``intercept`` of the
+    parked agent's leg bridges them a moment later (the agent's leg goes CS_PARK → … →
+    CS_EXCHANGE_MEDIA), and moving the agent's leg before then left the consulted leg stuck,
+    silent, on the real switch. Waits at most CONSULT_PARK_WAIT_SECONDS for that bridge."""
+    answered = call.conn.api(f"uuid_getvar {consult.consult_leg} {ANSWERED_VARIABLE}").strip()
+    if answered != "true":
+        raise Refused("consult_not_answered", "The consulted party has not answered yet.")
+    if consult.swapped:  # the agent is with the caller: the consulted leg holds on its own
+        return
+    deadline = time.monotonic() + limits.CONSULT_PARK_WAIT_SECONDS
+    while _channel_state(call, consult.agent_leg) != BRIDGED_STATE:
+        if time.monotonic() >= deadline:
+            raise Refused("consult_not_answered", "The consulted party is not connected to the agent yet.")
+        gevent.sleep(PARK_POLL_SECONDS)
+
+
 def wait_parked(call: LiveHandle, leg: str) -> None:
     """Once the agent's leg has left its bridge with ``leg``, wait (at most
     CONSULT_PARK_WAIT_SECONDS) until ``leg`` is parked (``park_after_bridge``) before moving it:
@@ -187,11 +218,7 @@ def wait_parked(call: LiveHandle, leg: str) -> None:
     (the leg stayed in CS_ROUTING, silent). Shared with app/voice/three_way_actions."""
     deadline = time.monotonic() + limits.CONSULT_PARK_WAIT_SECONDS
     while time.monotonic() < deadline:
-        try:
-            dump = call.conn.api(f"uuid_dump {leg}")
-        except EslError:
-            return
-        if "Channel-State: CS_PARK" in dump or dump.startswith("-ERR"):
+        if _channel_state(call, leg) in ("CS_PARK", ""):  # parked, or gone
             return
         gevent.sleep(PARK_POLL_SECONDS)
     log.warning("call %s: consulted leg %s not parked after %s s", call.call_id, leg,
@@ -203,9 +230,7 @@ def consult_swap(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> d
     with the queue's music (the caller in its session's playback, the consulted party in an
     ``endless_playback`` of its own)."""
     consult = consulting(call)
-    answered = call.conn.api(f"uuid_getvar {consult.consult_leg} {ANSWERED_VARIABLE}").strip()
-    if answered != "true":
-        raise Refused("consult_not_answered", "The consulted party has not answered yet.")
+    ensure_talking(call, consult)
     agent, leg = consult.agent_leg, consult.consult_leg
     if not consult.swapped:
         music = call.conn.api(f"uuid_getvar {agent} {HOLD_MUSIC_VARIABLE}").strip()

@@ -18,11 +18,11 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from app.calls.consult import ANSWERED_VARIABLE, CONFERENCE, Consult
+from app.calls.consult import CONFERENCE, Consult
 from app.calls.interaction_times import utc_now
 from app.events.payloads import call_conference_left, call_conferenced
 from app.verbs.consult_hold import three_way_room
-from app.voice.consult_actions import consulting, wait_parked
+from app.voice.consult_actions import consulting, ensure_talking, wait_parked
 from app.voice.live_actions import LiveHandle, Refused, Requester, ensure_alive, switch_api
 from esl.errors import EslError
 
@@ -35,9 +35,7 @@ THREE_WAY_ENDED_REASON = "three_way_ended"
 def consult_conference(call: LiveHandle, _params: dict[str, Any], by: Requester) -> dict[str, Any]:
     """The agent adds the consulted party (who has answered) to a call with its caller."""
     consult = consulting(call)
-    answered = call.conn.api(f"uuid_getvar {consult.consult_leg} {ANSWERED_VARIABLE}").strip()
-    if answered != "true":
-        raise Refused("consult_not_answered", "The consulted party has not answered yet.")
+    ensure_talking(call, consult)
     room = three_way_room(consult)
     # its hangup no longer ends a consultation: two others may stay in the room
     switch_api(call, f"uuid_setvar {consult.consult_leg} api_hangup_hook")

@@ -114,7 +114,9 @@ def bridge(call: "SimOutboundCall", args: list[str], command: str) -> str:
 def dump(call: "SimOutboundCall", leg_id: str) -> str:
     """``uuid_dump`` of a leg: parked (CS_PARK) once out of its bridge, as park_after_bridge does."""
     leg = call.legs[leg_id]
-    state = "CS_EXCHANGE_MEDIA" if leg.partner is not None else "CS_PARK"
+    bridged = leg.partner is not None or any(other.partner == leg_id and other.answered
+                                             for other in call.legs.values())
+    state = "CS_EXCHANGE_MEDIA" if bridged else "CS_PARK"
     return f"Unique-ID: {leg_id}\nChannel-State: {state}\n"
 
 
