@@ -416,3 +416,7 @@ CAMPAIGN_ATTEMPT_STALE_SECONDS = 300
 # Attended transfers (docs/agents.md "Attended transfers"): how long the consulted party's
 # phone rings before the consultation ends by itself (the agent is back with its caller).
 CONSULT_RING_SECONDS = 30
+# How long a swap or a three-way call waits for the consulted leg to park after the agent's leg
+# left their bridge, before moving it on (a move landing while the bridge was still ending was
+# lost on the real switch: the leg stayed in CS_ROUTING).
+CONSULT_PARK_WAIT_SECONDS = 2.0

@@ -215,8 +215,10 @@ def _consult(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _consult_end(action: str) -> Handler:
-    """completeTransfer (the caller goes to the consulted party, the agent's leg is hung up)
-    and cancelConsult (the consulted party is hung up, the agent has its caller again)."""
+    """completeTransfer (the caller goes to the consulted party, the agent's leg is hung up),
+    cancelConsult (the consulted party is hung up, the agent has its caller again) and swap
+    (the agent toggles between the two; the other holds with music); conference, leave and
+    endAll (a three-way call: app/voice/three_way_actions.py)."""
 
     def handler(ctx: CommandContext, _body: dict[str, Any]) -> dict[str, Any]:
         return {"callId": _on_caller(ctx, action, {})}
@@ -274,4 +276,8 @@ COMMANDS: dict[str, Handler] = {
     "consult": _consult,
     "completeTransfer": _consult_end("consult_complete"),
     "cancelConsult": _consult_end("consult_cancel"),
+    "swap": _consult_end("consult_swap"),
+    "conference": _consult_end("conference"),
+    "leave": _consult_end("conference_leave"),
+    "endAll": _consult_end("conference_end"),
 }

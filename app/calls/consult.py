@@ -9,16 +9,23 @@ ended here; the queue verb (app/verbs/consult_hold.py) acts on it.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
-from typing import Any, Optional
+from datetime import datetime
+from typing import Any, Callable, Optional
 
 from app.calls.transfers import TransferTarget
+
+log = logging.getLogger(__name__)
 
 # who an agent may consult (a queue cannot answer a consultation)
 CONSULT_KINDS = ("agent", "number", "sip")
 # how a consultation ended: the caller goes to the consulted party, or back to its agent
 COMPLETE = "complete"
 BACK = "back"
+# or the agent added the consulted party to a three-way call with the caller (docs/agents.md
+# "Three-way calls"): all three in one room, which the agent may leave
+CONFERENCE = "conference"
 # set on the consulted party's leg when it answers (api_on_answer): complete needs an answer
 ANSWERED_VARIABLE = "sbc_consult_answered"
 
@@ -33,3 +40,32 @@ class Consult:
     from_agent: str
     by: dict[str, Any]             # who asked (app/voice/live_actions.Requester)
     outcome: Optional[str] = None
+    # an agent target's place in the idle line when it was claimed (ms): put back there when
+    # it does not take the caller; None for a number or sip: target
+    claimed_since_ms: Optional[int] = None
+    # swapped: the agent talks with its caller (in their room) while the consulted party holds
+    # with music; toggled by the ``consult_swap`` action
+    swapped: bool = False
+    # each meeting of the caller and a leg has its own room (a room ended by ``endconf`` may
+    # still be tearing down when the next meeting begins)
+    rooms: int = 0
+    # during a three-way call: what the caller's session does when the agent leaves it (its
+    # window closes, it is released, the consulted agent takes the caller: app/verbs/three_way.py)
+    on_leave: Optional[Callable[[datetime], None]] = None
+    left_at: Optional[datetime] = None
+
+    @property
+    def left(self) -> bool:
+        """The first agent left the three-way call."""
+        return self.left_at is not None
+
+
+def release_target(contact: Any, account_id: str, consult: Consult) -> None:
+    """A claimed agent target that did not take the caller (cancelled, not answered, hung up,
+    the caller left) goes back to its place in the idle line (app.contact.distribution.ContactCentre)."""
+    if consult.claimed_since_ms is None or contact is None:
+        return
+    try:
+        contact.consult_over(account_id, consult.target.value, consult.consult_leg, consult.claimed_since_ms)
+    except Exception:  # Redis or the database away: the engaged mark expires by itself
+        log.warning("agent %s: not released after a consultation", consult.target.value, exc_info=True)

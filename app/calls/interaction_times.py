@@ -44,6 +44,12 @@ class InteractionTimes:
     segment_hold_base_ms: int = 0
     transferred_at: Optional[datetime] = None     # the last blind transfer
     talk_before_ms: int = 0                       # talk of the agents' windows a transfer closed
+    # windows closed before the call's end: by transfers, or by an agent leaving a three-way
+    # call (which is not a transfer: ``transfers`` does not count it)
+    windows_closed: int = 0
+    # an agent left a three-way call to a number or sip: target: the talk goes on from then
+    # without an agent's window
+    talk_resumed_at: Optional[datetime] = None
 
     def ms_between(self, start: Optional[datetime], end: Optional[datetime]) -> Optional[int]:
         if start is None or end is None:
@@ -54,7 +60,14 @@ class InteractionTimes:
         """A blind transfer at ``at`` closes the current agent's window: returns (segment id,
         its start, talk ms, hold ms) to write, or None when no window was open or stored.
         From now on the next agent's window (or a dialled party's talk) counts on its own."""
-        started = self.segment_started_at or (self.connected_at if not self.transfers else None)
+        self.transfers += 1
+        self.transferred_at = at
+        return self.close_window(at)
+
+    def close_window(self, at: datetime) -> Optional[tuple[uuid.UUID, datetime, int, int]]:
+        """The current agent's window ends at ``at`` (a transfer, or the agent left a three-way
+        call): as ``transfer`` returns, without counting a transfer."""
+        started = self.segment_started_at or (self.connected_at if not self.windows_closed else None)
         closed = None
         if started is not None:
             hold_ms = max(0, self.held_ms - self.segment_hold_base_ms)
@@ -62,8 +75,7 @@ class InteractionTimes:
             self.talk_before_ms += talk_ms
             if self.segment_id is not None:
                 closed = (self.segment_id, started, talk_ms, hold_ms)
-        self.transfers += 1
-        self.transferred_at = at
+        self.windows_closed += 1
         self.segment_id = self.segment_started_at = None
         self.segment_hold_base_ms = self.held_ms
         return closed

@@ -36,7 +36,7 @@ from app.redis_pool import as_text
 
 # The actions, in the order docs/api.md lists them (app/voice/live_actions.py: one function each).
 ACTIONS: tuple[str, ...] = ("hangup", "dtmf", "mute", "unmute", "hold", "unhold", "redirect",
-                           "record_start", "record_stop", "whisper", "transfer")
+                           "record_start", "record_stop", "whisper", "transfer", "conference")
 REPLY_TTL_SECONDS = 30
 
 

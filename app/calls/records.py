@@ -119,7 +119,7 @@ def summarise(facts: HangupFacts, ctx: CallContext) -> dict[str, Any]:
         connect_latency_ms = times.ms_between(times.offered_at, times.connected_at)
     hold_count = max(facts.hold_count, times.holds)
     hold_ms = max(facts.hold_ms, times.held_ms)
-    if times.transfers:  # the closed windows' talk, then the talk since the last transfer
+    if times.windows_closed:  # the closed windows' talk, then the talk since the last one closed
         talk_ms = times.talk_before_ms + _talk_since_transfer(facts, times, hold_ms)
     elif bridged_at is not None:
         talk_ms = _ms(facts.ended_at - bridged_at) - hold_ms
@@ -151,7 +151,7 @@ def _talk_since_transfer(facts: HangupFacts, times: InteractionTimes, hold_ms: i
     """Talk after the last blind transfer: from the next agent's answer, or from the bridge
     of a dialled target (FreeSWITCH stamps the leg's bridge time at each bridge), minus the
     holds since; 0 when nobody answered."""
-    since = times.segment_started_at
+    since = times.segment_started_at or times.talk_resumed_at
     if since is None and facts.bridged_at is not None and times.transferred_at is not None \
             and facts.bridged_at > times.transferred_at:
         since = facts.bridged_at
@@ -165,7 +165,7 @@ def segment_figures(times: InteractionTimes, ended_at: datetime, summary: dict[s
     first agent's window is the leg's, a later one's starts at its own answer) to the end,
     with the holds since it began."""
     started = times.segment_started_at
-    if not times.transfers or started is None:
+    if not times.windows_closed or started is None:
         return {"seg_started_at": times.connected_at, "seg_talk_ms": summary["talk_ms"],
                 "seg_hold_ms": summary["hold_ms"]}
     hold_ms = max(0, summary["hold_ms"] - times.segment_hold_base_ms)
@@ -293,7 +293,7 @@ def _prepare(event: HeaderSource, ctx: CallContext) -> tuple[str, dict[str, Any]
     # answered since, the earlier windows were closed by the transfer)
     times = ctx.interaction
     agent_leg = ctx.agent_id is not None and times.connected_at is not None \
-        and not (times.transfers and times.segment_started_at is None)
+        and not (times.windows_closed and times.segment_started_at is None)
     script = WRITE_AGENT_LEG if agent_leg else WRITE_LEG
     written = WrittenRecord(values["public_id"], status, ended["id"], facts, summary)
     return script, _write_params(values, facts, ctx, summary, ended), written

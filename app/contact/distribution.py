@@ -175,6 +175,19 @@ class ContactCentre:
                     log.warning("agent %s: engaged mark not refreshed", agent_id, exc_info=True)
         return gevent.spawn(keep)
 
+    def claim_consulted(self, account_id: str, candidate: Candidate, leg_id: str) -> Optional[int]:
+        """Claim an agent to be consulted (attended transfer): idle and registered, as a queue
+        caller's claim needs; its idle-since ms, or None when it is busy (on a call or an
+        offer, in wrap-up, not available) or not registered."""
+        return self.presence.claim_consulted(account_id, candidate.agent_id, leg_id,
+                                             (candidate.domain, candidate.sip_username))
+
+    def consult_over(self, account_id: str, agent_id: str, leg_id: str, idle_since_ms: int) -> None:
+        """The consulted agent did not take the caller (cancelled, not answered, hung up): it
+        goes back to its place in the idle line if it is still available."""
+        if self.presence.unclaim_consulted(account_id, agent_id, leg_id):
+            self._idle_if_available(account_id, agent_id, since_ms=idle_since_ms)
+
     def accepted(self, account_id: str, agent_id: str) -> None:
         self.presence.reset_misses(account_id, agent_id)
         try:  # fewest_calls order; a lost count must not fail the answered call

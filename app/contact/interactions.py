@@ -176,6 +176,28 @@ def close_transferred_segment(account_id: uuid.UUID | str, segment_id: uuid.UUID
     """A blind transfer ended the agent's window (its own tenant transaction): its talk and
     hold, ``transferred`` set; after-call work already measured is kept. A database fault is
     logged: the call goes on, the window stays open-ended."""
+    _update_segment(account_id, segment_id, "closed after the transfer", ended_at=ended_at, talk_ms=talk_ms,
+                    hold_ms=hold_ms, transferred=True, handle_ms=talk_ms + hold_ms + InteractionSegment.acw_ms)
+
+
+def close_conferenced_segment(account_id: uuid.UUID | str, segment_id: uuid.UUID, ended_at: datetime,
+                              talk_ms: int, hold_ms: int) -> None:
+    """The agent left a three-way call (docs/agents.md "Three-way calls"): its window ends,
+    ``conferenced`` set (not ``transferred``: the caller was not sent anywhere)."""
+    _update_segment(account_id, segment_id, "closed after the agent left the three-way call", ended_at=ended_at,
+                    talk_ms=talk_ms, hold_ms=hold_ms, conferenced=True,
+                    handle_ms=talk_ms + hold_ms + InteractionSegment.acw_ms)
+
+
+def mark_conferenced(account_id: uuid.UUID | str, segment_id: uuid.UUID) -> None:
+    """The agent's window includes a three-way call: ``conferenced`` set (the window is closed
+    as usual by the call's record, or when the agent leaves)."""
+    _update_segment(account_id, segment_id, "marked conferenced", conferenced=True)
+
+
+def _update_segment(account_id: uuid.UUID | str, segment_id: uuid.UUID, what: str, **values: Any) -> None:
+    """One window's columns in its own tenant transaction; a database fault is logged: the
+    call goes on."""
     from app.db.engine import tenant_session
 
     try:
@@ -183,11 +205,9 @@ def close_transferred_segment(account_id: uuid.UUID | str, segment_id: uuid.UUID
             db.execute(InteractionSegment.__table__.update()
                        .where(InteractionSegment.id == segment_id,
                               InteractionSegment.account_id == uuid.UUID(str(account_id)))
-                       .values(ended_at=ended_at, talk_ms=talk_ms, hold_ms=hold_ms, transferred=True,
-                               handle_ms=talk_ms + hold_ms + InteractionSegment.acw_ms))
+                       .values(**values))
     except Exception:
-        log.warning("segment %s: not closed after the transfer (database unavailable?)", segment_id,
-                    exc_info=True)
+        log.warning("segment %s: not %s (database unavailable?)", segment_id, what, exc_info=True)
 
 
 _SEGMENT_OPEN_COLUMNS = ("id", "account_id", "trace_id", "call_id", "agent_id", "started_at")

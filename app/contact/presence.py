@@ -424,6 +424,26 @@ class Presence:
         since = self._claim_agent(keys=keys, args=[agent_id, call_id, engaged_ttl_seconds, call_ttl_seconds])
         return None if since is None else int(float(since))
 
+    def consult_key(self, account_id: str, leg_id: str) -> str:
+        return f"{self.prefix}cc:{account_id}:consult:{leg_id}"
+
+    def claim_consulted(self, account_id: str, agent_id: str, leg_id: str,
+                        registration: tuple[str, str]) -> Optional[int]:
+        """Atomically take one idle, registered agent to be consulted in an attended transfer
+        (app/voice/consult_actions.py), its engaged mark held by the consulted leg ``leg_id``:
+        the callbacks' claim, so a queue caller, a callback and a consultation never get the
+        same agent. Returns its idle-since ms (to put it back in place), else None."""
+        keys = [self.idle_key(account_id), self.engaged_prefix(account_id) + agent_id,
+                self.reg_key(*registration), self.consult_key(account_id, leg_id)]
+        since = self._claim_agent(keys=keys, args=[agent_id, leg_id, ENGAGED_TTL_SECONDS, ENGAGED_TTL_SECONDS])
+        return None if since is None else int(float(since))
+
+    def unclaim_consulted(self, account_id: str, agent_id: str, leg_id: str) -> bool:
+        """Undo ``claim_consulted`` (only the mark ``leg_id`` still holds); the caller decides
+        whether the agent is idle again (its state may have changed meanwhile)."""
+        keys = [self.engaged_prefix(account_id) + agent_id, "", self.consult_key(account_id, leg_id)]
+        return bool(self._unclaim_agent(keys=keys, args=[leg_id, agent_id, 0]))
+
     def callback_call_agent(self, account_id: str, call_id: str) -> Optional[str]:
         """The agent a callback call was dialled for, while its mark lives."""
         value = self.redis.get(self.callback_call_key(account_id, call_id))

@@ -19,7 +19,7 @@ EXCHANGE_TYPE = "topic"
 ROUTING_KEYS: dict[str, tuple[str, ...]] = {
     CALL_EVENTS: (
         "call.started", "call.ringing", "call.answered", "call.ended", "call.failed",
-        "call.hold", "call.resumed", "call.transferred",
+        "call.hold", "call.resumed", "call.transferred", "call.conferenced", "call.conference.left",
         "call.control.start", "call.control.stop", "call.control.applied", "call.originate",
         "call.control",  # a request to the controllers (app/calls/control.py), like call.originate
         "call.supervise",  # a command to the controllers (supervisor leg), like call.originate

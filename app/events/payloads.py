@@ -132,6 +132,20 @@ def call_transferred(call_id, *, kind: str, from_agent: str | None, to: dict[str
             "by": requester(by), "at": _t(at)}
 
 
+def call_conferenced(call_id, *, agent_id: str | None, to: dict[str, Any], by: dict[str, Any] | None,
+                     at: datetime | None = None) -> dict[str, Any]:
+    """call.conferenced: the agent added the party it consulted to a three-way call with the
+    caller (docs/events.md)."""
+    return {"callId": _s(call_id), "agentId": _s(agent_id), "to": to, "by": requester(by), "at": _t(at)}
+
+
+def call_conference_left(call_id, *, agent_id: str | None, to: dict[str, Any], by: dict[str, Any] | None,
+                         at: datetime | None = None) -> dict[str, Any]:
+    """call.conference.left: the agent left a three-way call; the caller and ``to`` stay
+    connected (docs/events.md)."""
+    return {"callId": _s(call_id), "agentId": _s(agent_id), "to": to, "by": requester(by), "at": _t(at)}
+
+
 def supervisor_coaching(call_id, *, supervision_id, supervisor_id, agent_id, coaching: bool,
                         at: datetime | None = None) -> dict[str, Any]:
     """agent.supervisor.coaching: the supervisor started (``coaching`` true) or stopped

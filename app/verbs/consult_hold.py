@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 
-from app.calls.consult import BACK, COMPLETE, Consult
+from app.calls.consult import BACK, COMPLETE, CONFERENCE, Consult
 from app.verbs.conference import CONFERENCE_PROFILE
 from app.verbs.context import VerbContext
 from esl.errors import ChannelHungUp, EslError
@@ -23,14 +23,18 @@ log = logging.getLogger(__name__)
 
 def hold_until_decided(ctx: VerbContext, music: str) -> Consult:
     """Hold music until the consultation has an outcome (its action, or the consulted leg's
-    hangup hook, breaks the playback).
+    hangup hook, breaks the playback). While the agent has swapped back to the caller, the
+    caller is in their room instead (the agent's leg leaving it returns the conference).
     Raises ChannelHungUp when the caller hangs up meanwhile, after hanging up both the
     consulted party and the consulting agent (no one is left talking on a call that ended)."""
     consult = ctx.consult
     assert consult is not None
     try:
         while consult.outcome is None:
-            ctx.execute("playback", music)
+            if consult.swapped:  # the agent came back to talk (swap) until it swaps again or ends
+                ctx.execute("conference", room(consult))
+            else:
+                ctx.execute("playback", music)
             # broken by the consulted leg's hangup hook (no one told the controller): gone
             if consult.outcome is None and ctx.api(f"uuid_exists {consult.consult_leg}").strip() != "true":
                 consult.outcome = BACK
@@ -39,30 +43,56 @@ def hold_until_decided(ctx: VerbContext, music: str) -> Consult:
             _quiet_api(ctx, f"uuid_kill {leg} NORMAL_CLEARING")
         ctx.consult = None
         raise
-    ctx.consult = None
+    if consult.outcome != CONFERENCE:  # a three-way call keeps it (app/verbs/three_way.py)
+        ctx.consult = None
     return consult
 
 
 def room(consult: Consult) -> str:
     """The two-party conference the caller and the leg it goes to meet in: ``endconf`` for
-    both, so either leaving ends it (the caller's ``conference`` returns to the session)."""
-    return f"xfer-{consult.consult_leg}@{CONFERENCE_PROFILE}+flags{{endconf}}"
+    both, so either leaving ends it (the caller's ``conference`` returns to the session).
+    Named after the consulted leg and the meeting's number (``next_room``)."""
+    return f"xfer-{consult.consult_leg}-{consult.rooms}@{CONFERENCE_PROFILE}+flags{{endconf}}"
+
+
+def three_way_room(consult: Consult) -> str:
+    """The three-way call's room: ``mintwo`` for every member, so the agent leaving leaves the
+    caller and the consulted party talking, and it ends when fewer than two remain (the
+    caller's ``conference`` then returns: ``hangup_after_conference=false``)."""
+    return f"xfer-{consult.consult_leg}-3way@{CONFERENCE_PROFILE}+flags{{mintwo}}"
+
+
+def next_room(consult: Consult) -> str:
+    """A new room for the next meeting (a swap, the rejoin)."""
+    consult.rooms += 1
+    return room(consult)
 
 
 def rejoin(ctx: VerbContext, consult: Consult) -> None:
     """Put the caller with the consulted party (complete: the agent's leg is hung up first) or
     back with its agent, until one of them leaves. The leg is parked (``park_after_bridge``)
     and moved into the room; the caller's session joins it with ``conference``, an application
-    of its own leg. Whichever leg the caller was with is hung up when the caller leaves first."""
+    of its own leg. Whichever leg the caller was with is hung up when the caller leaves first.
+
+    Back with its agent, the agent may consult again: the consult action takes the agent's leg
+    (``agent_room_leg``) out of the room, which ends it (``endconf``) and returns the caller's
+    ``conference`` here; that leg then lives on, parked for the next consultation."""
     leg = consult.consult_leg if consult.outcome == COMPLETE else consult.agent_leg
     if consult.outcome == COMPLETE:
         _quiet_api(ctx, f"uuid_kill {consult.agent_leg} NORMAL_CLEARING")
     _quiet_api(ctx, f"uuid_setvar {leg} park_after_bridge false")
-    _quiet_api(ctx, f"uuid_transfer {leg} 'conference:{room(consult)}' inline")
+    _quiet_api(ctx, f"uuid_transfer {leg} 'conference:{next_room(consult)}' inline")
+    ctx.agent_room_leg = leg if consult.outcome == BACK else None
+    consulting_again = False
     try:
         ctx.execute("conference", room(consult))
+        consulting_again = ctx.consult is not None and ctx.consult.agent_leg == leg
     finally:
-        _quiet_api(ctx, f"uuid_kill {leg} NORMAL_CLEARING")
+        ctx.agent_room_leg = None
+        if not consulting_again:
+            _quiet_api(ctx, f"uuid_kill {leg} NORMAL_CLEARING")
+            if ctx.consult is not None:  # the caller left as the agent began another consultation
+                _quiet_api(ctx, f"uuid_kill {ctx.consult.consult_leg} NORMAL_CLEARING")
 
 
 def _quiet_api(ctx: VerbContext, command: str) -> None:

@@ -44,6 +44,7 @@ class VerbContext(Protocol):
     interaction: "InteractionTimes"  # stamped by the queue verb (app/calls/interaction_times.py)
     switch_id: str                 # Core-UUID of the call's FreeSWITCH (agents registered there)
     consult: "Optional[Consult]"   # an attended transfer's consultation in progress (app/calls/consult.py)
+    agent_room_leg: Optional[str]  # the agent's leg in the caller's room after a cancelled consultation
 
     def ensure_answered(self) -> None:
         """Answer the caller now if nothing has yet (the queue verb, before an agent's offer:

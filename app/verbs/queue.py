@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING, Any, Optional
 from marshmallow import post_load, validate
 
 from app import limits
-from app.calls.consult import COMPLETE
+from app.calls.consult import COMPLETE, CONFERENCE, release_target
 from app.calls.interaction_times import utc_now
 from app.contact.presence import Presence
 from app.contact.queue_stats import QueueStats, wait_text
-from app.verbs import tts
+from app.verbs import three_way, tts
 from app.verbs.base import Verb, VerbOutcome, VerbSchema
 from app.verbs.consult_hold import hold_until_decided, rejoin
 from app.verbs.context import VerbContext
@@ -65,6 +65,12 @@ REJECT_CAUSES = frozenset({"USER_BUSY", "CALL_REJECTED"})
 CALLER_LEFT_CAUSE = "ORIGINATOR_CANCEL"
 # Less than this left: the wait is over (not worth another playback/sleep round trip).
 _DEADLINE_SLACK_SECONDS = 0.05
+
+
+def _stop(keeper: Any) -> None:
+    """Stop refreshing an engaged mark (a ``ContactCentre.keep_engaged`` greenlet, or None)."""
+    if keeper is not None:
+        keeper.kill(block=False)
 
 
 class QueueSchema(VerbSchema):
@@ -376,8 +382,27 @@ class Queue(Verb):
         window was closed by the action) and an agent target's window opens."""
         agent_id: Optional[str] = ctx.agent_id
         while ctx.consult is not None:
-            consult = hold_until_decided(ctx, music)
-            if consult.outcome == COMPLETE:
+            consult = ctx.consult
+            # a claimed agent target stays engaged while it is consulted and, once it has the
+            # caller, until the call ends (then released by call_over like any agent)
+            keeper = (contact.keep_engaged(ctx.account_id, consult.target.value, consult.consult_leg)
+                      if consult.claimed_since_ms is not None else None)
+            try:
+                hold_until_decided(ctx, music)
+            except BaseException:
+                _stop(keeper)
+                release_target(contact, ctx.account_id, consult)
+                raise
+            if consult.outcome == CONFERENCE:  # the agent added the party: a three-way call
+                try:
+                    return three_way.run(ctx, contact, consult, release_first=lambda: self._first_agent_left(
+                        ctx, contact, config, stats, answered_at, consult.from_agent))
+                finally:
+                    _stop(keeper)
+            if consult.outcome != COMPLETE:
+                _stop(keeper)
+                release_target(contact, ctx.account_id, consult)
+            else:
                 self._handled(ctx, stats, config, answered_at)
                 ctx.agent_unbridged()
                 contact.call_over(ctx.account_id, config, consult.from_agent)
@@ -390,10 +415,25 @@ class Queue(Verb):
                     times.segment_id = contact.open_segment(ctx.account_id, ctx.trace_id, ctx.call_id,
                                                             agent_id, times.segment_started_at)
                     ctx.agent_bridged(agent_id, None)
-            rejoin(ctx, consult)
+            try:
+                rejoin(ctx, consult)
+            except BaseException:
+                _stop(keeper)
+                if ctx.consult is not None:  # the caller left as its agent consulted again
+                    release_target(contact, ctx.account_id, ctx.consult)
+                    ctx.consult = None
+                raise
             if consult.outcome == COMPLETE:
+                _stop(keeper)
                 return agent_id
         return agent_id
+
+    def _first_agent_left(self, ctx: VerbContext, contact: Any, config: "QueueConfig", stats: QueueStats,
+                          answered_at: float, agent_id: str) -> None:
+        """The first agent left a three-way call: its handle time counts and it goes to wrap-up
+        now, as after a completed transfer."""
+        self._handled(ctx, stats, config, answered_at)
+        contact.call_over(ctx.account_id, config, agent_id)
 
     @staticmethod
     def _answering(event: Any, offer_id: str, offered: list) -> "Candidate":

@@ -89,6 +89,9 @@ class ChannelVerbContext:
     # session hands its CallContext's, so the record sees what the verbs stamped)
     interaction: InteractionTimes = field(default_factory=InteractionTimes)
     consult: Optional[Consult] = None      # an attended transfer's consultation (app/calls/consult.py)
+    # the agent's leg while it talks with the caller in their two-party room after a cancelled
+    # consultation (app/verbs/consult_hold.rejoin): what a further consultation takes out
+    agent_room_leg: Optional[str] = None
     redis_key_prefix: str = field(default_factory=lambda: get_settings().redis_key_prefix)
     _subscribed: set[str] = field(default_factory=set, repr=False)
 

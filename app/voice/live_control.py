@@ -26,6 +26,7 @@ from app.calls.live_calls import ControlReply
 from app.events.payloads import call_control_applied, requester
 from app.voice.consult_actions import CONSULT_ACTIONS
 from app.voice.live_actions import ACTIONS, LiveHandle, Refused, Requester
+from app.voice.three_way_actions import THREE_WAY_ACTIONS
 from esl.greenlet_task import GreenletTask
 
 log = logging.getLogger(__name__)
@@ -105,7 +106,7 @@ class LiveControl(GreenletTask):
             return ControlReply(ok=False, code="call_not_found", message="No such live call.")
         action = message.get("action")
         do: Callable[[LiveHandle, dict[str, Any], Requester], dict[str, Any]] | None = (
-            ACTIONS.get(str(action)) or CONSULT_ACTIONS.get(str(action)))
+            ACTIONS.get(str(action)) or CONSULT_ACTIONS.get(str(action)) or THREE_WAY_ACTIONS.get(str(action)))
         params, by = message.get("params"), message.get("by")
         if do is None or not isinstance(params, dict):
             return ControlReply(ok=False, code="invalid_action", message="Unknown action.")

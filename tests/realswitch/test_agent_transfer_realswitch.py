@@ -14,16 +14,11 @@ import uuid
 from tests.plugins.eventually import eventually
 from tests.realswitch import agents as sip_agents
 from tests.realswitch import test_agent_channel_realswitch as channel_tests
+from tests.realswitch.agent_call import agent_leg, caller_with_agent
 from tests.realswitch.provision import poll
 
 channel_queue = channel_tests.channel_queue  # the same fixture: a queue with two SIP agents
 _channel, _callstate = channel_tests._channel, channel_tests._callstate
-
-
-def _agent_leg(tenant, agent) -> str:
-    """The agent's leg of the call it is on (the queue's engaged mark)."""
-    return eventually(lambda: sip_agents.presence().agent_leg(str(tenant.account_id), agent.id), timeout=10,
-                      what="the agent's leg in presence")[1]
 
 
 def _agent_events(tenant, call_id: str) -> list[tuple[str, str]]:
@@ -33,30 +28,22 @@ def _agent_events(tenant, call_id: str) -> list[tuple[str, str]]:
 
 def test_given_a_caller_with_an_agent_when_the_agent_transfers_blind_to_another_agent_then_that_agent_gets_the_caller(
         product, tenant, channel_queue, sipp, real_switch):
-    queue, (first, second) = channel_queue
-    phones = [sip_agents.register(sipp, real_switch, first, "agent-answer-ooc.xml", seconds=50),
-              sip_agents.register(sipp, real_switch, second, "agent-answer-ooc.xml", seconds=50)]
-    client = _channel(product, tenant, first)
-    try:
-        sip_agents.make_available(tenant, first)  # longest idle: offered first
+    with caller_with_agent(product, tenant, channel_queue, sipp, real_switch, caller_seconds=9,
+                           phone_seconds=50) as call:
+        first, second, client = call.first, call.second, call.client
         sip_agents.make_available(tenant, second)
-        number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
-        caller = sipp.start_calls(number, scenario="uac-bye-after.xml", extra=("-d", "9000"))
-        offer = client.expect("offer", timeout=20)
-        client.expect("call", lambda m: m["phase"] == "connected", timeout=20)
-        leg = _agent_leg(tenant, first)
         time.sleep(1.5)  # scenario: the first agent talks 1.5 s before transferring
 
         ack = client.command("transfer", target={"type": "agent", "agentId": second.id})
 
         assert ack["ok"] is True, ack
-        eventually(lambda: _callstate(real_switch, leg) is None, timeout=10, what="the first agent's leg gone")
+        eventually(lambda: _callstate(real_switch, call.leg) is None, timeout=10, what="the first agent's leg gone")
         moved = client.expect("call", lambda m: m["phase"] == "transferred", timeout=20)
         assert moved["to"] == {"type": "agent", "agentId": second.id}
-        result = caller.wait()  # the caller hangs up 9 s after its answer, talking to the second agent
+        result = call.caller.wait()  # the caller hangs up 9 s after its answer, talking to the second agent
         assert result.ok, result.errors or result.stdout[-1500:]
-        record = tenant.wait_record(number)[0]
-        call_id = offer["offerId"]
+        record = tenant.wait_record(call.number)[0]
+        call_id = call.call_id
         assert str(record["call_id"]) == call_id and str(record["agent_id"]) == second.id
         assert "transfer:agent" in record["journey"]
         assert _agent_events(tenant, call_id) == [("agent.offer", first.id), ("agent.accept", first.id),
@@ -72,10 +59,6 @@ def test_given_a_caller_with_an_agent_when_the_agent_transfers_blind_to_another_
         assert 4000 <= segments[1]["talk_ms"] <= 8000, segments[1]  # the rest of the caller's 9 s
         assert summary["transfer_count"] == 1
         assert summary["talk_ms"] == segments[0]["talk_ms"] + segments[1]["talk_ms"]
-    finally:
-        client.close()
-        for phone in phones:
-            phone.wait(60)
 
 
 def test_given_a_caller_with_an_agent_when_transferred_to_another_queue_then_it_waits_there_and_that_queues_agent_gets_it(
@@ -97,7 +80,7 @@ def test_given_a_caller_with_an_agent_when_transferred_to_another_queue_then_it_
         caller = sipp.start_calls(number, scenario="uac-bye-after.xml", extra=("-d", "8000"))
         offer = client.expect("offer", timeout=20)
         client.expect("call", lambda m: m["phase"] == "connected", timeout=20)
-        leg = _agent_leg(tenant, first)
+        leg = agent_leg(tenant, first)
 
         ack = client.command("transfer", target={"type": "queue", "name": queues[1]["name"]})
 

@@ -67,6 +67,8 @@ def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_call
 
     eventually(lambda: call.rejoined == [ben_phone.b_leg_uuid], timeout=10, what="the caller bridged to ben")
     assert ana_leg in call.killed_legs  # ana's phone got its BYE
+    presence = services.contact.presence
+    assert presence.engaged_by(str(account.id), agents["ben"]) == ben_phone.b_leg_uuid  # ben's call now
     time.sleep(1.5)  # scenario: ben talks 1.5 s with the caller, then hangs up
     ben_phone.hangup()
     assert call.wait(15), "the call did not end"
@@ -84,6 +86,7 @@ def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_call
     assert segments[0]["ended_at"] <= segments[1]["started_at"]
     [summary] = rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
     assert summary["transfer_count"] == 1
+    assert presence.engaged_by(str(account.id), agents["ben"]) is None  # released with the call
 
 
 def test_given_an_agent_consulting_another_agent_when_it_cancels_then_the_consulted_leg_ends_and_the_agent_has_the_caller_again(
@@ -91,10 +94,16 @@ def test_given_an_agent_consulting_another_agent_when_it_cancels_then_the_consul
         live_control):
     account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
         controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+    presence = services.contact.presence
+    assert presence.engaged_by(str(account.id), agents["ben"]) == ben_phone.b_leg_uuid  # claimed before rung
+    assert agents["ben"] not in presence.idle_agents(str(account.id))
 
     _ask(redis_client, account, call.uuid, agents["ana"], "consult_cancel")
 
     assert ben_phone.b_leg_uuid in call.killed_legs
+    eventually(lambda: agents["ben"] in presence.idle_agents(str(account.id)), timeout=10,
+               what="ben idle again after the cancel")
+    assert presence.engaged_by(str(account.id), agents["ben"]) is None
     eventually(lambda: call.rejoined == [ana_leg], timeout=10, what="the caller back with ana")
     ana_phone.hangup()
     assert call.wait(15), "the call did not end"
@@ -120,3 +129,160 @@ def test_given_an_agent_consulting_another_agent_when_the_consulted_agent_hangs_
     ana_phone.hangup()
     assert call.wait(15), "the call did not end"
     assert outbox_payloads(owner_conn, call.uuid, "call.transferred") == []
+
+
+def test_given_a_cancelled_consultation_when_the_agent_consults_again_and_completes_then_the_caller_is_with_the_second_target(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_cancel")
+    eventually(lambda: call.rejoined == [ana_leg], timeout=10, what="the caller back with ana")
+    ben_again = RingingPhone()
+    call.consult_phones.append(ben_again)
+
+    reply = _ask(redis_client, account, call.uuid, agents["ana"], "consult",
+                 {"target": {"type": "agent", "agentId": agents["ben"]}})
+
+    assert reply["answered"] is True
+    assert ben_again.ringing.wait(10), "ben was not rung for the second consultation"
+    second = [c for c in call.controls if c.startswith("originate")][-1]
+    assert f"&intercept({ana_leg})" in second  # ana's leg, taken out of the caller's room, lives on
+    assert ana_leg not in call.killed_legs
+    eventually(lambda: call.executed()[-1][0] == "playback", timeout=10, what="the caller's hold music again")
+    ben_again.answer()
+    eventually(lambda: ben_again.b_leg_uuid in call.legs and call.legs[ben_again.b_leg_uuid].answered,
+               timeout=10, what="ben answered the second consultation")
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
+    eventually(lambda: call.rejoined == [ana_leg, ben_again.b_leg_uuid], timeout=10, what="the caller with ben")
+    assert ana_leg in call.killed_legs
+    ben_again.hangup()
+    assert call.wait(15), "the call did not end"
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["agent_id"] == uuid.UUID(agents["ben"])
+    assert len(outbox_payloads(owner_conn, call.uuid, "call.transferred")) == 1
+    segments = rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c ORDER BY started_at",
+                     c=call.uuid)
+    assert [(str(s["agent_id"]), s["transferred"]) for s in segments] == [(agents["ana"], True),
+                                                                         (agents["ben"], False)]
+
+
+def test_given_a_target_agent_on_another_call_when_the_agent_consults_it_then_it_is_refused_busy_and_the_caller_keeps_its_agent(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, _number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support"}])
+    agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
+    services.contact = ContactCentre(presence)
+    ana_phone, ben_phone = RingingPhone(), RingingPhone()
+    call = simulate_call(Call(callee=_number).bridge_rings(ana_phone).consult_rings(ben_phone), controller)
+    assert ana_phone.ringing.wait(10), "ana was not offered the call"
+    ana_phone.answer()
+    eventually(lambda: services.live_sessions.get(call.uuid) and services.live_sessions[call.uuid].other_leg,
+               timeout=10, what="the caller bridged to ana")
+    other_call = str(uuid.uuid4())
+    assert presence.claim_agent(str(account.id), agents["ben"], other_call, None, 60) is not None  # ben busy
+
+    with pytest.raises(Conflict) as refused:
+        _ask(redis_client, account, call.uuid, agents["ana"], "consult",
+             {"target": {"type": "agent", "agentId": agents["ben"]}})
+
+    assert refused.value.code == "consult_target_busy"
+    assert not ben_phone.ringing.is_set() and not [c for c in call.controls if c.startswith("originate")]
+    assert services.live_sessions[call.uuid].other_leg is not None  # still bridged to ana
+    assert presence.engaged_by(str(account.id), agents["ben"]) == other_call  # the other call's claim kept
+    ana_phone.hangup()
+    assert call.wait(15), "the call did not end"
+
+
+def test_given_an_answered_consultation_when_the_agent_swaps_twice_then_it_talks_with_the_caller_then_the_target_and_can_complete(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+    ben_leg = ben_phone.b_leg_uuid
+
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_swap")
+
+    # ana in a room the caller's session joins; ben parked, then on the queue's music
+    eventually(lambda: call.rejoined == [ana_leg], timeout=10, what="the caller with ana (swap)")
+    assert any(c.startswith(f"uuid_transfer {ben_leg} 'endless_playback:") for c in call.controls), call.controls
+    assert call.legs[ben_leg].partner is None and ben_leg not in call.killed_legs
+    time.sleep(1.0)  # scenario: ana talks 1 s with the caller while ben holds
+
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_swap")
+
+    assert f"uuid_bridge {ana_leg} {ben_leg}" in call.controls
+    eventually(lambda: call.executed()[-1][0] == "playback", timeout=10, what="the caller on hold music again")
+    assert ana_leg not in call.killed_legs and call.legs[ana_leg].partner == ben_leg
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
+    eventually(lambda: call.rejoined == [ana_leg, ben_leg], timeout=10, what="the caller with ben")
+    assert ana_leg in call.killed_legs
+    ben_phone.hangup()
+    assert call.wait(15), "the call did not end"
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["agent_id"] == uuid.UUID(agents["ben"])
+    assert len(outbox_payloads(owner_conn, call.uuid, "call.transferred")) == 1
+
+
+def test_given_an_answered_consultation_when_the_agent_conferences_then_leaves_then_the_caller_and_target_stay_and_records_say_conferenced(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+    ben_leg = ben_phone.b_leg_uuid
+    presence = services.contact.presence
+
+    _ask(redis_client, account, call.uuid, agents["ana"], "conference")
+
+    eventually(lambda: call.rejoined == ["3way"], timeout=10, what="the caller in the three-way room")
+    [room] = call.three_way
+    assert call.three_way[room] == {ana_leg, ben_leg} and "+flags{mintwo}" in room
+    time.sleep(1.0)  # scenario: the three talk 1 s
+    _ask(redis_client, account, call.uuid, agents["ana"], "conference_leave")
+
+    assert ana_leg in call.killed_legs and ben_leg not in call.killed_legs
+    eventually(lambda: presence.engaged_by(str(account.id), agents["ana"]) is None, timeout=10,
+               what="ana released at once")
+    time.sleep(1.5)  # scenario: the caller and ben talk 1.5 s on their own
+    assert not call.wait(0), "the caller was hung up when the agent left"
+    ben_phone.hangup()
+    assert call.wait(15), "the call did not end"
+
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["agent_id"] == uuid.UUID(agents["ben"])
+    [added] = outbox_payloads(owner_conn, call.uuid, "call.conferenced")
+    assert added["agentId"] == agents["ana"] and added["to"] == {"type": "agent", "agentId": agents["ben"]}
+    [left] = outbox_payloads(owner_conn, call.uuid, "call.conference.left")
+    assert left["agentId"] == agents["ana"] and left["by"]["agentId"] == agents["ana"]
+    assert outbox_payloads(owner_conn, call.uuid, "call.transferred") == []
+    segments = rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c ORDER BY started_at",
+                     c=call.uuid)
+    assert [(str(s["agent_id"]), s["transferred"], s["conferenced"]) for s in segments] == [
+        (agents["ana"], False, True), (agents["ben"], False, True)]
+    assert segments[0]["ended_at"] <= segments[1]["started_at"]
+    assert 1300 <= segments[1]["talk_ms"] <= 2600  # ben's window: from ana's leaving
+    [summary] = rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
+    assert summary["transfer_count"] == 0
+    # the call's talk: ana's window and ben's, no overlap counted twice
+    assert abs(summary["talk_ms"] - (segments[0]["talk_ms"] + segments[1]["talk_ms"])) <= 300
+
+
+def test_given_a_three_way_call_when_the_agent_ends_all_then_every_leg_is_hung_up(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+    _ask(redis_client, account, call.uuid, agents["ana"], "conference")
+    eventually(lambda: call.rejoined == ["3way"], timeout=10, what="the caller in the three-way room")
+
+    _ask(redis_client, account, call.uuid, agents["ana"], "conference_end")
+
+    assert call.wait(15), "the caller was not hung up"
+    assert {ana_leg, ben_phone.b_leg_uuid} <= set(call.killed_legs)
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["hangup_reason"] == "three_way_ended" and record["agent_id"] == uuid.UUID(agents["ana"])
+    segments = rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c", c=call.uuid)
+    assert [(str(s["agent_id"]), s["conferenced"]) for s in segments] == [(agents["ana"], True)]
+    presence = services.contact.presence
+    eventually(lambda: agents["ben"] in presence.idle_agents(str(account.id)), timeout=10,
+               what="ben idle again (he never had the caller alone)")

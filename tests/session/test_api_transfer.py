@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import uuid
 
+from app.api.calls import live
 from app.contact.distribution import ContactCentre
+from app.settings import get_settings
 from tests.plugins.eventually import eventually
 from tests.session.conftest import call_record
 from tests.session.desk import agent_desk, outbox_payloads, rows
@@ -16,13 +18,17 @@ from tests.simulator.scenario import RingingPhone
 
 
 def _with_ana(tenant, simulate_call, controller, owner_engine, owner_conn, redis_client, services,
-              queues=("support",)):
-    """A caller of ``support`` talking to ana; (call, agents, ana's bridged leg id)."""
+              queues=("support",), consulted: RingingPhone | None = None):
+    """A caller of ``support`` talking to ana (``consulted``: the phone her consultation
+    rings); (call, agents, ana's bridged leg id)."""
     number = number_for(tenant, [{"verb": "queue", "name": "support", "priority": 2}])
     agents, presence = agent_desk(owner_engine, owner_conn, redis_client, tenant.account_id, queues=queues)
     services.contact = ContactCentre(presence)
     ana_phone = RingingPhone()
-    call = simulate_call(Call(callee=number).bridge_rings(ana_phone), controller)
+    scenario = Call(callee=number).bridge_rings(ana_phone)
+    if consulted is not None:
+        scenario = scenario.consult_rings(consulted)
+    call = simulate_call(scenario, controller)
     assert ana_phone.ringing.wait(10), "ana was not offered the call"
     ana_phone.answer()
     leg = eventually(lambda: services.live_sessions.get(call.uuid) and services.live_sessions[call.uuid].other_leg,
@@ -127,3 +133,35 @@ def test_given_another_tenants_call_with_an_agent_when_transferred_from_the_api_
     assert services.live_sessions[call.uuid].other_leg == leg
     api.login(other).post(f"/api/calls/{call.uuid}/actions", json={"action": "hangup"})
     assert call.wait(15)
+
+
+def test_given_an_agent_consulting_when_the_api_makes_it_a_three_way_call_then_all_three_meet_and_the_event_names_the_user(
+        api, admin, tenant, controller, live_control, simulate_call, owner_engine, owner_conn, redis_client,
+        services):
+    ben_phone = RingingPhone()
+    call, agents, ana_leg = _with_ana(tenant, simulate_call, controller, owner_engine, owner_conn, redis_client,
+                                      services, consulted=ben_phone)
+    refused = admin.post(f"/api/calls/{call.uuid}/actions", json={"action": "conference"})
+    assert refused.status_code == 409 and refused.get_json()["code"] == "not_consulting"
+    live.send(redis_client, get_settings().redis_key_prefix, str(tenant.account_id), call.uuid, "consult",
+              {"target": {"type": "agent", "agentId": agents["ben"]}, "agentId": agents["ana"]},
+              by={"agentId": agents["ana"]})
+    assert ben_phone.ringing.wait(10), "ben was not rung"
+    early = admin.post(f"/api/calls/{call.uuid}/actions", json={"action": "conference"})
+    assert early.status_code == 409 and early.get_json()["code"] == "consult_not_answered"
+    ben_phone.answer()
+    eventually(lambda: ben_phone.b_leg_uuid in call.legs and call.legs[ben_phone.b_leg_uuid].answered,
+               timeout=10, what="ben answered")
+
+    response = admin.post(f"/api/calls/{call.uuid}/actions", json={"action": "conference"})
+
+    assert response.status_code == 200, response.get_json()
+    eventually(lambda: call.rejoined == ["3way"], timeout=10, what="the caller in the three-way room")
+    assert list(call.three_way.values()) == [{ana_leg, ben_phone.b_leg_uuid}]
+    [event] = eventually(lambda: outbox_payloads(owner_conn, call.uuid, "call.conferenced"), timeout=10,
+                         what="call.conferenced")
+    assert event["by"] == {"userId": str(tenant.admin.id), "apiKeyId": None, "agentId": None}
+    assert event["agentId"] == agents["ana"] and event["to"] == {"type": "agent", "agentId": agents["ben"]}
+    ben_phone.hangup()
+    admin.post(f"/api/calls/{call.uuid}/actions", json={"action": "hangup"})
+    assert call.wait(15), "the call did not end"

@@ -2,7 +2,9 @@
 (app/voice/consult_actions.py): the agent's leg taken out of the caller's bridge by
 ``uuid_transfer … inline`` (parked), the consulted party's leg made by ``originate
 … &intercept(<agent leg>)`` (rung on the scenario's next ``consult_rings`` phone), and the
-caller's two-party ``conference`` with either (moved in by ``uuid_transfer``). Only what the
+caller's two-party ``conference`` with either (moved in by ``uuid_transfer``), or the
+three-way room with both (the caller stays while another member does); when a room
+ends with the caller in it, the caller is hung up unless ``hangup_after_conference=false``. Only what the
 controller relies on is modelled: ``api_on_answer`` and ``api_hangup_hook`` run as api
 commands on the caller's socket, a parked leg stays until killed or its phone hangs up.
 """
@@ -39,9 +41,19 @@ def uuid_transfer(call: "SimOutboundCall", args: list[str], command: str) -> str
     target = args[0] if args else ""
     if target in call.legs:  # a parked leg moved into a room, or out of its bridge (both park)
         call.legs[target].partner = None
+        for other in call.legs.values():  # the leg it was bridged to parks (park_after_bridge)
+            if other.partner == target:
+                other.partner = None
         room = re.search(r"'conference:([^']+)'", command)
-        if room:
+        for name in [name for name, member in call.rooms.items() if member == target]:
+            del call.rooms[name]  # out of a two-party room: it ends (endconf)
+        if room and "-3way@" in room.group(1):
+            call.three_way.setdefault(room.group(1), set()).add(target)
+        elif room:
             call.rooms[room.group(1)] = target
+        else:  # out of the caller's room: it ends (endconf), the caller's conference returns
+            for name in [name for name, member in call.rooms.items() if member == target]:
+                del call.rooms[name]
         call.controls.append(command)
         return "+OK\n"
     if target not in call._bridge_kill:
@@ -90,12 +102,32 @@ def _ring(call: "SimOutboundCall", leg: SimLeg, timeout: int) -> None:
         call._api(hook)
 
 
+def bridge(call: "SimOutboundCall", args: list[str], command: str) -> str:
+    """``uuid_bridge <a> <b>`` of two legs around the caller (a swap back to the consulted party)."""
+    if len(args) < 2 or args[0] not in call.legs or args[1] not in call.legs:
+        return "-ERR No such channel!\n"
+    call.legs[args[0]].partner, call.legs[args[1]].partner = args[1], args[0]
+    call.controls.append(command)
+    return "+OK\n"
+
+
+def dump(call: "SimOutboundCall", leg_id: str) -> str:
+    """``uuid_dump`` of a leg: parked (CS_PARK) once out of its bridge, as park_after_bridge does."""
+    leg = call.legs[leg_id]
+    bridged = leg.partner is not None or any(other.partner == leg_id and other.answered
+                                             for other in call.legs.values())
+    state = "CS_EXCHANGE_MEDIA" if bridged else "CS_PARK"
+    return f"Unique-ID: {leg_id}\nChannel-State: {state}\n"
+
+
 def kill(call: "SimOutboundCall", target: str) -> bool:
     leg = call.legs.pop(target, None)
     if leg is None:
         return False
     leg.ended.set()
     call.killed_legs.append(target)
+    for members in call.three_way.values():
+        members.discard(target)
     return True
 
 
@@ -118,14 +150,41 @@ def getvar(call: "SimOutboundCall", args: list[str]) -> Optional[str]:
 def app_conference(call: "SimOutboundCall", arg: str) -> Optional[tuple[str, dict]]:
     """``conference xfer-<leg>@…+flags{endconf}``: the caller meets the leg moved into that room
     (None for any other room: the plain conference model runs). Ends when either leaves."""
-    match = re.match(r"xfer-([0-9a-f-]{36})@", arg)
+    if re.match(r"xfer-[0-9a-f-]+-3way@", arg):
+        return _three_way(call, arg)
+    match = re.match(r"xfer-[0-9a-f-]+@", arg)
     if match is None:
         return None
     leg = call.legs.get(call.rooms.get(arg, ""))
     call.rejoined.append(leg.uuid if leg is not None else "")
-    while leg is not None and not leg.ended.is_set():
+    while leg is not None and not leg.ended.is_set() and call.rooms.get(arg) == leg.uuid:
         if call._interrupt.wait(0.01):
             break
-    if leg is not None:
+    if leg is not None and call.rooms.get(arg) == leg.uuid:  # not moved out: gone with the room
+        call.rooms.pop(arg, None)
         call.legs.pop(leg.uuid, None)
+    # the room ended (endconf) with the caller still in it: mod_conference hangs its members
+    # up unless hangup_after_conference=false (seen on the real switch: mod_conference.c:800)
+    if not call._interrupt.is_set() and call.channel.vars.get("hangup_after_conference") != "false":
+        call._spawn_hangup("NORMAL_CLEARING", "")
+    return "_none_", {}
+
+
+def _three_way(call: "SimOutboundCall", arg: str) -> tuple[str, dict]:
+    """The three-way room (``mintwo``): the caller stays while another member does; when it is
+    alone the room ends (hung up unless hangup_after_conference=false)."""
+    members = call.three_way.setdefault(arg, set())
+    call.rejoined.append("3way")
+
+    def others() -> int:
+        return sum(1 for leg in list(members) if leg in call.legs and not call.legs[leg].ended.is_set())
+
+    deadline = time.monotonic() + 5
+    while not others() and time.monotonic() < deadline:  # the legs are moved in around the caller
+        if call._interrupt.wait(0.01):
+            break
+    while others() and not call._interrupt.is_set():
+        call._interrupt.wait(0.01)
+    if not call._interrupt.is_set() and call.channel.vars.get("hangup_after_conference") != "false":
+        call._spawn_hangup("NORMAL_CLEARING", "")
     return "_none_", {}

@@ -127,6 +127,7 @@ class SimOutboundCall:
         self.legs: dict[str, consult.SimLeg] = {}
         self.bridge_phones: dict[str, Any] = {}      # b-leg uuid -> the RingingPhone it rang
         self.consult_phones = list(scenario.consult_phones)
+        self.three_way: dict[str, set[str]] = {}  # three-way rooms and the legs moved in
         self.killed_legs: list[str] = []             # legs hung up by uuid_kill or picked off
         self.rooms: dict[str, str] = {}              # xfer conference room -> the leg moved into it
         self.rejoined: list[str] = []                # the legs the caller met in such a room
@@ -394,6 +395,10 @@ class SimOutboundCall:
             return "true" if args and (args[0] in self.legs or args[0] == self.uuid) else "false"
         if verb == "uuid_transfer":
             return consult.uuid_transfer(self, args, command)
+        if verb == "uuid_bridge":
+            return consult.bridge(self, args, command)
+        if verb == "uuid_dump" and args and args[0] in self.legs:
+            return consult.dump(self, args[0])
         if verb == "originate":
             return consult.originate(self, command)
         if verb in ("uuid_setvar", "uuid_getvar") and len(args) >= 2 and args[0] in self.legs:

@@ -111,7 +111,7 @@ class LiveActionSchema(ma.Schema):
 
     action = ma.fields.String(required=True, validate=validate.OneOf(live_calls.ACTIONS), metadata={
         "description": "hangup | dtmf | mute | unmute | hold | unhold | redirect | record_start | "
-                       "record_stop | whisper | transfer"})
+                       "record_stop | whisper | transfer | conference"})
     reason = ma.fields.String(
         validate=[validate.Length(min=1, max=limits.LIVE_CONTROL_HANGUP_REASON_MAX),
                   validate.Regexp(r"[A-Za-z0-9_.:-]+\Z", error="letters, digits and _ . : - only")],

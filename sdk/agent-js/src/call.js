@@ -121,8 +121,9 @@ export class Call extends Emitter {
   /**
    * Attended transfer, first step: the caller holds (the queue's music) and this agent's phone
    * is connected to `target` once it answers (docs/agents.md "Attended transfers"). Then
-   * `completeTransfer()` or `cancelConsult()`; if the consulted party hangs up, the agent has
-   * its caller again.
+   * `completeTransfer()`, `cancelConsult()` or `swap()`; if the consulted party hangs up, the
+   * agent has its caller again. A busy agent target is refused (`consult_target_busy`); a second
+   * consultation may follow a cancelled one.
    * @param {TransferTarget} target `{type: 'agent', agentId}`, `{type: 'number', number, callerId?}`
    *   or `{type: 'sip', uri}` (a queue cannot be consulted)
    * @returns {Promise<Ack>}
@@ -151,6 +152,42 @@ export class Call extends Emitter {
    */
   cancelConsult() {
     return this._live('cancel a consultation') || this._control(this, 'cancelConsult', {});
+  }
+
+  /**
+   * Attended transfer, toggling: while consulting (the consulted party has answered), talk to
+   * the caller again while the consulted party holds with music; call again to go back to the
+   * consulted party (the caller holds). `completeTransfer()` and `cancelConsult()` work from
+   * either side.
+   * @returns {Promise<Ack>}
+   */
+  swap() {
+    return this._live('swap') || this._control(this, 'swap', {});
+  }
+
+  /**
+   * Three-way call: while consulting (the consulted party has answered), add it to a call with
+   * the caller (docs/agents.md "Three-way calls"). Then `leave()` or `endAll()`.
+   * @returns {Promise<Ack>}
+   */
+  conference() {
+    return this._live('start a three-way call') || this._control(this, 'conference', {});
+  }
+
+  /**
+   * Three-way call: this agent leaves (its leg is hung up); the caller and the other party stay connected.
+   * @returns {Promise<Ack>}
+   */
+  leave() {
+    return this._live('leave a three-way call') || this._control(this, 'leave', {});
+  }
+
+  /**
+   * Three-way call: everyone is hung up.
+   * @returns {Promise<Ack>}
+   */
+  endAll() {
+    return this._live('end a three-way call') || this._control(this, 'endAll', {});
   }
 
   /**

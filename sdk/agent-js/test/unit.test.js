@@ -75,6 +75,34 @@ describe('call phases', () => {
     call._phase('ended');
     await assert.rejects(call.completeTransfer(), { code: ErrorCodes.NO_CALL });
   });
+  test('given a consultation, then swap goes to the server each time and not on an ended call', async () => {
+    const sent = [];
+    const call = new Call('c1', { control: async (c, type, fields) => { sent.push([type, fields]); return { ok: true }; } });
+    call._phase('connected');
+    await call.consult({ type: 'agent', agentId: 'a2' });
+    await call.swap();
+    await call.swap();
+    assert.deepEqual(sent.map(([type]) => type), ['consult', 'swap', 'swap']);
+    assert.deepEqual(sent[1], ['swap', {}]);
+    call._phase('ended');
+    await assert.rejects(call.swap(), { code: ErrorCodes.NO_CALL });
+    assert.equal(sent.length, 3);
+  });
+  test('given a consultation, then conference, leave and endAll go to the server and not on an ended call', async () => {
+    const sent = [];
+    const call = new Call('c1', { control: async (c, type, fields) => { sent.push([type, fields]); return { ok: true }; } });
+    call._phase('connected');
+    await call.consult({ type: 'number', number: '+15550100' });
+    await call.conference();
+    await call.endAll();
+    await call.leave();
+    assert.deepEqual(sent, [['consult', { target: { type: 'number', number: '+15550100' } }], ['conference', {}],
+      ['endAll', {}], ['leave', {}]]);
+    call._phase('ended');
+    await assert.rejects(call.conference(), { code: ErrorCodes.NO_CALL });
+    await assert.rejects(call.leave(), { code: ErrorCodes.NO_CALL });
+    await assert.rejects(call.endAll(), { code: ErrorCodes.NO_CALL });
+  });
   test('given the server says transferred, then the call ends once with cause transferred and the target', () => {
     const call = new Call('c1', { control: async () => ({}) });
     const seen = [];

@@ -189,6 +189,14 @@ export declare class Call extends Emitter<{ phase: (e: { phase: CallPhase; cause
   completeTransfer(): Promise<Ack>;
   /** Attended transfer abandoned: the consulted party is hung up, this agent has its caller again. */
   cancelConsult(): Promise<Ack>;
+  /** Attended transfer: toggle between the caller and the consulted party (the other holds with music). */
+  swap(): Promise<Ack>;
+  /** Three-way call: add the consulted party (who has answered) to a call with the caller. */
+  conference(): Promise<Ack>;
+  /** Three-way call: this agent leaves; the caller and the other party stay connected. */
+  leave(): Promise<Ack>;
+  /** Three-way call: everyone is hung up. */
+  endAll(): Promise<Ack>;
   /** Where a blind or completed attended transfer sent the caller; null otherwise. */
   readonly transferredTo: TransferTarget | null;
 }
