@@ -52,6 +52,7 @@ from app import limits
 from app.calls.limiter import ConcurrencyLimiter
 from app.calls.originate import OriginateRequest, originate_payload
 from app.campaigns import amd, overdial, pacing, picking, schedule
+from app.campaigns.dispositions import call_mark_key
 from app.campaigns.lease import CampaignLeases
 from app.campaigns.measures import CampaignMeasures, seconds_of
 from app.campaigns.preview import PreviewDialer, PreviewOffers
@@ -131,7 +132,7 @@ class CampaignDialer:
         return self.presence.redis
 
     def mark_key(self, call_id: uuid.UUID | str) -> str:
-        return f"{self.presence.prefix}campaign:call:{call_id}"
+        return call_mark_key(self.presence.prefix, call_id)
 
     def contact_call_key(self, contact_id: uuid.UUID | str) -> str:
         """contact id → its last attempt's call id (for ``recover_lost``)."""
