@@ -91,6 +91,20 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def group_wrap_up(db: Any, account_id: uuid.UUID, queue_id: Any) -> float:
+    """The wrap-up (seconds) of the agent group whose agent took a call (``call.ended``'s
+    ``queueId``): after the talk, the agent is ready only once it is over
+    (app/contact/distribution.py). 0 when the call names no group of this account."""
+    try:
+        queue = uuid.UUID(str(queue_id)) if queue_id else None
+    except ValueError:
+        return 0.0
+    if queue is None:
+        return 0.0
+    seconds = db.scalar(select(Queue.wrap_up_seconds).where(Queue.id == queue, Queue.account_id == account_id))
+    return float(seconds or 0)
+
+
 def outcome_of(ended: dict[str, Any], *, waited: bool = False) -> str:
     """A campaign call's outcome from its ``call.ended`` payload. A machine the detection hung
     up on or left a message (app/campaigns/amd.py) → ``machine``. Answered: ``abandoned`` when
@@ -290,11 +304,12 @@ class CampaignDialer:
         outcome = outcome_of(ended, waited=mark.get("waits", False))
         answered = bool(ended.get("answeredAt"))
         self.measures.ended(mark["campaign"], str(ended["callId"]))
-        self.measures.record(mark["campaign"], self.clock().timestamp(), answered=answered,
-                             abandoned=outcome == "abandoned",
-                             ring_seconds=seconds_of(ended.get("ringMs") if answered else ended.get("durationMs")),
-                             talk_seconds=seconds_of(ended.get("talkMs")))
         with tenant_session(mark["account"]) as db:
+            self.measures.record(mark["campaign"], self.clock().timestamp(), answered=answered,
+                                 abandoned=outcome == "abandoned",
+                                 ring_seconds=seconds_of(ended.get("ringMs") if answered else ended.get("durationMs")),
+                                 talk_seconds=seconds_of(ended.get("talkMs")),
+                                 wrap_up_seconds=group_wrap_up(db, uuid.UUID(mark["account"]), ended.get("queueId")))
             campaign = db.get(Campaign, uuid.UUID(mark["campaign"]))
             if campaign is None:
                 return None
