@@ -34,7 +34,7 @@ from app.campaigns import dispositions as campaign_dispositions
 from app.campaigns.preview import ACCEPTED, SKIPPED, PreviewOffer, PreviewOffers
 from app.contact import interactions
 from app.contact.states import default_presence
-from app.errors import ValidationFailed
+from app.errors import NotFound, ValidationFailed
 from app.settings import get_settings
 
 _DTMF = re.compile(r"[0-9A-Da-d*#]+\Z")
@@ -248,8 +248,11 @@ def _disposition(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
                                                             done.call_id)
         if dialled is not None:
             campaign_dispositions.contact_code(done.code, note)
-            campaigns_service.set_disposition(db, account_id, dialled.campaign_id, dialled.contact_id,
-                                              done.code, note)
+            try:
+                campaigns_service.set_disposition(db, account_id, dialled.campaign_id, dialled.contact_id,
+                                                  done.code, note)
+            except NotFound:  # the contact or its campaign was deleted since: the interaction keeps it
+                dialled = None
     ack: dict[str, Any] = {"callId": str(done.call_id) if done.call_id else None, "code": done.code}
     if dialled is not None:
         ack.update(campaignId=str(dialled.campaign_id), contactId=str(dialled.contact_id))

@@ -238,3 +238,11 @@ def test_given_a_campaign_call_when_its_agent_sends_a_disposition_then_the_conta
     refused = ben.command("disposition", code="no_sale", callId=offer["offerId"])
     assert refused["error"]["code"] == "interaction_not_found"
     assert contact()["disposition"] == "sale"
+
+    # the contact deleted since: the interaction still takes the code, the ack names no contact
+    assert admin.delete(f"/api/campaigns/{campaign_id}/contacts/{contact_id}").status_code == 204
+    ack = client.command("disposition", code="wrong_person", callId=offer["offerId"])
+    assert ack["ok"] is True and "contactId" not in ack
+    assert owner_conn.execute(text(
+        "SELECT s.disposition FROM interaction_summary s JOIN interaction_segment g ON g.trace_id = s.trace_id "
+        "WHERE g.call_id = :c"), {"c": offer["offerId"]}).scalar_one() == "wrong_person"
