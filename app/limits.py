@@ -133,6 +133,8 @@ SHORT_ABANDON_SECONDS = 5
 # varchar(64)): 1 to this many characters, no control characters.
 DISPOSITION_MIN_LENGTH = 1
 DISPOSITION_MAX_LENGTH = 64
+# The note beside a campaign contact's disposition (admin route and agent channel).
+CAMPAIGN_DISPOSITION_NOTE_MAX_LENGTH = 2000
 
 # JSON accepted by the API (request bodies and pagination cursors; app/api/json_body.py).
 # Deepest nesting of objects/arrays: a verb list with a nested gather/say is ~6 levels, a flow

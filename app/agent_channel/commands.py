@@ -25,14 +25,16 @@ from app.agent_channel.protocol import ProtocolError
 from app.api.agents import service as agents_service
 from app.api.agents.schemas import AgentStateSchema
 from app.api.calls import live
+from app.api.campaigns import service as campaigns_service
 from app.api.security import tenant_db
 from app.calls.consult import CONSULT_KINDS
 from app.calls.control import ControlRequest, request_control
 from app.calls.transfers import KINDS, InvalidTarget, TransferTarget, parse_target
+from app.campaigns import dispositions as campaign_dispositions
 from app.campaigns.preview import ACCEPTED, SKIPPED, PreviewOffer, PreviewOffers
 from app.contact import interactions
 from app.contact.states import default_presence
-from app.errors import ValidationFailed
+from app.errors import NotFound, ValidationFailed
 from app.settings import get_settings
 
 _DTMF = re.compile(r"[0-9A-Da-d*#]+\Z")
@@ -228,16 +230,35 @@ def _consult_end(action: str) -> Handler:
 
 def _disposition(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
     """The wrap-up code on the agent's interaction (app/contact/interactions.set_disposition):
-    of ``callId`` when given, else of the call the agent is on or had last."""
+    of ``callId`` when given, else of the call the agent is on or had last. When that call was
+    a campaign's attempt, the code (and the optional ``note``) also goes on the contact it
+    dialled (app/campaigns/dispositions.py; the admin route's service), in the same transaction:
+    both or neither."""
     call_id = body.get("callId")
     try:
         call_uuid = uuid.UUID(call_id) if call_id is not None else None
     except (TypeError, ValueError, AttributeError):
         raise ValidationFailed("'callId' must be a call id.", code="validation_failed") from None
+    account_id, note = uuid.UUID(ctx.conn.account_id), body.get("note")
     with tenant_db() as db:
-        done = interactions.set_disposition(db, uuid.UUID(ctx.conn.account_id), uuid.UUID(ctx.conn.agent_id),
+        done = interactions.set_disposition(db, account_id, uuid.UUID(ctx.conn.agent_id),
                                             body.get("code"), call_id=call_uuid)
-    return {"callId": str(done.call_id) if done.call_id else None, "code": done.code}
+        dialled = None
+        if done.call_id is not None:
+            presence = default_presence()
+            dialled = campaign_dispositions.contact_of_call(db, presence.redis, presence.prefix, account_id,
+                                                            done.call_id)
+        if dialled is not None:
+            campaign_dispositions.contact_code(done.code, note)
+            try:
+                campaigns_service.set_disposition(db, account_id, dialled.campaign_id, dialled.contact_id,
+                                                  done.code, note)
+            except NotFound:  # the contact or its campaign was deleted since: the interaction keeps it
+                dialled = None
+    ack: dict[str, Any] = {"callId": str(done.call_id) if done.call_id else None, "code": done.code}
+    if dialled is not None:
+        ack.update(campaignId=str(dialled.campaign_id), contactId=str(dialled.contact_id))
+    return ack
 
 
 def _media(state: str) -> Handler:

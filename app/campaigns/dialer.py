@@ -52,6 +52,7 @@ from app import limits
 from app.calls.limiter import ConcurrencyLimiter
 from app.calls.originate import OriginateRequest, originate_payload
 from app.campaigns import amd, overdial, pacing, picking, schedule
+from app.campaigns.dispositions import call_mark_key
 from app.campaigns.lease import CampaignLeases
 from app.campaigns.measures import CampaignMeasures, seconds_of
 from app.campaigns.preview import PreviewDialer, PreviewOffers
@@ -88,6 +89,20 @@ class _FreeAgent:
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def group_wrap_up(db: Any, account_id: uuid.UUID, queue_id: Any) -> float:
+    """The wrap-up (seconds) of the agent group whose agent took a call (``call.ended``'s
+    ``queueId``): after the talk, the agent is ready only once it is over
+    (app/contact/distribution.py). 0 when the call names no group of this account."""
+    try:
+        queue = uuid.UUID(str(queue_id)) if queue_id else None
+    except ValueError:
+        return 0.0
+    if queue is None:
+        return 0.0
+    seconds = db.scalar(select(Queue.wrap_up_seconds).where(Queue.id == queue, Queue.account_id == account_id))
+    return float(seconds or 0)
 
 
 def outcome_of(ended: dict[str, Any], *, waited: bool = False) -> str:
@@ -131,7 +146,7 @@ class CampaignDialer:
         return self.presence.redis
 
     def mark_key(self, call_id: uuid.UUID | str) -> str:
-        return f"{self.presence.prefix}campaign:call:{call_id}"
+        return call_mark_key(self.presence.prefix, call_id)
 
     def contact_call_key(self, contact_id: uuid.UUID | str) -> str:
         """contact id → its last attempt's call id (for ``recover_lost``)."""
@@ -289,11 +304,12 @@ class CampaignDialer:
         outcome = outcome_of(ended, waited=mark.get("waits", False))
         answered = bool(ended.get("answeredAt"))
         self.measures.ended(mark["campaign"], str(ended["callId"]))
-        self.measures.record(mark["campaign"], self.clock().timestamp(), answered=answered,
-                             abandoned=outcome == "abandoned",
-                             ring_seconds=seconds_of(ended.get("ringMs") if answered else ended.get("durationMs")),
-                             talk_seconds=seconds_of(ended.get("talkMs")))
         with tenant_session(mark["account"]) as db:
+            self.measures.record(mark["campaign"], self.clock().timestamp(), answered=answered,
+                                 abandoned=outcome == "abandoned",
+                                 ring_seconds=seconds_of(ended.get("ringMs") if answered else ended.get("durationMs")),
+                                 talk_seconds=seconds_of(ended.get("talkMs")),
+                                 wrap_up_seconds=group_wrap_up(db, uuid.UUID(mark["account"]), ended.get("queueId")))
             campaign = db.get(Campaign, uuid.UUID(mark["campaign"]))
             if campaign is None:
                 return None

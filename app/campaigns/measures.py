@@ -1,7 +1,7 @@
 """What a campaign's calls measured, kept in Redis so that any ``sbc workers`` can pace it.
 
 The pacer (app/campaigns/pacing.py) decides from a campaign's rolling measurements
-(``PacingStats``: dial outcomes, live answers with their abandons, handle times) and from its
+(``PacingStats``: dial outcomes, live answers with their abandons, talk and wrap-up times) and from its
 calls in flight (ringing, and answered still live). Outcomes arrive on ``call.ended`` at
 whichever instance's consumer takes the event, while the campaign is paced by its lease holder
 — and the lease moves when an instance dies — so neither lives in one process's memory:
@@ -39,16 +39,17 @@ class CampaignMeasures:
 
     # -- outcomes ------------------------------------------------------------------------------
     def record(self, campaign_id: uuid.UUID | str, at: float, *, answered: bool, abandoned: bool,
-               ring_seconds: float, talk_seconds: float) -> None:
+               ring_seconds: float, talk_seconds: float, wrap_up_seconds: float = 0.0) -> None:
         """One attempt's real outcome (its ``call.ended``): a dial outcome (a person or not,
         after ``ring_seconds``), and for an answered call a live answer (abandoned or
-        connected) and, once connected, its handle time. Without answering-machine detection
-        every answer is a person."""
+        connected) and, once connected, its handle time: the talk and the wrap-up of the
+        agent group that took it (the agent is ready for the next answer only after both).
+        Without answering-machine detection every answer is a person."""
         events: list[dict[str, Any]] = [{"k": DIAL, "at": at, "human": answered, "delay": ring_seconds}]
         if answered:
             events.append({"k": ANSWER, "at": at, "abandoned": abandoned})
             if not abandoned:
-                events.append({"k": HANDLE, "at": at, "seconds": talk_seconds})
+                events.append({"k": HANDLE, "at": at, "seconds": talk_seconds, "wrap": wrap_up_seconds})
         key = self._key("measures", campaign_id)
         pipe = self.redis.pipeline()
         pipe.lpush(key, *(json.dumps(e) for e in events))
@@ -65,8 +66,8 @@ class CampaignMeasures:
                 stats.dial_outcome(event["at"], human=event["human"], delay=event["delay"])
             elif event["k"] == ANSWER:
                 stats.live_answer(event["at"], abandoned=event["abandoned"])
-            else:
-                stats.handles.add(event["seconds"])
+            else:  # an event recorded before wrap-ups were (at most a TTL ago): none
+                stats.handled(talk=event["seconds"], wrap_up=event.get("wrap", 0.0))
         return stats
 
     # -- calls in flight -----------------------------------------------------------------------

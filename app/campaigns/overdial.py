@@ -7,7 +7,9 @@ campaign whose lease it holds):
    (available, reachable, idle in Redis — *not* claimed: an answered customer takes the first
    free agent through the queue's atomic claim, app/verbs/campaign_wait.py), the customers
    already waiting in those groups' lines, and the campaign's calls in flight (ringing, and
-   live: app/campaigns/measures.py).
+   live: app/campaigns/measures.py), and the agents in after-call wrap-up with the seconds since
+   their call ended (``wrapping_elapsed``): free when the wrap-up ends, so predictive dials
+   ahead for them.
 2. **How many lines** (``decide``): ``power`` dials ``floor(power_ratio × ready) − ringing −
    waiting`` (``pacing.power``), ``predictive`` what ``pacing.predictive`` gives from the
    campaign's measurements. Both under the abandon cap: when the rolling abandon rate of real
@@ -31,13 +33,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Select, select
+from sqlalchemy.orm import Session
 
 from app import limits
 from app.calls.originate import OriginateRequest, originate_payload
 from app.campaigns import pacing, picking
+from app.contact import states
 from app.db.engine import tenant_session
 from app.events.payloads import emit
-from app.models import Campaign, Queue
+from app.models import Agent, AgentQueue, Campaign, Queue
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.campaigns.dialer import CampaignDialer, Dialled
@@ -75,7 +79,8 @@ def dial(dialer: "CampaignDialer", account_id: uuid.UUID, campaign_id: uuid.UUID
             groups = dict(db.execute(select_group_names(campaign)).all())
             waiting = sum(dialer.presence.waiting(account, name) for name in groups.values())
             ringing, live = dialer.measures.in_flight(campaign_id, at)
-            lines = pacing.Lines(ready_agents=len(free), busy_elapsed=live, ringing_elapsed=ringing, waiting=waiting)
+            lines = pacing.Lines(ready_agents=len(free), busy_elapsed=live, ringing_elapsed=ringing, waiting=waiting,
+                                 wrapping_elapsed=wrapping_elapsed(db, campaign, now))
             stats = dialer.measures.stats(campaign_id, cap_percent=campaign.abandon_cap_percent)
             decision = decide(campaign, lines, stats, at)
             count = dialer.headroom(db, campaign, decision.dial)
@@ -111,6 +116,21 @@ def dial(dialer: "CampaignDialer", account_id: uuid.UUID, campaign_id: uuid.UUID
                  campaign.dialer_mode, len(dialled), lines.ready_agents, lines.ringing, lines.waiting,
                  decision.rule, decision.detail)
     return dialled
+
+
+def wrapping_elapsed(db: Session, campaign: Campaign, now: datetime) -> tuple[float, ...]:
+    """Seconds since each agent of the campaign's groups now in after-call wrap-up ended its
+    call: the controller puts an agent in ``wrap_up`` (reason ``after_call_work``) when its
+    call's bridge returns, so the state's ``state_changed_at`` is that moment
+    (app/contact/distribution.py). Predictive counts on these agents at the end of their
+    wrap-up, a nearly known moment. An agent that chose ``wrap_up`` itself (another reason)
+    has no known end and is not counted, like one ``not_ready``."""
+    members = select(AgentQueue.agent_id).where(AgentQueue.account_id == campaign.account_id,
+                                                AgentQueue.queue_id.in_(campaign.agent_group_ids))
+    since = db.scalars(select(Agent.state_changed_at).where(
+        Agent.account_id == campaign.account_id, Agent.state == states.WRAP_UP,
+        Agent.state_reason == states.REASON_AFTER_CALL_WORK, Agent.id.in_(members))).all()
+    return tuple(sorted(max(0.0, (now - changed).total_seconds()) for changed in since))
 
 
 def select_group_names(campaign: Campaign) -> Select:

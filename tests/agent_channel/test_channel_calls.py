@@ -4,6 +4,7 @@ miss), accept/answer → ``call`` connecting/connected, hold/dtmf/hangup through
 on a controller's inbound ESL connection, call.ended → ``call`` ended, disposition stored."""
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from dataclasses import dataclass
@@ -13,11 +14,12 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
+from app.campaigns.dispositions import call_mark_key
 from app.contact.distribution import ContactCentre
 from app.contact.presence import Presence
 from app.crypto import encrypt_secret
 from app.events.payloads import emit
-from app.models import Agent, AgentQueue, Queue
+from app.models import Agent, AgentQueue, Campaign, CampaignContact, Queue
 from app.settings import get_settings
 from tests.plugins.eventually import eventually
 from tests.simulator import Call
@@ -175,3 +177,72 @@ def test_given_an_answered_call_when_the_agent_sends_a_disposition_then_it_is_st
     assert owner_conn.execute(text(
         "SELECT s.disposition FROM interaction_summary s JOIN interaction_segment g ON g.trace_id = s.trace_id "
         "WHERE g.call_id = :c"), {"c": offer["offerId"]}).scalar_one() == "callback"
+
+
+def _campaign_contact(owner_engine, desk: Desk) -> tuple[uuid.UUID, uuid.UUID]:
+    """A running progressive campaign on the desk's queue and one contact of it."""
+    campaign_id, contact_id = uuid.uuid4(), uuid.uuid4()
+    with Session(owner_engine) as db, db.begin():
+        queue_id = db.query(Queue.id).filter(Queue.account_id == uuid.UUID(desk.account_id)).scalar()
+        db.add(Campaign(id=campaign_id, account_id=uuid.UUID(desk.account_id), name="renewals", status="running",
+                        dialer_mode="progressive", caller_id="12125550199", agent_group_ids=[queue_id]))
+        db.flush()
+        db.add(CampaignContact(id=contact_id, account_id=uuid.UUID(desk.account_id), campaign_id=campaign_id,
+                               phone_number="12125550101", time_zones=["America/New_York"]))
+    return campaign_id, contact_id
+
+
+def test_given_a_campaign_call_when_its_agent_sends_a_disposition_then_the_contact_shows_it_and_another_agent_is_refused(
+        channel_server, desk, run_on_call, owner_conn, owner_engine, api, redis_client):
+    campaign_id, contact_id = _campaign_contact(owner_engine, desk)
+    client = channel_server().connect(desk.tenant.host)
+    client.auth(desk.token)
+    phone = RingingPhone(talk=0.5)
+    run = _queue_call(run_on_call, desk, Call().bridge_rings(phone))
+    offer = client.expect("offer")
+    # the dialer's mark, as it writes it when it dials the contact (app/campaigns/dialer.py)
+    redis_client.set(call_mark_key(desk.presence.prefix, offer["offerId"]), json.dumps(
+        {"account": desk.account_id, "campaign": str(campaign_id), "contact": str(contact_id), "waits": False}), ex=600)
+    phone.answer()
+    client.expect("call", lambda m: m["phase"] == "connected")
+    admin = api.login(desk.tenant)
+
+    def contact() -> dict:
+        items = admin.get(f"/api/campaigns/{campaign_id}/contacts").get_json()["items"]
+        return next(c for c in items if c["id"] == str(contact_id))
+
+    # while live: found by the dialer's mark; the contact's stricter code rule refuses "no sale"
+    assert client.command("disposition", code="no sale")["error"]["code"] == "invalid_disposition"
+    assert contact()["disposition"] is None
+    ack = client.command("disposition", code="callback_later", note="ring after 6")
+    assert ack["ok"] is True, ack
+    assert (ack["campaignId"], ack["contactId"]) == (str(campaign_id), str(contact_id))
+    assert (contact()["disposition"], contact()["disposition_note"]) == ("callback_later", "ring after 6")
+    run.get(timeout=40)
+
+    # after the call: the mark is gone (the outcome consumed it) and the call record, stamped
+    # with the campaign and contact (app/campaigns/picking.record_outcome), names the contact
+    # (this harness runs the verbs only: the record the controller writes is written here)
+    redis_client.delete(call_mark_key(desk.presence.prefix, offer["offerId"]))
+    owner_conn.execute(text(
+        "INSERT INTO call_records (account_id, trace_id, call_id, direction, started_at, status, campaign_id,"
+        " contact_id) VALUES (:a, :t, :i, 'outbound', now(), 'completed', :k, :c)"),
+        {"a": desk.account_id, "t": run.get().trace_id, "i": offer["offerId"], "k": campaign_id, "c": contact_id})
+    owner_conn.commit()
+    assert client.command("disposition", code="sale", callId=offer["offerId"])["ok"] is True
+    assert contact()["disposition"] == "sale"
+
+    # ben did not handle the call: refused, no hint it exists, the contact keeps ana's code
+    ben = channel_server().connect(desk.tenant.host)
+    ben.auth(api.mint(desk.tenant, "ben", session="agent", role="agent"))
+    refused = ben.command("disposition", code="no_sale", callId=offer["offerId"])
+    assert refused["error"]["code"] == "interaction_not_found"
+    assert contact()["disposition"] == "sale"
+
+    # the contact deleted since: the interaction still takes the code, the ack names no contact
+    assert admin.delete(f"/api/campaigns/{campaign_id}/contacts/{contact_id}").status_code == 204
+    ack = client.command("disposition", code="wrong_person", callId=offer["offerId"])
+    assert ack["ok"] is True and "contactId" not in ack
+    assert owner_conn.execute(text(
+        "SELECT s.disposition FROM interaction_summary s JOIN interaction_segment g ON g.trace_id = s.trace_id "
+        "WHERE g.call_id = :c"), {"c": offer["offerId"]}).scalar_one() == "wrong_person"

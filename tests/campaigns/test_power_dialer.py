@@ -14,7 +14,8 @@ from sqlalchemy.orm import Session
 from app import limits
 from app.campaigns import overdial, pacing
 from app.campaigns.safe_harbour import ABANDONED_REASON
-from app.models import Campaign, Carrier
+from app.contact import states
+from app.models import Agent, Campaign, Carrier, Queue
 from tests.campaigns.test_dialer import CALLER_ID, NOON_NEW_YORK, Floor, make_floor
 
 NUMBERS = tuple(f"1212555{n:04d}" for n in range(200, 212))
@@ -123,3 +124,69 @@ def test_power_decision_over_the_cap_is_the_progressive_count():
 
     assert (decision.dial, decision.rule) == (3, "over_cap")
     assert overdial.decide(campaign, lines, pacing.PacingStats(), 10.0).dial == 11
+
+
+def _measured(dialer, floor: Floor, *, wrap_up_seconds: float) -> None:
+    """60 real outcomes of the last ten minutes: every other one a person after 5 s of ringing,
+    talked 60 s, then the group's wrap-up; the others ring out after 20 s."""
+    start = NOON_NEW_YORK.timestamp() - 600
+    for n in range(60):
+        human = n % 2 == 0
+        dialer.measures.record(floor.campaign_id, start + n, answered=human, abandoned=False,
+                               ring_seconds=5.0 if human else 20.0, talk_seconds=60.0 if human else 0.0,
+                               wrap_up_seconds=wrap_up_seconds)
+
+
+def _in_wrap_up(floor: Floor, owner_engine, seconds: float) -> None:
+    """The floor's only agent, ``seconds`` into the after-call wrap-up the controller set when
+    its call ended (app/contact/distribution.py): not idle, so not ready."""
+    agent = floor.agents[0]
+    with Session(owner_engine) as db, db.begin():
+        row = db.get_one(Agent, agent.id)
+        row.state, row.state_reason = states.WRAP_UP, states.REASON_AFTER_CALL_WORK
+        row.state_changed_at = NOON_NEW_YORK - timedelta(seconds=seconds)
+    floor.presence.agent_busy(str(floor.account_id), str(agent.id))
+
+
+@pytest.mark.parametrize("wrapped, lines", [(9.0, 1), (1.0, 0)])
+def test_given_a_predictive_campaigns_only_agent_in_a_10_s_wrap_up_then_it_dials_ahead_only_when_the_wrap_up_is_ending(
+        seed, owner_engine, redis_client, wrapped, lines):
+    """9 s into 10 s the agent is free in 1 s, before a person answers (5 s): a call is placed
+    for it now. 1 s in, it is free in 9 s, after the answer: no call (it would be abandoned).
+    Without the wrapping agent's elapsed time the dialer saw no agent at all: 0 either way."""
+    floor, _ = power_floor(seed, owner_engine, redis_client, agents=1, mode="predictive")
+    dialer = floor.dialer()
+    _measured(dialer, floor, wrap_up_seconds=10.0)
+    _in_wrap_up(floor, owner_engine, wrapped)
+
+    dialled = floor.mine(dialer.tick(NOON_NEW_YORK))
+
+    assert len(dialled) == lines
+    assert floor.idle() == set()  # no agent reserved: the answer takes it once it is ready
+
+
+def test_given_an_agent_in_after_call_wrap_up_then_the_round_sees_the_seconds_since_its_call_ended(
+        seed, owner_engine, redis_client):
+    floor, _ = power_floor(seed, owner_engine, redis_client, agents=2, mode="predictive")
+    _in_wrap_up(floor, owner_engine, 7.5)
+    with Session(owner_engine) as db, db.begin():  # one that chose wrap_up itself: no known end
+        other = db.get_one(Agent, floor.agents[1].id)
+        other.state, other.state_reason = states.WRAP_UP, None
+    with Session(owner_engine) as db:
+        campaign = db.get_one(Campaign, floor.campaign_id)
+        assert overdial.wrapping_elapsed(db, campaign, NOON_NEW_YORK) == (7.5,)
+
+
+def test_given_an_answered_campaign_call_when_it_ends_then_its_handle_time_is_talk_plus_the_groups_wrap_up(
+        seed, owner_engine, redis_client):
+    floor, _ = power_floor(seed, owner_engine, redis_client, agents=1)
+    with Session(owner_engine) as db, db.begin():
+        db.get_one(Queue, floor.queue_id).wrap_up_seconds = 15
+    dialer = floor.dialer()
+    first, _ = floor.mine(dialer.tick(NOON_NEW_YORK))
+
+    assert floor.end(dialer, first.call_id, answeredAt=ANSWERED_AT, talkMs=42_000, ringMs=5_000,
+                     agentId=str(floor.agents[0].id), queueId=str(floor.queue_id), hangupReason=None) == "human"
+
+    stats = dialer.measures.stats(floor.campaign_id, cap_percent=3.0)
+    assert (stats.talks.mean(), stats.wrap_ups.mean(), stats.handles.mean()) == (42.0, 15.0, 57.0)

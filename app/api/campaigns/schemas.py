@@ -6,7 +6,7 @@ import marshmallow as ma
 from marshmallow import validate
 
 from app import limits
-from app.campaigns import retries
+from app.campaigns import dispositions, retries
 from app.campaigns.retries import RETRYABLE
 from app.models.enums import AMD_MODES, CAMPAIGN_STATUSES, CONTACT_STATUSES, DIALER_MODES
 
@@ -157,8 +157,9 @@ class ContactListQuerySchema(ma.Schema):
 
 class DispositionSchema(ma.Schema):
     disposition = ma.fields.String(required=True, validate=validate.Regexp(
-        r"^[A-Za-z0-9_.-]{1,64}\Z", error="1-64 letters, digits, '_', '.' or '-' (e.g. sale, callback_later)."))
-    note = ma.fields.String(load_default=None, allow_none=True, validate=validate.Length(max=2000))
+        dispositions.CONTACT_CODE, error=f"{dispositions.CONTACT_CODE_RULE} (e.g. sale, callback_later)."))
+    note = ma.fields.String(load_default=None, allow_none=True,
+                            validate=validate.Length(max=limits.CAMPAIGN_DISPOSITION_NOTE_MAX_LENGTH))
 
 
 class AttemptFiguresSchema(ma.Schema):

@@ -319,14 +319,16 @@ export class Agent extends Emitter {
   }
 
   /**
-   * The disposition of the current call, or of the last one during wrap-up.
+   * The disposition of the current call, or of the last one during wrap-up (a campaign
+   * call's also goes on its contact, with `note`: Call.setDisposition).
    * @param {string} code
+   * @param {string} [note]
    * @returns {Promise<Ack>}
    */
-  setDisposition(code) {
+  setDisposition(code, note) {
     const call = this.call || this.lastCall;
     if (!call) return Promise.reject(new AgentError(ErrorCodes.NO_CALL, 'No call to set a disposition on.'));
-    return call.setDisposition(code);
+    return call.setDisposition(code, note);
   }
 
   // -- server messages ----------------------------------------------------------------------------

@@ -200,12 +200,16 @@ export class Call extends Emitter {
   }
 
   /**
-   * The disposition (after-call outcome), during the call or in wrap-up after it.
+   * The disposition (after-call outcome), during the call or in wrap-up after it. On a
+   * campaign call the server also records it (and `note`) on the campaign contact the call
+   * dialled; its ack then carries `campaignId` and `contactId` (docs/agents.md).
    * @param {string} code
+   * @param {string} [note] kept on the campaign contact (ignored for other calls)
    * @returns {Promise<Ack>}
    */
-  async setDisposition(code) {
-    const ack = await this._control(this, 'disposition', { code: String(code) });
+  async setDisposition(code, note) {
+    const fields = note === undefined ? { code: String(code) } : { code: String(code), note: String(note) };
+    const ack = await this._control(this, 'disposition', fields);
     this.disposition = String(code);
     return ack;
   }

@@ -51,6 +51,15 @@ describe('call phases', () => {
     await call.setDisposition('sale');
     assert.deepEqual(sent, ['disposition']);
   });
+  test('given a note, then setDisposition sends it with the code (a campaign contact keeps it) and omits it otherwise', async () => {
+    const sent = [];
+    const call = new Call('c1', { control: async (c, type, fields) => { sent.push([type, fields]); return { ok: true }; } });
+    call._phase('ended');
+    await call.setDisposition('callback_later', 'ring after 6');
+    await call.setDisposition('sale');
+    assert.deepEqual(sent, [['disposition', { code: 'callback_later', note: 'ring after 6' }], ['disposition', { code: 'sale' }]]);
+    assert.equal(call.disposition, 'sale');
+  });
   test('given a transfer, then the target goes to the server as is and a bad one is refused before it', async () => {
     const sent = [];
     const call = new Call('c1', { control: async (c, type, fields) => { sent.push([type, fields]); return { ok: true }; } });

@@ -180,7 +180,8 @@ export declare class Call extends Emitter<{ phase: (e: { phase: CallPhase; cause
   mute(): Promise<Ack | { ok: true; local: true }>;
   unmute(): Promise<Ack | { ok: true; local: true }>;
   sendDtmf(digits: string): Promise<Ack>;
-  setDisposition(code: string): Promise<Ack>;
+  /** On a campaign call, also recorded (with `note`) on the contact it dialled; the ack then has `campaignId`, `contactId`. */
+  setDisposition(code: string, note?: string): Promise<Ack>;
   /** Blind transfer (docs/agents.md "Transfers"); the call then ends with cause `transferred`. */
   transfer(target: TransferTarget): Promise<Ack>;
   /** Attended transfer: the caller holds while this agent talks to `target` (not a queue). */
@@ -253,7 +254,8 @@ export declare class Agent extends Emitter<AgentEvents> {
   refresh(): Promise<Grant>;
   connect(): Promise<void>;
   setState(state: AgentStateName, reason?: string): Promise<Ack | { ok: true; state: string; reason: string | null }>;
-  setDisposition(code: string): Promise<Ack>;
+  /** On a campaign call, also recorded (with `note`) on the contact it dialled; the ack then has `campaignId`, `contactId`. */
+  setDisposition(code: string, note?: string): Promise<Ack>;
   logout(): Promise<void>;
 }
 
