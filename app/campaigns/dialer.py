@@ -51,7 +51,7 @@ from sqlalchemy import and_, select
 from app import limits
 from app.calls.limiter import ConcurrencyLimiter
 from app.calls.originate import OriginateRequest, originate_payload
-from app.campaigns import amd, overdial, pacing, picking, schedule
+from app.campaigns import agent_claims, amd, overdial, pacing, picking, schedule
 from app.campaigns.dispositions import call_mark_key
 from app.campaigns.lease import CampaignLeases
 from app.campaigns.measures import CampaignMeasures, seconds_of
@@ -227,7 +227,7 @@ class CampaignDialer:
     def dial_progressive(self, account_id: uuid.UUID, campaign_id: uuid.UUID, now: datetime) -> list[Dialled]:
         """One pacing round of a progressive campaign: claim free agents, one contact each."""
         account = str(account_id)
-        claims: list[tuple[_FreeAgent, uuid.UUID, int]] = []  # (agent, call id, idle since)
+        claims: list[agent_claims.Claim] = []
         dialled: list[Dialled] = []
         try:
             with tenant_session(account_id) as db:
@@ -238,15 +238,7 @@ class CampaignDialer:
                 lines = pacing.progressive(pacing.Lines(ready_agents=len(free), busy_elapsed=(),
                                                         ringing_elapsed=())).dial
                 lines = self.headroom(db, campaign, lines)
-                for agent in free:
-                    if len(claims) == lines:
-                        break
-                    call_id = uuid.uuid4()
-                    since = self.presence.claim_agent(account, str(agent.agent_id), str(call_id), agent.registration,
-                                                      limits.CALLBACK_CALL_MARK_TTL_SECONDS,
-                                                      limits.CALLBACK_ENGAGED_TTL_SECONDS)
-                    if since is not None:
-                        claims.append((agent, call_id, since))
+                claims = agent_claims.claim(self.presence, account, free, lines)
                 picked = picking.pick(db, campaign, now, len(claims))
                 for contact, (agent, call_id, _) in zip(picked, claims):
                     request = OriginateRequest(
@@ -260,10 +252,10 @@ class CampaignDialer:
                     dialled.append(Dialled(campaign_id, contact.contact_id, call_id, agent.agent_id))
                 self.mark(account, dialled)
         except BaseException:
-            self._unclaim(account, claims)
+            agent_claims.release(self.presence, account, claims)
             self.unmark(dialled)
             raise
-        self._unclaim(account, claims[len(dialled):])
+        agent_claims.release(self.presence, account, claims[len(dialled):])
         for d in dialled:
             log.info("campaign %s: contact %s dialled for agent %s (call %s)", campaign_id, d.contact_id,
                      d.agent_id, d.call_id)
@@ -285,13 +277,6 @@ class CampaignDialer:
     def unmark(self, dialled: list[Dialled]) -> None:
         if dialled:
             self.redis.delete(*(self.mark_key(d.call_id) for d in dialled))
-
-    def _unclaim(self, account: str, claims: list[tuple[_FreeAgent, uuid.UUID, int]]) -> None:
-        for agent, call_id, since in claims:
-            try:
-                self.presence.unclaim_agent(account, str(agent.agent_id), str(call_id), since)
-            except Exception:  # Redis away: the engaged mark expires by itself
-                log.warning("agent %s: claim for call %s not undone", agent.agent_id, call_id, exc_info=True)
 
     # -- outcomes ------------------------------------------------------------------------------
     def call_ended(self, ended: dict[str, Any]) -> Optional[str]:

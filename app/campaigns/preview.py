@@ -36,7 +36,7 @@ from sqlalchemy import select, update
 
 from app import limits
 from app.calls.originate import OriginateRequest, originate_payload
-from app.campaigns import picking
+from app.campaigns import agent_claims, picking
 from app.db.engine import tenant_session
 from app.events.payloads import emit
 from app.models import Campaign, CampaignContact
@@ -190,7 +190,7 @@ class PreviewDialer:
     def offer(self, account_id: uuid.UUID, campaign_id: uuid.UUID, now: datetime) -> list[PreviewOffer]:
         """One round of a preview campaign: one contact offered per free agent."""
         account = str(account_id)
-        claims: list[tuple[Any, uuid.UUID, int]] = []
+        claims: list[agent_claims.Claim] = []
         made: list[PreviewOffer] = []
         try:
             with tenant_session(account_id) as db:
@@ -199,13 +199,7 @@ class PreviewDialer:
                     return []
                 free = self.free_agents(db, campaign)
                 wanted = self.headroom(db, campaign, len(free))
-                for agent in free[:wanted]:
-                    call_id = uuid.uuid4()
-                    since = self.presence.claim_agent(account, str(agent.agent_id), str(call_id), agent.registration,
-                                                      limits.CALLBACK_CALL_MARK_TTL_SECONDS,
-                                                      limits.CALLBACK_ENGAGED_TTL_SECONDS)
-                    if since is not None:
-                        claims.append((agent, call_id, since))
+                claims = agent_claims.claim(self.presence, account, free, wanted)
                 picked = picking.pick(db, campaign, now, len(claims))
                 rows = {c.id: c for c in db.scalars(select(CampaignContact).where(
                     CampaignContact.id.in_([p.contact_id for p in picked])))} if picked else {}
@@ -222,17 +216,13 @@ class PreviewDialer:
         except BaseException:
             for offer in made:
                 self.offers.discard(offer.offer_id)
-            self._release(account, claims)
+            agent_claims.release(self.presence, account, claims)
             raise
-        self._release(account, claims[len(made):])
+        agent_claims.release(self.presence, account, claims[len(made):])
         for offer in made:
             log.info("campaign %s: contact %s offered to agent %s (offer %s)", campaign_id, offer.contact_id,
                      offer.agent_id, offer.offer_id)
         return made
-
-    def _release(self, account: str, claims: list[tuple[Any, uuid.UUID, int]]) -> None:
-        for agent, call_id, since in claims:
-            self.presence.unclaim_agent(account, str(agent.agent_id), str(call_id), since)
 
     # -- 3. settle -----------------------------------------------------------------------------
     def settle(self, now: datetime) -> list[Any]:
