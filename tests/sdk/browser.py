@@ -123,7 +123,7 @@ class BrowserAgent:
             try:
                 assert self.proc.stdin is not None
                 self.proc.stdin.write('{"cmd": "quit"}\n')
-                self.proc.stdin.flush()
+                self.proc.stdin.close()  # EOF too: an open stdin keeps node running after `quit`
                 self.proc.wait(20)
             except (OSError, subprocess.TimeoutExpired):
                 self.proc.kill()
