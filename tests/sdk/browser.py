@@ -111,9 +111,10 @@ class BrowserAgent:
             raise AssertionError(f"browser: expected '{event}', got {answer}")
         return answer
 
-    def command(self, cmd: str, event: str, timeout: float = 90.0) -> dict[str, Any]:
+    def command(self, cmd: str, event: str, timeout: float = 90.0, **args: Any) -> dict[str, Any]:
+        """Send ``cmd`` (with ``args``, e.g. ``agentId`` for ``consult``) and wait for its answer."""
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({"cmd": cmd}) + "\n")
+        self.proc.stdin.write(json.dumps({"cmd": cmd, **args}) + "\n")
         self.proc.stdin.flush()
         return self.expect(event, timeout)
 
@@ -122,7 +123,7 @@ class BrowserAgent:
             try:
                 assert self.proc.stdin is not None
                 self.proc.stdin.write('{"cmd": "quit"}\n')
-                self.proc.stdin.flush()
+                self.proc.stdin.close()  # EOF too: an open stdin keeps node running after `quit`
                 self.proc.wait(20)
             except (OSError, subprocess.TimeoutExpired):
                 self.proc.kill()

@@ -48,7 +48,7 @@ function wire(a) {
   });
   a.on('call', ({ phase, callId, cause }) => {
     $('call').textContent = phase + (cause ? ` (${cause})` : '');
-    record('call', { phase, callId });
+    record('call', { phase, callId, cause });
     log(`call ${callId} ${phase}${cause ? ' ' + cause : ''}`);
     enable(CALL_BUTTONS, phase !== 'ended');
     enable(['dispose'], true);

@@ -18,6 +18,15 @@
  *     {"cmd":"hold"} / {"cmd":"unhold"} → clicks Hold / Resume, waits for the `media` state
  *                         `held` / `connected`: {"event":"media","state"}
  *     {"cmd":"hangup"}  → clicks Hang up, waits for `ended`: {"event":"ended","phases":[...]}
+ *     {"cmd":"consult","agentId"} → `call.consult({type: 'agent', agentId})` (attended transfer):
+ *                         {"event":"ack","ok":true} or {"event":"ack","ok":false,"code"}
+ *     {"cmd":"completeTransfer"} → `call.completeTransfer()`: the same `ack` (code
+ *                         `consult_not_answered` until the consulted agent answered)
+ *     {"cmd":"answerConsult"} → the consulted agent's side: waits for the consultation's INVITE on
+ *                         the media leg and answers it (the SDK has no public call for a ring
+ *                         without a channel offer yet: `agent.media.answer()`), waits until the
+ *                         session is established: {"event":"answered"}
+ *     {"cmd":"waitEnded"} → waits for the call phase `ended`: {"event":"ended","cause"}
  *     {"cmd":"acceptDenied"} → waits for the offer, clicks Accept, waits for `error`
  *                         `microphone_denied` and `ended`: {"event":"denied","phases","errors"}
  *     {"cmd":"quit"}    → closes the browser and exits
@@ -146,6 +155,33 @@ export async function acceptDenied(page) {
   }, before);
 }
 
+/** Run an SDK call action in the page; a refusal is an answer (`ok: false` and its code), not a failure. */
+export function callAction(page, action, args) {
+  return page.evaluate(async ([a, x]) => {
+    try {
+      await (a === 'consult' ? window.agent.call.consult({ type: 'agent', agentId: x.agentId }) : window.agent.call[a]());
+      return { event: 'ack', ok: true };
+    } catch (err) {
+      return { event: 'ack', ok: false, code: err.code || String(err) };
+    }
+  }, [action, args]);
+}
+
+/** The consulted agent answers the consultation's INVITE on its media leg (no channel offer). */
+export async function answerConsult(page) {
+  await page.waitForFunction(() => window.agent.media && window.agent.media.ringing, null, { timeout: STEP_MS });
+  await page.evaluate(() => { window.agent.media.answer(); });
+  await page.waitForFunction(() => window.agent.media.session && window.agent.media.session.isEstablished(), null, { timeout: STEP_MS })
+    .catch(async () => { throw new Error(`the consultation was never established\n${await page.textContent('#log')}`); });
+  return { event: 'answered' };
+}
+
+/** Wait for this agent's call to end (e.g. after its transfer completed); its cause. */
+export async function waitEnded(page) {
+  await page.waitForFunction(() => window.sdkEvents.some((e) => e.event === 'call' && e.phase === 'ended'), null, { timeout: STEP_MS });
+  return page.evaluate(() => ({ event: 'ended', cause: window.sdkEvents.find((e) => e.event === 'call' && e.phase === 'ended').cause }));
+}
+
 export async function hangup(page) {
   const before = await page.evaluate(() => window.sdkEvents.length);
   await page.click('#hangup');
@@ -177,14 +213,18 @@ async function main() {
       unhold: () => mediaAction(browser.page, 'unhold', 'connected'),
       hangup: async () => ({ event: 'ended', phases: await hangup(browser.page) }),
       acceptDenied: async () => ({ event: 'denied', ...(await acceptDenied(browser.page)) }),
+      consult: (args) => callAction(browser.page, 'consult', args),
+      completeTransfer: () => callAction(browser.page, 'completeTransfer', {}),
+      answerConsult: () => answerConsult(browser.page),
+      waitEnded: () => waitEnded(browser.page),
       events: async () => ({ event: 'events', events: await browser.page.evaluate(() => window.sdkEvents) }),
     };
     for await (const line of readline.createInterface({ input: process.stdin })) {
       if (!line.trim()) continue;
-      const { cmd } = JSON.parse(line);
+      const { cmd, ...args } = JSON.parse(line);
       if (cmd === 'quit') break;
       const run = commands[cmd];
-      say(run ? await run() : { event: 'error', message: `unknown command ${cmd}` });
+      say(run ? await run(args) : { event: 'error', message: `unknown command ${cmd}` });
     }
   } catch (err) {
     say({ event: 'error', message: String(err && err.stack ? err.stack : err) });
