@@ -19,7 +19,9 @@ import pytest
 from tests.console.test_console_browser import ARTIFACTS, ROOT, _missing, run_e2e
 from tests.plugins.eventually import eventually
 from tests.plugins.skips import skip_or_fail_in_ci
-from tests.realswitch.provision import ADMIN_PASSWORD, poll
+from tests.realswitch.product import Product
+from tests.realswitch.provision import ADMIN_PASSWORD, Tenant, poll
+from tests.realswitch.sipp import Sipp
 
 TALK = "uac-talk-bye.xml"  # PCMA caller: sip-tester's g711a.pcap speech, BYE after 4 s
 PIPELINE_SECONDS = 90      # one media worker on a shared 2-core machine, pocketsphinx
@@ -28,17 +30,18 @@ SUITE_TIMEOUT_SECONDS = 240
 E2E_TESTS = 2  # the tests of web/e2e/realswitch.test.js: all of them must have run
 
 
-def _transcribed(tenant, record_id: str) -> dict | None:
+def _transcribed(tenant: Tenant, record_id: str) -> dict | None:
     transcript = tenant.admin.get(f"/api/call-records/{record_id}/transcript", expect=(200, 404))
     return transcript if transcript and transcript.get("segments") else None
 
 
 @pytest.mark.timeout(SUITE_TIMEOUT_SECONDS + PIPELINE_SECONDS + 60)
 def test_a_sipp_call_shows_live_then_in_call_records_with_its_recording_and_transcript(
-        tenant, sipp, product, tmp_path: Path) -> None:
+        tenant: Tenant, sipp: Sipp, product: Product, tmp_path: Path) -> None:
     missing = _missing(sso=False)
     if missing:
         skip_or_fail_in_ci(f"console browser tests: {missing}")
+    product.wait_media_workers()  # else the first recording of a fresh vhost has no queue yet
     number = tenant.number_for([{"verb": "record", "format": "wav", "stereo": True}])
     ready, call_file = tmp_path / "live-ready", tmp_path / "call.json"
     setup = {"port": product.api_port, "password": ADMIN_PASSWORD, "artifacts": str(ARTIFACTS),
