@@ -177,6 +177,29 @@ class Product:
         except NotYet:
             return False
 
+    def media_consumers(self) -> int:
+        """Consumers of the media workers' job queue (``sbc workers``' ``sbc media-worker``
+        children declare it when they start): a recording completed before the first one did,
+        on this run's fresh vhost, has no queue to land in."""
+        import pika
+
+        from app.events.publisher import connection_parameters
+        from app.media.worker import QUEUE
+
+        conn = pika.BlockingConnection(connection_parameters(self.env["SBC_AMQP_URL"]))
+        try:
+            return conn.channel().queue_declare(QUEUE, passive=True).method.consumer_count
+        except pika.exceptions.ChannelClosedByBroker:  # not declared yet
+            return 0
+        finally:
+            if conn.is_open:
+                conn.close()
+
+    def wait_media_workers(self, timeout: float = START_TIMEOUT_SECONDS) -> int:
+        """Wait until a media worker consumes its job queue; how many do."""
+        return eventually(self.media_consumers, timeout=timeout, interval=0.2,
+                          what="a media worker consuming media.transcription")
+
     OPS_LISTENING = re.compile(
         r"(controller|controller-supervisor): /healthz /readyz /metrics on http://([\d.]+):(\d+)")
     READYZ_POLL_SECONDS = 0.5  # each answer runs every process's dependency checks
