@@ -31,8 +31,16 @@ from typing import TYPE_CHECKING, Any, Optional
 from marshmallow import post_load, validate
 
 from app import limits
-from app.calls.consult import (COMPLETE, CONFERENCE, WITHDRAWN_CALLER_LEFT, WITHDRAWN_CANCELLED, WITHDRAWN_MISSED,
-                               Consult, release_target, withdraw_offer)
+from app.calls.consult import (
+    COMPLETE,
+    CONFERENCE,
+    WITHDRAWN_CALLER_LEFT,
+    WITHDRAWN_CANCELLED,
+    WITHDRAWN_MISSED,
+    Consult,
+    release_target,
+    withdraw_offer,
+)
 from app.calls.interaction_times import utc_now
 from app.contact.presence import Presence
 from app.contact.queue_stats import QueueStats, wait_text

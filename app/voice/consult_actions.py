@@ -25,8 +25,7 @@ from typing import Any, Callable, Optional
 import gevent
 
 from app import limits
-from app.calls.consult import (ANSWERED_VARIABLE, BACK, COMPLETE, CONSULT_KINDS, Consult, consult_offer,
-                               release_target)
+from app.calls.consult import ANSWERED_VARIABLE, BACK, COMPLETE, CONSULT_KINDS, Consult, consult_offer, release_target
 from app.calls.sip_targets import InvalidSipUri, parse_sip_uri
 from app.calls.transfers import InvalidTarget, TransferTarget, parse_target
 from app.contact.presence import Candidate
