@@ -54,6 +54,27 @@ def _offer(hub: Hub, env: Envelope) -> None:
                                    timeoutSeconds=p.get("timeoutSeconds"), waitedSeconds=p.get("waitedSeconds")))
 
 
+def _consult_offer(hub: Hub, env: Envelope) -> None:
+    """An agent consulted in an attended transfer: its phone or SDK leg rings now. An ``offer``
+    of kind ``consult`` named after the caller's call, so ``accept`` answers it as a queue
+    offer and the call it becomes is the caller's once the transfer completes."""
+    conn = _agent(hub, env)
+    if conn is not None:
+        p = env.payload
+        conn.offer_id = p.get("callId")
+        conn.send(protocol.message("offer", phase="ringing", kind="consult", offerId=p.get("callId"),
+                                   callId=p.get("callId"), fromAgentId=p.get("fromAgentId"),
+                                   **{"from": p.get("from")}, to=p.get("to"), timeoutSeconds=p.get("timeoutSeconds")))
+
+
+def _consult_withdrawn(hub: Hub, env: Envelope) -> None:
+    """The consulted agent does not take the caller (cancelled, not answered, the consulted leg
+    hung up, the caller left): its offer is withdrawn, also when it had accepted it."""
+    conn = _agent(hub, env)
+    if conn is not None:
+        _withdraw(conn, env.payload.get("callId"), env.payload.get("reason") or WITHDRAWN_MISSED, None, kind="consult")
+
+
 def _preview(hub: Hub, env: Envelope) -> None:
     """A campaign contact to preview (app/campaigns/preview.py): ``offer`` of kind ``preview``."""
     conn = _agent(hub, env)
@@ -75,10 +96,11 @@ def _preview_withdrawn(hub: Hub, env: Envelope) -> None:
                                    reason=env.payload.get("reason"), cause=None))
 
 
-def _withdraw(conn: AgentConnection, call_id: Optional[str], reason: str, cause: Optional[str]) -> None:
+def _withdraw(conn: AgentConnection, call_id: Optional[str], reason: str, cause: Optional[str],
+              **extra: str) -> None:
     if call_id and conn.offer_id == call_id:
         conn.offer_id = None
-        conn.send(protocol.message("offer", phase="withdrawn", offerId=call_id, reason=reason, cause=cause))
+        conn.send(protocol.message("offer", phase="withdrawn", offerId=call_id, reason=reason, cause=cause, **extra))
 
 
 def _missed(hub: Hub, env: Envelope) -> None:
@@ -147,6 +169,8 @@ def _supervisor(active: Optional[bool]) -> Relay:
 RELAYS: dict[str, Relay] = {
     "agent.state.changed": _state,
     "agent.offer": _offer,
+    "agent.consult.offer": _consult_offer,
+    "agent.consult.withdrawn": _consult_withdrawn,
     "agent.preview.offer": _preview,
     "agent.preview.withdrawn": _preview_withdrawn,
     "agent.accept": _accepted,

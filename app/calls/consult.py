@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Optional
 
+from app import limits
 from app.calls.transfers import TransferTarget
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,8 @@ class Consult:
     # swapped: the agent talks with its caller (in their room) while the consulted party holds
     # with music; toggled by the ``consult_swap`` action
     swapped: bool = False
+    # the agent cancelled it (``consult_cancel``): why an agent target's offer is withdrawn
+    cancelled: bool = False
     # each meeting of the caller and a leg has its own room (a room ended by ``endconf`` may
     # still be tearing down when the next meeting begins)
     rooms: int = 0
@@ -58,6 +61,30 @@ class Consult:
     def left(self) -> bool:
         """The first agent left the three-way call."""
         return self.left_at is not None
+
+
+# an agent target's ``offer`` of kind ``consult`` withdrawn (docs/agents.md "offer")
+WITHDRAWN_CANCELLED = "cancelled"
+WITHDRAWN_MISSED = "missed"
+WITHDRAWN_CALLER_LEFT = "caller_left"
+
+
+def consult_offer(ctx: Any, consult: Consult) -> dict[str, Any]:
+    """``agent.consult.offer``'s payload: the agent target's phone rings for a consultation."""
+    return {"callId": ctx.call_id, "traceId": ctx.trace_id, "accountSid": ctx.account_id,
+            "agentId": consult.target.value, "fromAgentId": consult.from_agent, "legId": consult.consult_leg,
+            "from": ctx.from_number or None, "to": ctx.to_number or None,
+            "timeoutSeconds": limits.CONSULT_RING_SECONDS}
+
+
+def withdraw_offer(ctx: Any, consult: Consult, reason: str) -> None:
+    """``agent.consult.withdrawn``: an agent target did not take the caller (its offer, or the
+    call it accepted, ends on its agent channel). Nothing for a number or ``sip:`` target."""
+    if consult.target.kind != "agent":
+        return
+    ctx.publish("agent.consult.withdrawn", {"callId": ctx.call_id, "traceId": ctx.trace_id,
+                                            "accountSid": ctx.account_id, "agentId": consult.target.value,
+                                            "legId": consult.consult_leg, "reason": reason})
 
 
 def release_target(contact: Any, account_id: str, consult: Consult) -> None:

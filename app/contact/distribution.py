@@ -182,6 +182,11 @@ class ContactCentre:
         return self.presence.claim_consulted(account_id, candidate.agent_id, leg_id,
                                              (candidate.domain, candidate.sip_username))
 
+    def consulted_took_call(self, account_id: str, agent_id: str, leg_id: str, call_id: str) -> bool:
+        """The consulted agent has the caller now (attended transfer completed): engaged by
+        the call with its consulted leg as its leg, as a queue agent after its answer."""
+        return self.presence.hand_over_consulted(account_id, agent_id, leg_id, call_id)
+
     def consult_over(self, account_id: str, agent_id: str, leg_id: str, idle_since_ms: int) -> None:
         """The consulted agent did not take the caller (cancelled, not answered, hung up): it
         goes back to its place in the idle line if it is still available."""

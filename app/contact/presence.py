@@ -52,6 +52,18 @@ end
 return 0
 """
 
+# KEYS[1] the agent's engaged mark, KEYS[2] its leg key, KEYS[3] the consultation's mark;
+# ARGV: consulted leg, call id, engaged TTL, leg TTL. Only while the consulted leg holds the agent.
+_HAND_OVER = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
+  redis.call('SET', KEYS[2], ARGV[2] .. ' ' .. ARGV[1], 'EX', tonumber(ARGV[4]))
+  redis.call('DEL', KEYS[3])
+  return 1
+end
+return 0
+"""
+
 # KEYS[1] waiting callers, KEYS[2] idle agents, KEYS[3] the queue's round-robin pointer,
 # KEYS[4] today's calls-handled hash of the account, KEYS[5..] the candidates' registration keys.
 # ARGV[1] the call id, ARGV[2] the switches (Core-UUIDs, ','-separated; '' = any) whose agents
@@ -229,6 +241,7 @@ class Presence:
         self._keep = client.register_script(_KEEP)
         self._claim_agent = client.register_script(_CLAIM_AGENT)
         self._unclaim_agent = client.register_script(_UNCLAIM_AGENT)
+        self._hand_over = client.register_script(_HAND_OVER)
 
     # -- keys --------------------------------------------------------------------------------
     def reg_key(self, domain: str, sip_username: str) -> str:
@@ -443,6 +456,15 @@ class Presence:
         whether the agent is idle again (its state may have changed meanwhile)."""
         keys = [self.engaged_prefix(account_id) + agent_id, "", self.consult_key(account_id, leg_id)]
         return bool(self._unclaim_agent(keys=keys, args=[leg_id, agent_id, 0]))
+
+    def hand_over_consulted(self, account_id: str, agent_id: str, leg_id: str, call_id: str) -> bool:
+        """A consulted agent took the caller (attended transfer completed): its engaged mark
+        passes from the consulted leg to the caller's call, with ``leg_id`` as its leg, as a
+        queue agent's after its answer, so the agent channel's hangup/hold/dtmf act on it and
+        ``release`` ends it with the call. False when the leg no longer holds the agent."""
+        keys = [self.engaged_prefix(account_id) + agent_id, self.leg_key(account_id, agent_id),
+                self.consult_key(account_id, leg_id)]
+        return bool(self._hand_over(keys=keys, args=[leg_id, call_id, ENGAGED_TTL_SECONDS, _WAITING_TTL_SECONDS]))
 
     def callback_call_agent(self, account_id: str, call_id: str) -> Optional[str]:
         """The agent a callback call was dialled for, while its mark lives."""

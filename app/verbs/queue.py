@@ -31,7 +31,16 @@ from typing import TYPE_CHECKING, Any, Optional
 from marshmallow import post_load, validate
 
 from app import limits
-from app.calls.consult import COMPLETE, CONFERENCE, release_target
+from app.calls.consult import (
+    COMPLETE,
+    CONFERENCE,
+    WITHDRAWN_CALLER_LEFT,
+    WITHDRAWN_CANCELLED,
+    WITHDRAWN_MISSED,
+    Consult,
+    release_target,
+    withdraw_offer,
+)
 from app.calls.interaction_times import utc_now
 from app.contact.presence import Presence
 from app.contact.queue_stats import QueueStats, wait_text
@@ -391,6 +400,7 @@ class Queue(Verb):
                 hold_until_decided(ctx, music)
             except BaseException:
                 _stop(keeper)
+                withdraw_offer(ctx, consult, WITHDRAWN_CALLER_LEFT)
                 release_target(contact, ctx.account_id, consult)
                 raise
             if consult.outcome == CONFERENCE:  # the agent added the party: a three-way call
@@ -401,6 +411,7 @@ class Queue(Verb):
                     _stop(keeper)
             if consult.outcome != COMPLETE:
                 _stop(keeper)
+                withdraw_offer(ctx, consult, WITHDRAWN_CANCELLED if consult.cancelled else WITHDRAWN_MISSED)
                 release_target(contact, ctx.account_id, consult)
             else:
                 self._handled(ctx, stats, config, answered_at)
@@ -415,6 +426,7 @@ class Queue(Verb):
                     times.segment_id = contact.open_segment(ctx.account_id, ctx.trace_id, ctx.call_id,
                                                             agent_id, times.segment_started_at)
                     ctx.agent_bridged(agent_id, None)
+                    keeper = self._consulted_took_call(ctx, contact, config, consult, keeper)
             try:
                 rejoin(ctx, consult)
             except BaseException:
@@ -427,6 +439,20 @@ class Queue(Verb):
                 _stop(keeper)
                 return agent_id
         return agent_id
+
+    def _consulted_took_call(self, ctx: VerbContext, contact: Any, config: "QueueConfig", consult: Consult,
+                             keeper: Any) -> Any:
+        """The consulted agent has the caller: engaged by the call with its consulted leg as its
+        leg (the agent channel's hangup/hold/dtmf act on it), and ``agent.accept`` (kind
+        ``consult``): its channel gets ``call`` ``connected``, as after a queue offer's answer.
+        Returns the greenlet that keeps its engaged mark now."""
+        agent_id = consult.target.value
+        if contact.consulted_took_call(ctx.account_id, agent_id, consult.consult_leg, ctx.call_id):
+            _stop(keeper)
+            keeper = contact.keep_engaged(ctx.account_id, agent_id, ctx.call_id)
+        ctx.publish("agent.accept", self._event(ctx, agentId=agent_id, queueId=str(config.id), waitedSeconds=0,
+                                                kind="consult", fromAgentId=consult.from_agent))
+        return keeper
 
     def _first_agent_left(self, ctx: VerbContext, contact: Any, config: "QueueConfig", stats: QueueStats,
                           answered_at: float, agent_id: str) -> None:

@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional
 import gevent
 
 from app import limits
-from app.calls.consult import ANSWERED_VARIABLE, BACK, COMPLETE, CONSULT_KINDS, Consult, release_target
+from app.calls.consult import ANSWERED_VARIABLE, BACK, COMPLETE, CONSULT_KINDS, Consult, consult_offer, release_target
 from app.calls.sip_targets import InvalidSipUri, parse_sip_uri
 from app.calls.transfers import InvalidTarget, TransferTarget, parse_target
 from app.contact.presence import Candidate
@@ -130,6 +130,8 @@ def consult(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[str
     if not reply.startswith("+OK"):
         _back(call, ctx.consult)
         raise Refused("call_ending", "The switch refused the consultation.")
+    if candidate is not None:  # its agent channel: an ``offer`` of kind ``consult`` (relay)
+        ctx.publish("agent.consult.offer", consult_offer(ctx, consult))
     return {"to": target.as_dict(), "leg": leg}
 
 
@@ -158,7 +160,9 @@ def _back(call: LiveHandle, consult: Consult) -> None:
 
 def consult_cancel(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
     """The consulted party is hung up; the agent is back with its caller."""
-    _back(call, consulting(call))
+    consult = consulting(call)
+    consult.cancelled = True
+    _back(call, consult)
     return {}
 
 

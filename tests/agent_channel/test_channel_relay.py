@@ -123,3 +123,46 @@ def test_given_consult_commands_with_a_queue_or_bad_target_or_no_call_then_valid
                             ("completeTransfer", {}), ("cancelConsult", {})):
         ack = ana.command(command, **fields)
         assert ack["error"]["code"] == "no_call", (command, ack)
+
+
+def _consult_offer(tenant, agent_id: str, from_agent: str, call_id: str) -> None:
+    emit("agent.consult.offer", {"callId": call_id, "agentId": agent_id, "fromAgentId": from_agent,
+                                 "legId": str(uuid.uuid4()), "from": "+15550001111", "to": "+15550002222",
+                                 "timeoutSeconds": 30}, account_id=tenant.account_id)
+
+
+def test_given_a_consulted_agent_when_it_accepts_and_the_transfer_completes_then_it_has_the_call_connected(
+        channel_server, seed, api, owner_conn):
+    tenant, ids = _agents(seed, api, owner_conn, "ana", "ben")
+    server = channel_server()
+    ben = server.connect(tenant.host)
+    ben.auth(api.mint(tenant, "ben", session="agent"))
+    call_id = str(uuid.uuid4())
+    _consult_offer(tenant, ids["ben"], ids["ana"], call_id)
+    offer = ben.expect("offer")
+    assert (offer["kind"], offer["phase"], offer["offerId"], offer["callId"]) == ("consult", "ringing", call_id, call_id)
+    assert (offer["fromAgentId"], offer["from"], offer["to"], offer["timeoutSeconds"]) == \
+        (ids["ana"], "+15550001111", "+15550002222", 30)
+    ack = ben.command("accept", offerId=call_id)
+    assert ack["ok"] and ack["offerId"] == call_id
+    assert ben.expect("call")["phase"] == "connecting"
+    emit("agent.accept", {"callId": call_id, "agentId": ids["ben"], "kind": "consult"}, account_id=tenant.account_id)
+    assert ben.expect("call", lambda m: m["phase"] == "connected")["callId"] == call_id
+    emit("call.ended", {"callId": call_id, "hangupCause": "NORMAL_CLEARING"}, account_id=tenant.account_id)
+    assert ben.expect("call", lambda m: m["phase"] == "ended")["callId"] == call_id
+
+
+def test_given_a_consult_offer_when_the_consultation_is_cancelled_then_the_offer_is_withdrawn_cancelled(
+        channel_server, seed, api, owner_conn):
+    tenant, ids = _agents(seed, api, owner_conn, "ana", "ben")
+    server = channel_server()
+    ben = server.connect(tenant.host)
+    ben.auth(api.mint(tenant, "ben", session="agent"))
+    call_id = str(uuid.uuid4())
+    _consult_offer(tenant, ids["ben"], ids["ana"], call_id)
+    ben.expect("offer")
+    emit("agent.consult.withdrawn", {"callId": call_id, "agentId": ids["ben"], "reason": "cancelled"},
+         account_id=tenant.account_id)
+    withdrawn = ben.expect("offer", lambda m: m["phase"] == "withdrawn")
+    assert (withdrawn["offerId"], withdrawn["reason"], withdrawn["kind"]) == (call_id, "cancelled", "consult")
+    assert ben.command("accept", offerId=call_id)["error"]["code"] == "no_offer"

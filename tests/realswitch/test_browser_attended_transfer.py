@@ -1,17 +1,14 @@
 """An attended transfer between two browser agents on the real switch (issue 24): Debian's
 baresip calls a queue over the trunk profile (a sweep every second, what it hears dumped to a
 WAV); chromium agent A (the SDK's example page, tests/sdk/browser.py) takes the call, consults
-chromium agent B (``call.consult({type: 'agent'})``), B answers on its media leg, A completes.
+chromium agent B (``call.consult({type: 'agent'})``), B accepts the consultation's ``offer`` (kind
+``consult``) with the SDK's public ``offer.accept()``, A completes, B has the call (``connected``)
+and hangs it up with ``call.hangup()``.
 
 What a user hears: after the completion the caller hears B (the fake microphone's beeps) every
 second, and B hears the caller (its sweep) every second; A's call ended with cause
 ``transferred``. What the platform says: ``call.transferred`` (``attended``, by A), the call
 record's segments A (transferred) then B, the summary's transfer_count 1.
-
-Not built, so worked around here: the consulted agent's SDK is told nothing on its agent channel
-(no offer, no ``call`` event, during the consultation or after the completion), so B answers the
-consultation's INVITE through ``agent.media.answer()`` (the SDK's public API has no call for a
-ring without a channel offer) and the caller, not B, hangs up at the end.
 """
 from __future__ import annotations
 
@@ -77,7 +74,8 @@ def test_a_browser_agent_consults_another_browser_agent_and_completes_and_the_ca
         started = time.monotonic()
         ack = a.command("consult", "ack", agentId=agent_b["id"])
         assert ack["ok"], ack
-        b.command("answerConsult", "answered")
+        answered = b.command("answerConsult", "answered")  # the offer, through the page's Accept
+        assert (answered["kind"], answered["fromAgentId"], answered["offerId"]) == ("consult", agent_a["id"], call_id), answered
         before = eventually(lambda: b.command("stats", "stats")["inbound"], timeout=10,
                             what="A's first RTP packet at B")
         time.sleep(1)  # scenario: A and B talk one second before A completes
@@ -86,6 +84,7 @@ def test_a_browser_agent_consults_another_browser_agent_and_completes_and_the_ca
         eventually(lambda: a.command("completeTransfer", "ack")["ok"], timeout=15, what="the transfer completed")
         completed = time.monotonic()
         a_ended = a.command("waitEnded", "ended")
+        b_call = b.command("waitConnected", "connected")  # B's SDK has the caller's call now
         previous = b.command("stats", "stats")["inbound"]
         joined = time.monotonic()
         for _second in range(TALK_SECONDS):
@@ -93,10 +92,8 @@ def test_a_browser_agent_consults_another_browser_agent_and_completes_and_the_ca
             now = b.command("stats", "stats")["inbound"]
             b_levels.append(_level(previous, now))
             previous = now
-        # the caller hangs up: B's SDK has no `call` to hang up (no channel message reaches the
-        # consulted agent, during the consultation or after the completion; see the docstring)
-        caller.hangup()
-        caller.wait_closed(timeout=15)
+        b_phases = b.command("hangup", "ended")["phases"]  # B hangs up with its SDK's call.hangup()
+        caller.wait_closed(timeout=15)  # the caller gets the BYE
     finally:
         a.close()
         b.close()
@@ -108,6 +105,7 @@ def test_a_browser_agent_consults_another_browser_agent_and_completes_and_the_ca
     print(f"\nconsult->complete {completed - started:.2f} s (1 s of it talk); caller heard B {heard} (int16 RMS per second); "
           f"B heard A in the consultation {consult_level:.3f}, the caller after {[round(v, 3) for v in b_levels]}; A ended {a_ended}; folder {folder}")
     assert a_ended["cause"] == "transferred", a_ended
+    assert b_call["callId"] == call_id and b_phases == ["connecting", "connected", "ended"], (b_call, b_phases)
     assert consult_level > BROWSER_SPEECH_LEVEL, consult_level                  # B heard A while consulted
     assert len(heard) >= TALK_SECONDS - 2 and min(heard) > SPEECH_RMS, heard  # the caller hears B
     assert min(b_levels) > BROWSER_SPEECH_LEVEL, b_levels                       # B hears the caller

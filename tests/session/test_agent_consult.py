@@ -68,7 +68,17 @@ def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_call
     eventually(lambda: call.rejoined == [ben_phone.b_leg_uuid], timeout=10, what="the caller bridged to ben")
     assert ana_leg in call.killed_legs  # ana's phone got its BYE
     presence = services.contact.presence
-    assert presence.engaged_by(str(account.id), agents["ben"]) == ben_phone.b_leg_uuid  # ben's call now
+    # ben has the caller as after a queue offer's answer: engaged by the call, its consulted leg
+    # as its leg (the agent channel's hangup/hold act on it), agent.accept (its `call` connected)
+    assert presence.engaged_by(str(account.id), agents["ben"]) == call.uuid
+    assert presence.agent_leg(str(account.id), agents["ben"]) == (call.uuid, ben_phone.b_leg_uuid)
+    [offer] = outbox_payloads(owner_conn, call.uuid, "agent.consult.offer")
+    assert (offer["agentId"], offer["fromAgentId"], offer["legId"]) == (agents["ben"], agents["ana"], ben_phone.b_leg_uuid)
+    [ana_offer] = outbox_payloads(owner_conn, call.uuid, "agent.offer")  # the caller's number, as ana's offer
+    assert offer["from"] and offer["from"] == ana_offer["from"] and offer["timeoutSeconds"] == 30
+    accepts = outbox_payloads(owner_conn, call.uuid, "agent.accept")
+    assert [(a["agentId"], a.get("kind")) for a in accepts] == [(agents["ana"], None), (agents["ben"], "consult")]
+    assert outbox_payloads(owner_conn, call.uuid, "agent.consult.withdrawn") == []
     time.sleep(1.5)  # scenario: ben talks 1.5 s with the caller, then hangs up
     ben_phone.hangup()
     assert call.wait(15), "the call did not end"
@@ -105,6 +115,8 @@ def test_given_an_agent_consulting_another_agent_when_it_cancels_then_the_consul
                what="ben idle again after the cancel")
     assert presence.engaged_by(str(account.id), agents["ben"]) is None
     eventually(lambda: call.rejoined == [ana_leg], timeout=10, what="the caller back with ana")
+    [withdrawn] = outbox_payloads(owner_conn, call.uuid, "agent.consult.withdrawn")  # ben's offer
+    assert (withdrawn["agentId"], withdrawn["reason"]) == (agents["ben"], "cancelled")
     ana_phone.hangup()
     assert call.wait(15), "the call did not end"
     record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
@@ -123,6 +135,8 @@ def test_given_an_agent_consulting_another_agent_when_the_consulted_agent_hangs_
     ben_phone.hangup()
 
     eventually(lambda: call.rejoined == [ana_leg], timeout=10, what="the caller back with ana")
+    [withdrawn] = outbox_payloads(owner_conn, call.uuid, "agent.consult.withdrawn")
+    assert (withdrawn["agentId"], withdrawn["reason"]) == (agents["ben"], "missed")
     with pytest.raises(Conflict) as refused:  # nothing left to complete
         _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
     assert refused.value.code == "not_consulting"

@@ -36,8 +36,10 @@ function wire(a) {
   a.on('connection', (c) => { $('connection').textContent = c.state; record('connection', { state: c.state }); log(`connection ${c.state}`); });
   a.on('state', (s) => { $('state').textContent = s.state + (s.reason ? ` (${s.reason})` : ''); record('state', { state: s.state }); });
   a.on('offer', (offer) => {
-    $('offer').textContent = `ringing: ${offer.from || 'caller'} via ${offer.queue}`;
-    record('offer', { offerId: offer.id });
+    $('offer').textContent = offer.kind === 'consult'
+      ? `consultation from agent ${offer.fromAgentId} (caller ${offer.from || 'unknown'})`
+      : `ringing: ${offer.from || 'caller'} via ${offer.queue}`;
+    record('offer', { offerId: offer.id, kind: offer.kind, fromAgentId: offer.fromAgentId });
     log(`offer ${offer.id} from ${offer.from}`);
     enable(['accept', 'reject'], true);
     offer.on('ended', ({ reason }) => {

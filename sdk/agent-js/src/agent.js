@@ -42,6 +42,7 @@ const OFFER_GRACE_MS = 5000;
 /** @type {Readonly<Record<string, OfferEnd>>} */
 const withdrawnReason = Object.freeze({
   missed: 'missed', rejected: 'rejected', caller_left: 'caller_left', answered_elsewhere: 'answered_elsewhere',
+  cancelled: 'cancelled', // a consultation the consulting agent cancelled
 });
 /** @type {Readonly<Record<string, PreviewEnd>>} */
 const previewWithdrawnReason = Object.freeze({ timeout: 'timeout', campaign_not_running: 'campaign_not_running' });

@@ -1,7 +1,11 @@
 /**
  * An offer (docs/agents.md `{"type": "offer", "offerId", "queue", "from", "timeoutSeconds"}`):
- * a queued caller is ringing this agent. `accept()` or `reject()` once; without either it ends
- * as `missed` when the server (or the ring timer) says so.
+ * a queued caller is ringing this agent (`kind` `queue`), or another agent consults this one in
+ * an attended transfer (`kind` `consult`: `fromAgentId` is the consulting agent, `from`/`to` the
+ * caller's numbers; the call it becomes is the caller's once the transfer completes).
+ * `accept()` or `reject()` once (a consultation cannot be rejected: `reject()` answers
+ * `no_offer`; let it ring out); without either it ends as `missed` when the server (or the
+ * ring timer) says so.
  *
  * Events: `ended` `{reason: 'accepted' | 'rejected' | 'missed' | 'cancelled', cause?}`.
  */
@@ -13,12 +17,18 @@ import { AgentError, ErrorCodes } from './errors.js';
 
 export class Offer extends Emitter {
   /**
-   * @param {{offerId: string, queue?: string, from?: string, timeoutSeconds?: number}} message
+   * @param {{offerId: string, kind?: string, queue?: string, from?: string, to?: string, fromAgentId?: string, timeoutSeconds?: number}} message
    * @param {{accept: (offer: Offer) => Promise<import('./call.js').Call>, reject: (offer: Offer) => Promise<Ack>}} actions
    */
   constructor(message, actions) {
     super();
     this.id = message.offerId;
+    /** @type {'queue' | 'consult'} */
+    this.kind = message.kind === 'consult' ? 'consult' : 'queue';
+    /** @type {string | null} the consulting agent (kind `consult`) */
+    this.fromAgentId = message.fromAgentId ?? null;
+    /** @type {string | null} the number the caller dialled (kind `consult`) */
+    this.to = message.to ?? null;
     this.queue = message.queue ?? null;
     this.from = message.from ?? null;
     this.timeoutSeconds = message.timeoutSeconds ?? null;

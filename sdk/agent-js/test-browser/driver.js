@@ -22,10 +22,11 @@
  *                         {"event":"ack","ok":true} or {"event":"ack","ok":false,"code"}
  *     {"cmd":"completeTransfer"} → `call.completeTransfer()`: the same `ack` (code
  *                         `consult_not_answered` until the consulted agent answered)
- *     {"cmd":"answerConsult"} → the consulted agent's side: waits for the consultation's INVITE on
- *                         the media leg and answers it (the SDK has no public call for a ring
- *                         without a channel offer yet: `agent.media.answer()`), waits until the
- *                         session is established: {"event":"answered"}
+ *     {"cmd":"answerConsult"} → the consulted agent's side: waits for the channel's `offer` (kind
+ *                         `consult`), clicks Accept (`offer.accept()` answers the media leg's
+ *                         ring), waits until the session is established:
+ *                         {"event":"answered","offerId","kind","fromAgentId","phases"}
+ *     {"cmd":"waitConnected"} → waits for the call phase `connected`: {"event":"connected","callId"}
  *     {"cmd":"waitEnded"} → waits for the call phase `ended`: {"event":"ended","cause"}
  *     {"cmd":"acceptDenied"} → waits for the offer, clicks Accept, waits for `error`
  *                         `microphone_denied` and `ended`: {"event":"denied","phases","errors"}
@@ -167,13 +168,30 @@ export function callAction(page, action, args) {
   }, [action, args]);
 }
 
-/** The consulted agent answers the consultation's INVITE on its media leg (no channel offer). */
+/**
+ * The consulted agent answers through the public path: its channel's `offer` of kind `consult`,
+ * the page's Accept (`offer.accept()`), which answers the media leg's ring; waits until the
+ * leg is established. The offer's fields and the call phases seen so far.
+ */
 export async function answerConsult(page) {
-  await page.waitForFunction(() => window.agent.media && window.agent.media.ringing, null, { timeout: STEP_MS });
-  await page.evaluate(() => { window.agent.media.answer(); });
+  const before = await page.evaluate(() => window.sdkEvents.length);
+  await page.waitForFunction((n) => window.sdkEvents.slice(n).some((e) => e.event === 'offer'), before, { timeout: STEP_MS * 2 });
+  await page.click('#accept');
   await page.waitForFunction(() => window.agent.media.session && window.agent.media.session.isEstablished(), null, { timeout: STEP_MS })
     .catch(async () => { throw new Error(`the consultation was never established\n${await page.textContent('#log')}`); });
-  return { event: 'answered' };
+  return page.evaluate((n) => {
+    const events = window.sdkEvents.slice(n);
+    const offer = events.find((e) => e.event === 'offer');
+    return { event: 'answered', offerId: offer.offerId, kind: offer.kind, fromAgentId: offer.fromAgentId,
+      phases: events.filter((e) => e.event === 'call').map((e) => e.phase) };
+  }, before);
+}
+
+/** Wait for this agent's call to be `connected` (a consulted agent: once the transfer completed). */
+export async function waitConnected(page) {
+  await page.waitForFunction(() => window.sdkEvents.some((e) => e.event === 'call' && e.phase === 'connected'), null, { timeout: STEP_MS })
+    .catch(async () => { throw new Error(`never connected\n${await page.textContent('#log')}`); });
+  return page.evaluate(() => ({ event: 'connected', callId: window.agent.call && window.agent.call.id }));
 }
 
 /** Wait for this agent's call to end (e.g. after its transfer completed); its cause. */
@@ -216,6 +234,7 @@ async function main() {
       consult: (args) => callAction(browser.page, 'consult', args),
       completeTransfer: () => callAction(browser.page, 'completeTransfer', {}),
       answerConsult: () => answerConsult(browser.page),
+      waitConnected: () => waitConnected(browser.page),
       waitEnded: () => waitEnded(browser.page),
       events: async () => ({ event: 'events', events: await browser.page.evaluate(() => window.sdkEvents) }),
     };

@@ -203,6 +203,49 @@ describe('preview offers', () => {
   });
 });
 
+describe('consult offers (attended transfer)', () => {
+  const consult = { type: 'offer', kind: 'consult', phase: 'ringing', offerId: 'call-1', callId: 'call-1',
+    fromAgentId: 'agent-a', from: '+15551230000', to: '+15557654321', timeoutSeconds: 30 };
+  /** An agent whose channel records the commands it is sent and acks them. */
+  function consultedAgent() {
+    const agent = createAgent({ host: 'acme.example.com', media: false });
+    const sent = [];
+    agent.channel = /** @type {any} */ ({ isOpen: true, command: async (type, fields) => { sent.push([type, fields]); return { ok: true }; } });
+    const offers = [];
+    agent.on('offer', (o) => offers.push(o));
+    agent._onOffer(consult);
+    return { agent, sent, offer: offers[0] };
+  }
+
+  test('given a consult offer, when accepted and the transfer completes, then the call is connected and hangs up through the channel', async () => {
+    const { agent, sent, offer } = consultedAgent();
+    assert.deepEqual([offer.kind, offer.fromAgentId, offer.from, offer.to, offer.queue], ['consult', 'agent-a', '+15551230000', '+15557654321', null]);
+    const call = await offer.accept();
+    assert.deepEqual(sent[0], ['accept', { offerId: 'call-1' }]);
+    assert.equal(call.phase, 'connecting');
+    agent._onCall({ type: 'call', phase: 'connected', callId: 'call-1' });  // agent.accept at the completion
+    assert.equal(agent.call, call);
+    assert.equal(call.phase, 'connected');
+    await call.hangup();
+    assert.deepEqual(sent[1], ['hangup', {}]);
+    await call.setDisposition('resolved');
+    assert.deepEqual(sent[2], ['disposition', { code: 'resolved', callId: 'call-1' }]);
+  });
+
+  test('given an accepted consult offer, when the consultation is cancelled, then the connecting call ends cancelled', async () => {
+    const { agent, offer } = consultedAgent();
+    const call = await offer.accept();
+    agent._onOffer({ type: 'offer', kind: 'consult', phase: 'withdrawn', offerId: 'call-1', reason: 'cancelled', cause: null });
+    assert.deepEqual([call.phase, call.cause, agent.call], ['ended', 'cancelled', null]);
+  });
+
+  test('given a ringing consult offer, when it is withdrawn cancelled, then it ends cancelled', () => {
+    const { agent, offer } = consultedAgent();
+    agent._onOffer({ type: 'offer', kind: 'consult', phase: 'withdrawn', offerId: 'call-1', reason: 'cancelled', cause: null });
+    assert.deepEqual([offer.state, agent.offer], ['cancelled', null]);
+  });
+});
+
 describe('error codes', () => {
   test('then API codes map onto the SDK\'s stable codes and unknown ones pass through', () => {
     assert.equal(mapApiCode('invalid_credentials', 401), ErrorCodes.BAD_CREDENTIALS);

@@ -119,8 +119,14 @@ export declare class Offer extends Emitter<{ ended: (e: { reason: OfferEnd; caus
   /** The agent makes offers from the channel's `offer` messages; a page receives them (`offer` event). */
   private constructor();
   readonly id: string;
+  /** `queue`: a queued caller; `consult`: another agent consults this one (attended transfer) */
+  readonly kind: 'queue' | 'consult';
   readonly queue: string | null;
   readonly from: string | null;
+  /** the number the caller dialled (kind `consult`) */
+  readonly to: string | null;
+  /** the consulting agent (kind `consult`) */
+  readonly fromAgentId: string | null;
   readonly timeoutSeconds: number | null;
   readonly receivedAt: number;
   readonly state: 'ringing' | 'accepting' | OfferEnd;
