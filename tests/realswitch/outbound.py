@@ -132,9 +132,11 @@ def outbox(owner_engine, routing_key_like: str, payload_field: str, value: str) 
 
 
 def bridged(switch, call_id: str) -> bool:
-    """``call_id`` is one leg of a bridged call on the switch (``show calls``)."""
+    """``call_id`` is one leg of a bridged call on the switch. ``show calls`` also lists a lone
+    answered leg (``b_uuid`` empty): a customer waiting for an agent, or while answering-machine
+    detection runs, is not bridged."""
     rows = json.loads(switch.api("show calls as json", check=False) or "{}").get("rows") or []
-    return any(call_id in (row.get("uuid"), row.get("b_uuid")) for row in rows)
+    return any((row.get("uuid") == call_id and row.get("b_uuid")) or row.get("b_uuid") == call_id for row in rows)
 
 
 def record(owner_engine, call_id: str) -> dict | None:

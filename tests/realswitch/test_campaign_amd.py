@@ -11,7 +11,6 @@ measured on the RTP the switch sent to the customer (tshark), with its length.
 Set-up (trunk, agent, campaign, calling window) is test_campaign_dialer.py's."""
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -59,13 +58,6 @@ def _dialled(owner_engine, agent, product) -> str:
     return originate["payload"]["callId"]
 
 
-def _bridged(real_switch, call_id: str) -> bool:
-    """``call_id`` is bridged to another leg (``show calls`` also lists a lone answered leg,
-    which is what the customer's leg is while the detection runs)."""
-    rows = json.loads(real_switch.api("show calls as json", check=False) or "{}").get("rows") or []
-    return any((row.get("uuid") == call_id and row.get("b_uuid")) or row.get("b_uuid") == call_id for row in rows)
-
-
 def _rung(phone_result) -> bool:
     """The agent's sipp phone received an INVITE (its trace holds the REGISTER exchange too)."""
     return re.search(r"^\s*INVITE sip:", phone_result.messages, re.M) is not None
@@ -83,7 +75,7 @@ def test_a_person_who_answers_is_detected_human_and_bridged_to_the_reserved_agen
         tenant.admin.put(f"/api/agents/{agent.id}/state", {"state": "available"})
         tenant.admin.post(f"/api/campaigns/{campaign['id']}/start", {})
         call_id = _dialled(owner_engine, agent, product)
-        assert poll(lambda: _bridged(real_switch, call_id), 30), \
+        assert poll(lambda: outbound.bridged(real_switch, call_id), 30), \
             f"the person never reached the agent\n{product.controller.log_tail()}\n{real_switch.log_tail(60)}"
         time.sleep(1.0)  # scenario: talk
         real_switch.api(f"uuid_kill {call_id}")
