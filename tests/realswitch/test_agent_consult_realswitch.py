@@ -10,6 +10,7 @@ that a room ending returns the caller to its session (``hangup_after_conference=
 what each party is sent (``uuid_record`` of its write stream) as the legs move."""
 from __future__ import annotations
 
+import json
 import time
 
 from tests.plugins.eventually import eventually
@@ -39,6 +40,20 @@ def _consulted_leg(tenant, real_switch, call: AgentCall) -> str:
     eventually(lambda: real_switch.api(f"uuid_getvar {target} sbc_consult_answered", check=False).strip() == "true",
                timeout=15, what="the consulted agent answered")
     return target
+
+
+def _running(real_switch, leg: str) -> str:
+    """The application ``leg`` runs now (the switch sets ``current_application`` as each starts)."""
+    return real_switch.api(f"uuid_getvar {leg} current_application", check=False).strip()
+
+
+def _in_room(real_switch, *legs: str) -> bool:
+    return all(_running(real_switch, leg) == "conference" for leg in legs)
+
+
+def _bridged_to(real_switch, leg: str, other: str) -> bool:
+    rows = json.loads(real_switch.api("show calls as json", check=False) or "{}").get("rows") or []
+    return any({row.get("uuid"), row.get("b_uuid")} == {leg, other} for row in rows)
 
 
 def _details(tenant, record, segments: int) -> dict:
@@ -129,10 +144,12 @@ def test_given_an_answered_consultation_when_the_agent_swaps_then_it_hears_the_c
         heard = {"consulting": _heard(real_switch, parties, "consulting")}
 
         assert call.client.command("swap")["ok"] is True
-        time.sleep(0.5)  # scenario: let the room settle (the caller's music is broken, it joins)
+        eventually(lambda: _in_room(real_switch, parties["caller"], parties["agent"]), timeout=10,
+                   what="the caller and the agent in their room")
         heard["swapped"] = _heard(real_switch, parties, "swapped")
         assert call.client.command("swap")["ok"] is True
-        time.sleep(0.5)  # scenario: the caller's room ends, its music starts again
+        eventually(lambda: _bridged_to(real_switch, parties["agent"], parties["target"]), timeout=10,
+                   what="the agent bridged to the target again")
         heard["back"] = _heard(real_switch, parties, "back")
         print("swap: loudness (RMS) of what each party is sent:", heard)
 
@@ -163,7 +180,8 @@ def test_given_a_three_way_call_when_the_agent_leaves_then_the_caller_and_the_ta
         target = _consulted_leg(tenant, real_switch, call)
 
         assert call.client.command("conference")["ok"] is True
-        time.sleep(0.5)  # scenario: the three legs settle in the room
+        eventually(lambda: _in_room(real_switch, call.call_id, call.leg, target), timeout=10,
+                   what="the three legs in the room")
         three = _heard(real_switch, {"caller": call.call_id, "agent": call.leg, "target": target}, "three-way")
         assert call.client.command("leave")["ok"] is True
         eventually(lambda: _callstate(real_switch, call.leg) is None, timeout=10, what="the first agent's leg gone")
