@@ -35,6 +35,15 @@ def _transcribed(tenant: Tenant, record_id: str) -> dict | None:
     return transcript if transcript and transcript.get("segments") else None
 
 
+def _pipeline_state(tenant: Tenant, product: Product, record_id: str) -> str:
+    """Why no transcript: the recording rows, the transcript answer and the workers' log."""
+    recordings = tenant.admin.get(f"/api/call-records/{record_id}/recordings")["items"]
+    answer = tenant.admin.get(f"/api/call-records/{record_id}/transcript", expect=(200, 404))
+    return (f"no transcript with segments of {record_id} within {PIPELINE_SECONDS} s\n"
+            f"recordings: {recordings}\ntranscript: {answer}\n"
+            f"media consumers: {product.media_consumers()}\nworkers log:\n{product.workers.log_tail(60)}")
+
+
 @pytest.mark.timeout(SUITE_TIMEOUT_SECONDS + PIPELINE_SECONDS + 60)
 def test_a_sipp_call_shows_live_then_in_call_records_with_its_recording_and_transcript(
         tenant: Tenant, sipp: Sipp, product: Product, tmp_path: Path) -> None:
@@ -59,7 +68,7 @@ def test_a_sipp_call_shows_live_then_in_call_records_with_its_recording_and_tran
             record = tenant.wait_record(number)[0]
             record_id = str(record["public_id"])
             transcript = poll(lambda: _transcribed(tenant, record_id), PIPELINE_SECONDS)
-            assert transcript, f"no transcript of {record_id} within {PIPELINE_SECONDS} s"
+            assert transcript, _pipeline_state(tenant, product, record_id)
             recording = tenant.admin.get(f"/api/call-records/{record_id}/recordings")["items"][0]
         except BaseException as failure:  # the browser half stops waiting for the call
             call_file.write_text(json.dumps({"abort": repr(failure)}))
