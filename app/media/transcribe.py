@@ -14,7 +14,6 @@ of each channel of a conversation — costs no engine time.
 """
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,13 +44,31 @@ def speakers_for(channels: int, *, other_party: str) -> list[str]:
     return [CALLER, other_party] + [f"channel{n}" for n in range(3, channels + 1)]
 
 
+def speech_regions(pcm: bytes, rate: int) -> list[tuple[float, float]]:
+    """(start, end) seconds of each stretch of speech in 16-bit mono ``pcm``.
+
+    Why not ``Segmenter.segment()``: it ends the stream only when the last read is a partial
+    frame, so audio whose length is a whole number of frames, cut while someone speaks (a
+    call hung up mid-sentence), never closed its last region and lost it — words and all."""
+    segmenter = Segmenter(sample_rate=rate)
+    step = segmenter.frame_bytes
+    regions = []
+    for at in range(0, len(pcm), step):
+        frame = pcm[at:at + step]
+        last = at + step >= len(pcm)  # the last frame, whole or not, ends the stream
+        speech = segmenter.end_stream(frame) if last else segmenter.process(frame)
+        if speech is not None and not segmenter.in_speech:
+            regions.append((segmenter.speech_start, segmenter.speech_end))
+    return regions
+
+
 def utterances(samples: np.ndarray, rate: int) -> list[tuple[float, np.ndarray]]:
     """(start seconds, samples) of each stretch of speech in one channel."""
     pad = int(PAD_SECONDS * rate)
     regions = []
-    for speech in Segmenter(sample_rate=rate).segment(io.BytesIO(samples.astype("<i2").tobytes())):
-        first = max(0, int(speech.start_time * rate) - pad)
-        last = min(len(samples), int(speech.end_time * rate) + pad)
+    for start, end in speech_regions(samples.astype("<i2").tobytes(), rate):
+        first = max(0, int(start * rate) - pad)
+        last = min(len(samples), int(end * rate) + pad)
         if last > first:
             regions.append((first / rate, samples[first:last]))
     return regions
