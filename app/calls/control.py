@@ -24,7 +24,6 @@ from app.events.envelope import Envelope
 from app.events.payloads import emit
 
 ROUTING_KEY = "call.control"
-QUEUE = "controller.call.control"
 # Causes a requester may ask for: the agent declining an offer, or hanging up.
 CAUSES = frozenset({"CALL_REJECTED", "NORMAL_CLEARING"})
 _DTMF = re.compile(r"[0-9A-Da-d*#]+\Z")

@@ -66,7 +66,6 @@ from app.models import Account, Agent, AgentQueue, CallRecord, Campaign, Campaig
 
 log = logging.getLogger(__name__)
 
-DIALER_QUEUE = "workers.campaign.outcomes"
 # call.ended's hangupReason of an attempt that never answered → the contact's outcome
 # (app/voice/originator.CAUSE_REASONS); any other reason of an unanswered call is ``failed``
 UNANSWERED_OUTCOMES = {"busy": "busy", "no_answer": "no_answer"}
@@ -371,11 +370,9 @@ class CampaignDialer:
 
     def start(self, **consumer_kw: Any) -> "CampaignDialer":
         from app.events.consumer import EventConsumer
-        from app.events.exchanges import CALL_EVENTS
+        from app.events.work_queues import CAMPAIGN_OUTCOMES
 
-        self._consumer = EventConsumer([(CALL_EVENTS, "call.ended"), (CALL_EVENTS, "call.answered")], self.handle,
-                                       queue=DIALER_QUEUE,
-                                       **consumer_kw).start()
+        self._consumer = EventConsumer.of_work_queue(CAMPAIGN_OUTCOMES, self.handle, **consumer_kw).start()
         self._loop = gevent.spawn(self._run_forever)
         return self
 

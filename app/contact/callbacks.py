@@ -54,7 +54,6 @@ PENDING, DIALING, COMPLETED, FAILED, CANCELLED = "pending", "dialing", "complete
 DISPATCH_ORDER = (Callback.priority.desc(), Callback.requested_at.asc(), Callback.id)
 # agents a sweep tries at most (the next sweep takes the rest)
 SWEEP_MAX_AGENTS = 1000
-DISPATCH_QUEUE = "workers.callback.dispatch"
 
 
 @dataclass(frozen=True)
@@ -293,10 +292,9 @@ class CallbackDispatcher:
 
     def start(self, **consumer_kw: Any) -> "CallbackDispatcher":
         from app.events.consumer import EventConsumer
-        from app.events.exchanges import CALL_EVENTS, SYSTEM_EVENTS
+        from app.events.work_queues import CALLBACK_DISPATCH
 
-        self._consumer = EventConsumer([(SYSTEM_EVENTS, "agent.state.changed"), (CALL_EVENTS, "call.ended")],
-                                       self.handle, queue=DISPATCH_QUEUE, **consumer_kw).start()
+        self._consumer = EventConsumer.of_work_queue(CALLBACK_DISPATCH, self.handle, **consumer_kw).start()
         self._sweeper = gevent.spawn(self._sweep_forever)
         return self
 

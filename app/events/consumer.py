@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import OrderedDict
-from typing import Callable, Iterable, Protocol
+from typing import Any, Callable, Iterable, Protocol
 
 import pika
 import redis
@@ -19,6 +19,7 @@ from app.events.broker_loop import BrokerLoop
 from app.events.envelope import Envelope
 from app.events.exchanges import declare_all
 from app.events.publisher import abandon_connection, connection_parameters
+from app.events.work_queues import WorkQueue
 from app.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,12 @@ class EventConsumer(BrokerLoop):
     server-named queue catches up there on what it missed while it had no queue."""
 
     role = "event consumer"
+
+    @classmethod
+    def of_work_queue(cls, queue: WorkQueue, handler: Handler, **kw: Any) -> "EventConsumer":
+        """A consumer of one of the platform's durable work queues (app/events/work_queues.py:
+        its name, bindings and arguments, which the publisher declares too)."""
+        return cls(queue.bindings, handler, queue=queue.name, queue_arguments=queue.arguments or None, **kw)
 
     def __init__(
         self,

@@ -30,8 +30,8 @@ from app import limits
 from app.db.engine import relay_session
 from app.events import outbox
 from app.events.envelope import CONTENT_TYPE
-from app.events.exchanges import declare_all
 from app.events.wake_listener import WakeListener
+from app.events.work_queues import declare_every_queue
 from app.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -215,7 +215,7 @@ class OutboxPublisher:
             conn = pika.BlockingConnection(connection_parameters(self.amqp_url))
             channel = conn.channel()
             channel.tx_select()  # batches are committed (see _publish_batch)
-            declare_all(channel)
+            declare_every_queue(channel)  # every message has its queue, even before its consumer
         self._conn, self._channel = conn, channel
         self.connects += 1
         log.info("event publisher connected (connection #%d)", self.connects)

@@ -34,35 +34,25 @@ from sqlalchemy.exc import SQLAlchemyError
 from app import limits
 from app.events.broker_loop import BrokerLoop
 from app.events.envelope import Envelope
-from app.events.exchanges import MEDIA_EVENTS, declare_all
+from app.events.exchanges import declare_all
 from app.events.publisher import abandon_connection, connection_parameters
+from app.events.work_queues import MEDIA_DEAD_LETTER_QUEUE, MEDIA_TRANSCRIPTION, declare, declare_media_dead_letters
 from app.media.jobs import BadJob, RecordingJob
 from app.media.pipeline import Outcome, Pipeline, Retry
 from app.settings import get_settings
 
 log = logging.getLogger(__name__)
 
-QUEUE = "media.transcription"
-DEAD_LETTER_EXCHANGE = "media.dead"
-DEAD_LETTER_QUEUE = "media.transcription.dead"
-BINDING_KEY = "media.recording.completed"
+QUEUE = MEDIA_TRANSCRIPTION.name
+DEAD_LETTER_QUEUE = MEDIA_DEAD_LETTER_QUEUE
 
 
 def declare_topology(channel) -> None:
-    """Exchanges, the job queue and its dead-letter queue (same arguments every time: a
-    mismatch would be refused by the broker)."""
+    """Exchanges, the job queue and its dead-letter queue (app/events/work_queues.py: the same
+    arguments every time, as the broker refuses a mismatch)."""
     declare_all(channel)
-    channel.exchange_declare(exchange=DEAD_LETTER_EXCHANGE, exchange_type="fanout", durable=True)
-    channel.queue_declare(DEAD_LETTER_QUEUE, durable=True)
-    channel.queue_bind(DEAD_LETTER_QUEUE, DEAD_LETTER_EXCHANGE)
-    channel.queue_declare(QUEUE, durable=True, arguments={
-        "x-queue-type": "quorum",
-        # the broker's own bound: one delivery more than the worker allows, so the worker sees
-        # the exhausted job once and ends it with media.transcription.failed
-        "x-delivery-limit": limits.MEDIA_JOB_MAX_DELIVERIES,
-        "x-dead-letter-exchange": DEAD_LETTER_EXCHANGE,
-    })
-    channel.queue_bind(QUEUE, MEDIA_EVENTS, routing_key=BINDING_KEY)
+    declare_media_dead_letters(channel)
+    declare(channel, MEDIA_TRANSCRIPTION)
 
 
 def retry_delay(attempt: int) -> float:

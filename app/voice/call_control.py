@@ -31,10 +31,10 @@ import gevent.event
 import gevent.lock
 import gevent.pool
 
-from app.calls.control import QUEUE, ROUTING_KEY, ControlRequest, InvalidControl
+from app.calls.control import ControlRequest, InvalidControl
+from app.events import work_queues
 from app.events.consumer import EventConsumer, SeenIds
 from app.events.envelope import Envelope
-from app.events.exchanges import CALL_EVENTS
 from app.voice.agent_holds import AGENT_HOLD_EVENTS
 from esl.errors import EslError
 from esl.inbound import InboundConnection
@@ -192,11 +192,11 @@ class CallControl:
         return False, None
 
 
-# One controller at a time consumes the queue (RabbitMQ single active consumer; the next takes
-# over, with the unacknowledged requests, when it goes): requests for one leg are then ordered
-# and serialized by that controller's ``CallControl`` — competing consumers would run a hold on
-# one controller and its unhold 100 ms later on another, side by side.
-QUEUE_ARGUMENTS = {"x-single-active-consumer": True}
+# One controller at a time consumes the queue (RabbitMQ single active consumer,
+# work_queues.CALL_CONTROL; the next takes over, with the unacknowledged requests, when it
+# goes): requests for one leg are then ordered and serialized by that controller's
+# ``CallControl`` — competing consumers would run a hold on one controller and its unhold
+# 100 ms later on another, side by side.
 
 
 def start_call_control_consumer(control: CallControl, seen: SeenIds, **consumer_kw) -> EventConsumer:
@@ -204,5 +204,5 @@ def start_call_control_consumer(control: CallControl, seen: SeenIds, **consumer_
     request is run once, in its own greenlet, spawned in arrival order (a full pool stops the
     consumer taking more: they wait on the queue)."""
     pool = gevent.pool.Pool(MAX_CONTROLS_IN_FLIGHT)
-    return EventConsumer([(CALL_EVENTS, ROUTING_KEY)], lambda env: pool.spawn(control.handle, env),
-                         queue=QUEUE, seen=seen, queue_arguments=QUEUE_ARGUMENTS, **consumer_kw).start()
+    return EventConsumer.of_work_queue(work_queues.CALL_CONTROL, lambda env: pool.spawn(control.handle, env),
+                                       seen=seen, **consumer_kw).start()

@@ -30,10 +30,9 @@ from app.calls.hangup import ObservedHangup
 from app.calls.limiter import REFUSAL_HANGUP_CAUSE
 from app.calls.originate import InvalidOriginate, OriginatedLeg, OriginateRequest, record_callback_attempt
 from app.calls.records import CallContext, write_call_record
-from app.events import payloads
+from app.events import payloads, work_queues
 from app.events.consumer import EventConsumer, SeenIds
 from app.events.envelope import Envelope
-from app.events.exchanges import CALL_EVENTS
 from app.routing.causes import should_fail_over
 from app.routing.dialer import NoRoute
 from app.settings import get_settings
@@ -61,7 +60,6 @@ CAUSE_REASONS = {"USER_BUSY": "busy", "NO_ANSWER": "no_answer", "NO_USER_RESPONS
 # Dials in flight per controller. A full pool stops the consumer taking more messages (they
 # wait on the durable queue, for this or another controller) instead of growing memory.
 MAX_DIALS_IN_FLIGHT = 2000
-ORIGINATE_QUEUE = "controller.call.originate"
 # Between two legs of a failover: how long to wait for the failed leg's uuid to be released.
 UUID_RELEASE_WAIT_SECONDS = 2.0
 UUID_RELEASE_POLL_SECONDS = 0.01
@@ -270,5 +268,5 @@ def start_originate_consumer(originator: Originator, seen: SeenIds, **consumer_k
     it ends: a controller dying mid-ring loses that attempt rather than ringing the customer
     twice (the callback's attempt count and the missing call record show it)."""
     pool = gevent.pool.Pool(MAX_DIALS_IN_FLIGHT)
-    return EventConsumer([(CALL_EVENTS, "call.originate")], lambda env: pool.spawn(originator.handle, env),
-                         queue=ORIGINATE_QUEUE, seen=seen, **consumer_kw).start()
+    return EventConsumer.of_work_queue(work_queues.CALL_ORIGINATE, lambda env: pool.spawn(originator.handle, env),
+                                       seen=seen, **consumer_kw).start()

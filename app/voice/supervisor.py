@@ -30,17 +30,15 @@ import redis
 
 from app import limits
 from app.calls import supervision as sv
-from app.events import payloads
+from app.events import payloads, work_queues
 from app.events.consumer import EventConsumer, SeenIds
 from app.events.envelope import Envelope
-from app.events.exchanges import CALL_EVENTS
 from app.verbs.fsargs import quote_arg
 from esl.errors import EslError
 from esl.inbound import InboundConnection
 
 log = logging.getLogger(__name__)
 
-SUPERVISE_QUEUE = "controller.call.supervise"
 MAX_SUPERVISIONS_IN_FLIGHT = 500
 RESULT_MARGIN_SECONDS = 15.0
 STOP_CAUSE = "NORMAL_CLEARING"
@@ -247,5 +245,5 @@ def start_supervise_consumer(supervisor: Supervisor, seen: SeenIds, **consumer_k
     A start runs for the supervision's whole life (it watches the supervisor's leg), so each
     command gets its own greenlet from a bounded pool."""
     pool = gevent.pool.Pool(MAX_SUPERVISIONS_IN_FLIGHT)
-    return EventConsumer([(CALL_EVENTS, "call.supervise")], lambda env: pool.spawn(supervisor.handle, env),
-                         queue=SUPERVISE_QUEUE, seen=seen, **consumer_kw).start()
+    return EventConsumer.of_work_queue(work_queues.CALL_SUPERVISE, lambda env: pool.spawn(supervisor.handle, env),
+                                       seen=seen, **consumer_kw).start()

@@ -15,8 +15,9 @@ from app.db.engine import platform_session
 from app.events import outbox
 from app.events.consumer import EventConsumer, RecentIds, RedisSeenIds
 from app.events.envelope import Envelope, make_envelope
-from app.events.exchanges import CALL_EVENTS, SYSTEM_EVENTS, UnknownRoutingKey, exchange_for
+from app.events.exchanges import CALL_EVENTS, MEDIA_EVENTS, SYSTEM_EVENTS, UnknownRoutingKey, exchange_for
 from app.events.publisher import OutboxPublisher
+from app.events.work_queues import CALLBACK_DISPATCH, CAMPAIGN_OUTCOMES, MEDIA_TRANSCRIPTION, WORK_QUEUES
 from app.models import EventOutbox
 from app.settings import get_settings
 from tests.plugins.eventually import eventually
@@ -338,3 +339,31 @@ def test_given_foreign_message_and_failing_handler_then_consumer_keeps_going():
     finally:
         conn.close()
         consumer.stop()
+
+
+def test_given_no_consumer_ever_started_when_a_work_event_is_published_then_it_waits_in_its_work_queue():
+    """A fresh broker: the work queues do not exist yet (deleted here). A recording completed
+    before any media worker started, and a call ended before any ``sbc workers``, must still
+    reach their queues: the publisher declares every work queue when it connects."""
+    conn = pika.BlockingConnection(pika.URLParameters(get_settings().amqp_url))
+    ch = conn.channel()
+    for queue in WORK_QUEUES:
+        ch.queue_delete(queue.name)
+    publisher = OutboxPublisher(poll_seconds=0.2, backoff_seconds=(0.05, 0.5)).start()
+    try:
+        recording = outbox.publish(MEDIA_EVENTS, "media.recording.completed", {"recordingId": "r1"})
+        ended = outbox.publish(CALL_EVENTS, "call.ended", {"callId": "c1"})
+        assert publisher.flush(10)
+
+        def waiting(queue: str, event_id) -> bool:
+            method, props, _ = ch.basic_get(queue, auto_ack=True)
+            return method is not None and props.message_id == str(event_id)
+
+        eventually(lambda: waiting(MEDIA_TRANSCRIPTION.name, recording), timeout=5, interval=0.02,
+                   what="the recording's job in media.transcription")
+        for queue in (CALLBACK_DISPATCH, CAMPAIGN_OUTCOMES):
+            eventually(lambda q=queue: waiting(q.name, ended), timeout=5, interval=0.02,
+                       what=f"call.ended in {queue.name}")
+    finally:
+        publisher.stop()
+        conn.close()

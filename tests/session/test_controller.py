@@ -11,8 +11,8 @@ from app.db.engine import tenant_session
 from app.events.consumer import EventConsumer
 from app.events.exchanges import CALL_EVENTS
 from app.events.payloads import call_originate, emit
+from app.events.work_queues import CALL_ORIGINATE
 from app.voice.controller import Controller
-from app.voice.originator import ORIGINATE_QUEUE
 from tests.plugins.eventually import eventually
 from tests.session.conftest import call_record
 from tests.session.routing_seed import GERMAN_NUMBER, two_carrier_plan
@@ -76,7 +76,7 @@ def test_given_esl_link_drops_when_it_reconnects_then_calls_gone_from_freeswitch
 
 def test_given_call_originate_on_the_bus_when_a_controller_takes_it_then_the_answered_leg_is_recorded(
         running_controller, inbound_sim, number_with_app, owner_conn):
-    consumer = next(c for c in running_controller._background if getattr(c, "queue_name", None) == ORIGINATE_QUEUE)
+    consumer = next(c for c in running_controller._background if getattr(c, "queue_name", None) == CALL_ORIGINATE.name)
     assert consumer.ready.wait(10)
     account, caller_id, app_id = number_with_app(app_json=[{"verb": "say", "text": "hi"}])
     two_carrier_plan(account.id)
