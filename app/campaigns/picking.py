@@ -27,6 +27,8 @@ from app.models import CallRecord, Campaign, CampaignContact, DoNotCall
 SCAN_ROUNDS = 4
 # a contact whose window opens nowhere in the next days is looked at again this much later
 WINDOW_RECHECK = timedelta(days=1)
+# what a pending contact waits for (``waiting_for``)
+WAITING_WINDOW, WAITING_RETRY = "calling_window", "retry"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,21 @@ def zones_of(contact: CampaignContact) -> tuple[str, ...]:
         return numbers.parse(contact.phone_number).time_zones
     except numbers.InvalidContactNumber:
         return ()
+
+
+def waiting_for(contact: CampaignContact, window: CallingWindow, now: datetime) -> Optional[str]:
+    """Why a ``pending`` contact is not dialled at ``now`` (the API's ``waiting_for``), judged as
+    the picker would: ``calling_window`` when the window is closed now in its zones (the picker
+    put it off, or will, to the window's next opening), ``retry`` when its ``next_attempt_at``
+    (a retry rule's delay) is still to come; None when it is due (dialled as lines free up) or
+    not pending (its ``status`` says why: ``do_not_call``, ``completed``, …)."""
+    if contact.status != "pending":
+        return None
+    if not window.allows(now, zones_of(contact)):
+        return WAITING_WINDOW
+    if contact.next_attempt_at is not None and contact.next_attempt_at > now:
+        return WAITING_RETRY
+    return None
 
 
 def pick(db: Session, campaign: Campaign, now: datetime, limit: int) -> list[Picked]:

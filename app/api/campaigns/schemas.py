@@ -134,6 +134,9 @@ class ContactSchema(ma.Schema):
     time_zone = ma.fields.String(allow_none=True)
     time_zones = ma.fields.List(ma.fields.String())
     next_attempt_at = ma.fields.AwareDateTime(allow_none=True)
+    waiting_for = ma.fields.String(allow_none=True, dump_default=None, metadata={
+        "description": "pending and not due now: calling_window (closed now in its zones) or retry "
+                       "(next_attempt_at to come); null otherwise (docs/campaigns.md)"})
     disposition = ma.fields.String(allow_none=True)
     disposition_note = ma.fields.String(allow_none=True)
     disposed_at = ma.fields.AwareDateTime(allow_none=True)

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from app.api.agents.service import check_queues
 from app.api.common import apply, flush_or_raise, get_owned
 from app.api.pagination import Page, keyset_page
-from app.campaigns import amd, states
+from app.campaigns import amd, picking, states
 from app.campaigns import contacts as contact_rules
 from app.campaigns import figures as campaign_figures
 from app.contact.states import default_presence
@@ -224,17 +224,28 @@ def add_contacts(db: Session, account_id: uuid.UUID, campaign_id: uuid.UUID,
     # one query for the server defaults (created_at), not one refresh per row
     stored = {r.id: r for r in db.scalars(select(CampaignContact).where(
         CampaignContact.id.in_([r.id for r in rows])).execution_options(populate_existing=True))}
-    return [stored[r.id] for r in rows]
+    return _with_waiting(get(db, account_id, campaign_id), [stored[r.id] for r in rows])
+
+
+def _with_waiting(campaign: Campaign, rows: list[CampaignContact]) -> list[CampaignContact]:
+    """Each row with ``waiting_for`` (not a column: the calling window is judged at read time,
+    as the dialer judges it; app/campaigns/picking.waiting_for)."""
+    window, now = picking.window_of(campaign), datetime.now(timezone.utc)
+    for row in rows:
+        row.waiting_for = picking.waiting_for(row, window, now)  # type: ignore[attr-defined]
+    return rows
 
 
 def list_contacts(db: Session, account_id: uuid.UUID, campaign_id: uuid.UUID, *, cursor: str | None,
                   limit: int, status: str | None) -> Page[CampaignContact]:
-    get(db, account_id, campaign_id)
+    campaign = get(db, account_id, campaign_id)
     stmt = select(CampaignContact).where(CampaignContact.campaign_id == campaign_id,
                                          CampaignContact.account_id == account_id)
     if status:
         stmt = stmt.where(CampaignContact.status == status)
-    return keyset_page(db, stmt, [CampaignContact.created_at, CampaignContact.id], cursor=cursor, limit=limit)
+    page = keyset_page(db, stmt, [CampaignContact.created_at, CampaignContact.id], cursor=cursor, limit=limit)
+    _with_waiting(campaign, page.items)
+    return page
 
 
 def _contact(db: Session, account_id: uuid.UUID, campaign_id: uuid.UUID, contact_id: uuid.UUID,
@@ -260,7 +271,7 @@ def set_disposition(db: Session, account_id: uuid.UUID, campaign_id: uuid.UUID, 
     row.disposition, row.disposition_note, row.disposed_at = disposition, note, datetime.now(timezone.utc)
     db.flush()
     db.refresh(row)
-    return row
+    return _with_waiting(get(db, account_id, campaign_id), [row])[0]
 
 
 def figures(db: Session, account_id: uuid.UUID, campaign_id: uuid.UUID) -> dict[str, Any]:
