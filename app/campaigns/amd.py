@@ -24,6 +24,8 @@ OFF, HANGUP, MESSAGE, CONNECT = AMD_MODES
 MESSAGE_VERBS = ("say", "play")
 # mod_amd's verdicts (its ``amd_result`` variable), lower-cased in our reports
 HUMAN, MACHINE, NOTSURE = "human", "machine", "notsure"
+# in reports: the detection ran, no verdict (the customer hung up first)
+NO_VERDICT = "none"
 # what the call did after the verdict (the report's ``action``)
 CONNECTED, HUNG_UP, MESSAGE_LEFT = "connected", "hangup", "message"
 # the call record's hangup_reason when the session ended a machine's call (hung up at the
@@ -43,6 +45,17 @@ class AmdSettings:
         if not mode or mode == OFF:
             return None
         return cls(mode, message if mode == MESSAGE else None)
+
+
+def result_of(report: Optional[Mapping[str, Any]]) -> Optional[str]:
+    """The verdict as reports show it (``call_records.amd_result``, the contact's
+    ``last_amd_result``; models.enums.AMD_RESULTS): ``human``, ``machine`` or ``notsure``;
+    ``none`` when the detection ran but the customer hung up before its verdict; None when no
+    detection ran (``amd`` off, an unanswered call, an outcome recovered without its report)."""
+    if not report:
+        return None
+    result = report.get("result")
+    return result if result in (HUMAN, MACHINE, NOTSURE) else NO_VERDICT
 
 
 def machine_not_connected(ended: Mapping[str, Any]) -> bool:

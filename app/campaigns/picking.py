@@ -19,6 +19,7 @@ from sqlalchemy import or_, select, text, update
 from sqlalchemy.orm import Session
 
 from app.campaigns import numbers, retries
+from app.campaigns.amd import result_of as amd_verdict
 from app.campaigns.window import CallingWindow
 from app.events.payloads import campaign_attempt, emit
 from app.models import CallRecord, Campaign, CampaignContact, DoNotCall
@@ -118,7 +119,8 @@ def record_outcome(db: Session, campaign: Campaign, contact_id: uuid.UUID, outco
     ran) in the same transaction; returns the contact's new status. With ``call_id``, the
     attempt's call record is stamped with the campaign and the contact (the record is written
     with its ``call.ended``, so it exists when the outcome is applied; the controller that
-    wrote it need not know about campaigns). The caller commits."""
+    wrote it need not know about campaigns) and the detection's verdict, also kept as the
+    contact's ``last_amd_result`` (app/campaigns/amd.result_of). The caller commits."""
     contact = db.scalar(select(CampaignContact).where(
         CampaignContact.id == contact_id, CampaignContact.campaign_id == campaign.id,
         CampaignContact.account_id == campaign.account_id).with_for_update())
@@ -126,12 +128,13 @@ def record_outcome(db: Session, campaign: Campaign, contact_id: uuid.UUID, outco
         raise LookupError(f"no contact {contact_id} in campaign {campaign.id}")
     decision = retries.decide(campaign.retry_policy, outcome, contact.attempts, now)
     contact.status, contact.next_attempt_at, contact.last_result = decision.status, decision.next_attempt_at, outcome
+    contact.last_amd_result = verdict = amd_verdict(amd)
     db.flush()
     count(db, campaign.id, campaign.account_id, outcome)
     if call_id is not None:
         db.execute(update(CallRecord).where(CallRecord.account_id == campaign.account_id,
                                             CallRecord.call_id == call_id)
-                   .values(campaign_id=campaign.id, contact_id=contact.id))
+                   .values(campaign_id=campaign.id, contact_id=contact.id, amd_result=verdict))
     emit("campaign.attempt", campaign_attempt(campaign.id, contact.id, attempt=contact.attempts, outcome=outcome,
                                               contact_status=decision.status,
                                               next_attempt_at=decision.next_attempt_at, at=now, amd=amd,

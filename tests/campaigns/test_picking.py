@@ -148,3 +148,24 @@ def test_given_two_pickers_at_once_when_both_pick_then_no_contact_is_taken_twice
     with Session(setup.engine) as db:
         attempts = db.scalars(select(CampaignContact.attempts).where(CampaignContact.campaign_id == campaign_id))
         assert set(attempts) == {1}
+
+
+def test_given_an_attempt_with_a_detection_report_when_recorded_then_its_call_record_and_contact_carry_the_verdict(
+        setup):
+    contact = setup.contacts(("12125550101", NEW_YORK))["12125550101"]
+    call_id = uuid.uuid4()
+    with setup.engine.begin() as conn:
+        conn.execute(text("INSERT INTO call_records (account_id, trace_id, call_id, direction, from_number, "
+                          "to_number, started_at, status) VALUES (:a, gen_random_uuid(), :c, 'outbound', '1', "
+                          "'12125550101', now(), 'completed')"), {"a": str(setup.account), "c": str(call_id)})
+    setup.pick(NOON_NEW_YORK, 1)
+    with tenant_session(setup.account) as db:
+        picking.record_outcome(db, db.get(Campaign, setup.campaign_id), contact, "machine", NOON_NEW_YORK,
+                               amd={"result": "machine", "action": "hangup"}, call_id=call_id)
+    assert setup.row(contact).last_amd_result == "machine"
+    with setup.engine.connect() as conn:
+        assert conn.execute(text("SELECT amd_result FROM call_records WHERE call_id = :c"),
+                            {"c": str(call_id)}).scalar_one() == "machine"
+    setup.pick(NOON_NEW_YORK + timedelta(hours=4), 1)  # the machine rule's retry; no detection this time
+    setup.outcome(contact, "busy", NOON_NEW_YORK + timedelta(hours=4))
+    assert setup.row(contact).last_amd_result is None

@@ -131,6 +131,9 @@ class ContactSchema(ma.Schema):
     skips = ma.fields.Integer(metadata={"description": "preview mode: how often agents skipped the contact"})
     last_attempt_at = ma.fields.AwareDateTime(allow_none=True)
     last_result = ma.fields.String(allow_none=True)
+    last_amd_result = ma.fields.String(allow_none=True, metadata={
+        "description": "the last attempt's answering-machine verdict (human, machine, notsure, none); "
+                       "null when no detection ran"})
     time_zone = ma.fields.String(allow_none=True)
     time_zones = ma.fields.List(ma.fields.String())
     next_attempt_at = ma.fields.AwareDateTime(allow_none=True)
