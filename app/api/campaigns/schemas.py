@@ -67,8 +67,10 @@ class CampaignWriteSchema(ma.Schema):
                        "connect anyway). docs/campaigns.md"})
     amd_message = ma.fields.Dict(allow_none=True, metadata={
         "description": "message mode: one say verb ({\"verb\": \"say\", \"text\": ...}) or play verb "
-                       "({\"verb\": \"play\", \"url\": \"https://...\"}), as in app_json; 422 "
-                       "invalid_amd_message otherwise, amd_message_required when message mode has none"})
+                       "({\"verb\": \"play\", \"url\": \"https://...\"}), as in app_json, or a file the "
+                       "account uploaded with PUT /api/moh/:name ({\"audio\": \"<name>\"}; 422 unknown_audio "
+                       "when it has none by that name); 422 invalid_amd_message otherwise, "
+                       "amd_message_required when message mode has none"})
 
 
 class CampaignPatchSchema(CampaignWriteSchema):

@@ -17,9 +17,11 @@ from app.api.pagination import Page, keyset_page
 from app.campaigns import amd, picking, states
 from app.campaigns import contacts as contact_rules
 from app.campaigns import figures as campaign_figures
+from app.config import get_config
 from app.contact.states import default_presence
 from app.errors import Conflict, NotFound, ValidationFailed
 from app.events.payloads import campaign_state_changed, emit
+from app.media import moh_uploads
 from app.models import AgentQueue, Campaign, CampaignContact, Carrier, PhoneNumber
 from app.verbs import VerbListRejected, parse_verb_list
 
@@ -65,15 +67,20 @@ def _validate(db: Session, account_id: uuid.UUID, data: dict[str, Any], row: Cam
                                details={"window_end": ["Must be later than window_start."]})
     if "allowed_weekdays" in values:
         values["allowed_weekdays"] = sorted(set(values["allowed_weekdays"]))
-    _check_amd(values.get("amd", row.amd if row else "off"),
-               values["amd_message"] if "amd_message" in values else row.amd_message if row else None)
+    _check_amd(account_id, values.get("amd", row.amd if row else "off"),
+               values["amd_message"] if "amd_message" in values else row.amd_message if row else None,
+               new_message="amd_message" in values)
     return values
 
 
-def _check_amd(mode: str, message: dict[str, Any] | None) -> None:
+def _check_amd(account_id: uuid.UUID, mode: str, message: dict[str, Any] | None, *, new_message: bool) -> None:
     """``message`` mode needs a message; a message is one say or play verb as in app_json (the
-    verb language's own validation, so it plays exactly as that verb would)."""
-    if message is not None:
+    verb language's own validation, so it plays exactly as that verb would), or ``{"audio":
+    name}``, a file this account uploaded — checked when the message is set (``new_message``),
+    and again when it plays (app/voice/amd.py), not on every later change of the campaign."""
+    if message is not None and amd.MESSAGE_AUDIO in message:
+        _check_audio_message(account_id, message, exists=new_message)
+    elif message is not None:
         try:
             verbs = parse_verb_list([message])
         except VerbListRejected as exc:
@@ -86,6 +93,30 @@ def _check_amd(mode: str, message: dict[str, Any] | None) -> None:
         raise ValidationFailed("amd message mode leaves a message after the beep: give amd_message "
                                "(a say or play verb).", code="amd_message_required",
                                details={"amd_message": ["Required when amd is message."]})
+
+
+def _check_audio_message(account_id: uuid.UUID, message: dict[str, Any], *, exists: bool) -> None:
+    name = amd.audio_of(message)
+    if set(message) != {amd.MESSAGE_AUDIO} or name is None:
+        raise ValidationFailed("An uploaded message is {\"audio\": \"<name>\"} and nothing else.",
+                               code="invalid_amd_message",
+                               details={"amd_message": ["Only the key audio, a file name (string)."]})
+    if not exists:
+        return
+    with moh_uploads.storage_errors():
+        found = moh_uploads.uploaded_file(get_config().moh_dir, account_id, name)
+    if found is None:
+        raise ValidationFailed(f"This account has no uploaded audio called {name[:100]!r}: upload it with "
+                               "PUT /api/moh/:name (GET /api/moh lists them).", code="unknown_audio",
+                               details={"amd_message": [f"No uploaded audio called {name[:100]!r}."]})
+
+
+def names_leaving(db: Session, account_id: uuid.UUID, audio: str) -> list[str]:
+    """The account's campaigns (archived ones aside) whose answering-machine message is the
+    uploaded file ``audio``: deleting it would leave their machines no message."""
+    return list(db.scalars(select(Campaign.name).where(
+        Campaign.account_id == account_id, Campaign.status != "archived",
+        Campaign.amd_message[amd.MESSAGE_AUDIO].astext == audio).order_by(Campaign.name)))
 
 
 def create(db: Session, account_id: uuid.UUID, data: dict[str, Any]) -> Campaign:
