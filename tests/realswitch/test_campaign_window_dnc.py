@@ -76,6 +76,9 @@ def test_a_campaign_dials_only_its_allowed_contact_never_the_listed_number_nor_t
             assert originate["payload"]["phoneNumber"] == allowed
             record = poll(lambda: outbound.record(owner_engine, originate["payload"]["callId"]), 10)
             assert record and record["status"] == "busy", record
+            stamped = poll(lambda: (r := outbound.record(owner_engine, originate["payload"]["callId"]))
+                           and r["contact_id"] and r, 10)
+            assert stamped and (str(stamped["contact_id"]), stamped["amd_result"]) == (settled[allowed]["id"], None)
             attempts = [(e["payload"]["contactId"], e["payload"]["outcome"]) for e in tenant.events("campaign.attempt")
                         if e["payload"]["campaignId"] == campaign["id"]]
             assert attempts == [(settled[allowed]["id"], "busy")]
