@@ -19,6 +19,7 @@ from sqlalchemy import or_, select, text, update
 from sqlalchemy.orm import Session
 
 from app.campaigns import numbers, retries
+from app.campaigns.amd import result_of as amd_verdict
 from app.campaigns.window import CallingWindow
 from app.events.payloads import campaign_attempt, emit
 from app.models import CallRecord, Campaign, CampaignContact, DoNotCall
@@ -27,6 +28,8 @@ from app.models import CallRecord, Campaign, CampaignContact, DoNotCall
 SCAN_ROUNDS = 4
 # a contact whose window opens nowhere in the next days is looked at again this much later
 WINDOW_RECHECK = timedelta(days=1)
+# what a pending contact waits for (``waiting_for``)
+WAITING_WINDOW, WAITING_RETRY = "calling_window", "retry"
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,21 @@ def zones_of(contact: CampaignContact) -> tuple[str, ...]:
         return numbers.parse(contact.phone_number).time_zones
     except numbers.InvalidContactNumber:
         return ()
+
+
+def waiting_for(contact: CampaignContact, window: CallingWindow, now: datetime) -> Optional[str]:
+    """Why a ``pending`` contact is not dialled at ``now`` (the API's ``waiting_for``), judged as
+    the picker would: ``calling_window`` when the window is closed now in its zones (the picker
+    put it off, or will, to the window's next opening), ``retry`` when its ``next_attempt_at``
+    (a retry rule's delay) is still to come; None when it is due (dialled as lines free up) or
+    not pending (its ``status`` says why: ``do_not_call``, ``completed``, …)."""
+    if contact.status != "pending":
+        return None
+    if not window.allows(now, zones_of(contact)):
+        return WAITING_WINDOW
+    if contact.next_attempt_at is not None and contact.next_attempt_at > now:
+        return WAITING_RETRY
+    return None
 
 
 def pick(db: Session, campaign: Campaign, now: datetime, limit: int) -> list[Picked]:
@@ -101,7 +119,8 @@ def record_outcome(db: Session, campaign: Campaign, contact_id: uuid.UUID, outco
     ran) in the same transaction; returns the contact's new status. With ``call_id``, the
     attempt's call record is stamped with the campaign and the contact (the record is written
     with its ``call.ended``, so it exists when the outcome is applied; the controller that
-    wrote it need not know about campaigns). The caller commits."""
+    wrote it need not know about campaigns) and the detection's verdict, also kept as the
+    contact's ``last_amd_result`` (app/campaigns/amd.result_of). The caller commits."""
     contact = db.scalar(select(CampaignContact).where(
         CampaignContact.id == contact_id, CampaignContact.campaign_id == campaign.id,
         CampaignContact.account_id == campaign.account_id).with_for_update())
@@ -109,12 +128,13 @@ def record_outcome(db: Session, campaign: Campaign, contact_id: uuid.UUID, outco
         raise LookupError(f"no contact {contact_id} in campaign {campaign.id}")
     decision = retries.decide(campaign.retry_policy, outcome, contact.attempts, now)
     contact.status, contact.next_attempt_at, contact.last_result = decision.status, decision.next_attempt_at, outcome
+    contact.last_amd_result = verdict = amd_verdict(amd)
     db.flush()
     count(db, campaign.id, campaign.account_id, outcome)
     if call_id is not None:
         db.execute(update(CallRecord).where(CallRecord.account_id == campaign.account_id,
                                             CallRecord.call_id == call_id)
-                   .values(campaign_id=campaign.id, contact_id=contact.id))
+                   .values(campaign_id=campaign.id, contact_id=contact.id, amd_result=verdict))
     emit("campaign.attempt", campaign_attempt(campaign.id, contact.id, attempt=contact.attempts, outcome=outcome,
                                               contact_status=decision.status,
                                               next_attempt_at=decision.next_attempt_at, at=now, amd=amd,

@@ -46,7 +46,7 @@ EXPORT_COLUMNS: tuple[str, ...] = (
 )
 # appended with ``indicators=true``, in this order (docs/api.md "CSV export")
 INDICATOR_COLUMNS: tuple[str, ...] = (
-    "IVR", "Connect Latency", "ACW", "Transfers", "Short Abandon", "Campaign ID", "Contact ID",
+    "IVR", "Connect Latency", "ACW", "Transfers", "Short Abandon", "Campaign ID", "Contact ID", "AMD Result",
 )
 FETCH_BATCH = 1000
 
@@ -82,7 +82,7 @@ def export_statement(account_id: uuid.UUID, filters: CallRecordFilters, max_rows
         stmt = stmt.add_columns(
             InteractionSummary.ivr_ms, InteractionSummary.connect_latency_ms, InteractionSummary.acw_ms,
             InteractionSummary.transfer_count, InteractionSummary.short_abandon,
-            CallRecord.campaign_id, CallRecord.contact_id)
+            CallRecord.campaign_id, CallRecord.contact_id, CallRecord.amd_result)
     stmt = filters.apply(stmt)
     return stmt.order_by(CallRecord.started_at.desc(), CallRecord.id.desc()).limit(max_rows)
 
@@ -128,12 +128,13 @@ def to_csv_row(row: Sequence[Any]) -> list[Any]:
 def _indicator_cells(extra: Sequence[Any]) -> list[Any]:
     """INDICATOR_COLUMNS cells (none without ``indicators``): seconds and yes/no as above;
     Connect Latency is empty for calls no agent answered; Campaign ID and Contact ID for calls
-    no campaign placed."""
+    no campaign placed; AMD Result for calls no answering-machine detection ran on."""
     if not extra:
         return []
-    ivr_ms, connect_latency_ms, acw_ms, transfer_count, short_abandon, campaign_id, contact_id = extra
+    (ivr_ms, connect_latency_ms, acw_ms, transfer_count, short_abandon, campaign_id, contact_id,
+     amd_result) = extra
     return [_seconds(ivr_ms), _seconds(connect_latency_ms), _seconds(acw_ms), transfer_count,
-            _yes_no(short_abandon), campaign_id, contact_id]
+            _yes_no(short_abandon), campaign_id, contact_id, amd_result]
 
 
 @dataclass(frozen=True)

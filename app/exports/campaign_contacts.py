@@ -21,8 +21,8 @@ from app.exports.csv_stream import iter_csv
 from app.models import CampaignContact
 
 COLUMNS: tuple[str, ...] = (
-    "Contact ID", "Phone Number", "Name", "Status", "Attempts", "Skips", "Last Outcome", "Last Attempt",
-    "Next Attempt", "Disposition", "Disposition Note", "Disposed At", "Created", "Attributes",
+    "Contact ID", "Phone Number", "Name", "Status", "Attempts", "Skips", "Last Outcome", "Last AMD Result",
+    "Last Attempt", "Next Attempt", "Disposition", "Disposition Note", "Disposed At", "Created", "Attributes",
 )
 FETCH_BATCH = 1000
 ACTION_COMPLETED = "campaign_contacts.export"
@@ -35,6 +35,7 @@ def _time(value: Optional[datetime]) -> Optional[str]:
 
 def to_csv_row(c: CampaignContact) -> list[Any]:
     return [str(c.id), "+" + c.phone_number, c.name, c.status, c.attempts, c.skips, c.last_result,
+            c.last_amd_result,
             _time(c.last_attempt_at), _time(c.next_attempt_at), c.disposition, c.disposition_note,
             _time(c.disposed_at), _time(c.created_at),
             json.dumps(c.attributes, ensure_ascii=False, sort_keys=True) if c.attributes else None]

@@ -120,6 +120,13 @@ class MusicLibrary:
         self.moh_dir = moh_dir
         self.default_file = ensure_default(moh_dir)
 
+    def uploaded(self, account_id: str, name: str) -> Optional[str]:
+        """The path of the file ``account_id`` itself uploaded as ``name`` (never another
+        account's, never a built-in), None when it has none: a campaign's answering-machine
+        message from the account's uploads, looked up when it plays."""
+        path = uploaded_file(self.moh_dir, account_id, name)
+        return str(path) if path is not None else None
+
     def source(self, account_id: str, moh: str) -> str:
         uploaded = uploaded_file(self.moh_dir, account_id, moh)  # looked up per wait: no stale cache
         if uploaded is not None:

@@ -30,7 +30,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, TenantOwned, created_at, in_list, uuid_pk
-from app.models.enums import AMD_MODES, ATTEMPT_OUTCOMES, CAMPAIGN_STATUSES, CONTACT_STATUSES, DIALER_MODES
+from app.models.enums import AMD_MODES, AMD_RESULTS, ATTEMPT_OUTCOMES, CAMPAIGN_STATUSES, CONTACT_STATUSES, DIALER_MODES
 
 
 class Campaign(TenantOwned, Base):
@@ -127,6 +127,8 @@ class CampaignContact(TenantOwned, Base):
     disposed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # preview mode: how often agents skipped this contact (app/campaigns/preview.py)
     skips: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("0"))
+    # the last attempt's answering-machine verdict (AMD_RESULTS; None: no detection ran)
+    last_amd_result: Mapped[str | None] = mapped_column(String(8))
     created_at: Mapped[datetime] = created_at()
 
     __table_args__ = (
@@ -141,6 +143,8 @@ class CampaignContact(TenantOwned, Base):
         CheckConstraint("skips >= 0", name="skips_non_negative"),
         CheckConstraint("last_result IS NULL OR " + in_list("last_result", ATTEMPT_OUTCOMES),
                         name="last_result_known"),
+        CheckConstraint("last_amd_result IS NULL OR " + in_list("last_amd_result", AMD_RESULTS),
+                        name="last_amd_result_known"),
         Index("ix_campaign_contacts_campaign_status", "campaign_id", "status"),
         Index("ix_campaign_contacts_due", "campaign_id", "next_attempt_at",
               postgresql_where=text("status = 'pending'")),

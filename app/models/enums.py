@@ -30,6 +30,9 @@ ATTEMPT_OUTCOMES: tuple[str, ...] = ("human", "busy", "no_answer", "machine", "f
 # what a campaign does when a customer answers (app/voice/amd.py): no detection; detect and hang
 # up on machines; detect and leave a message after the beep; detect and connect anyway
 AMD_MODES: tuple[str, ...] = ("off", "hangup", "message", "connect")
+# the detection's verdict in reports (call records, contacts): mod_amd's three, lower-cased, and
+# ``none`` when it ran but the customer hung up before its verdict (NULL: no detection ran)
+AMD_RESULTS: tuple[str, ...] = ("human", "machine", "notsure", "none")
 
 CALL_DIRECTIONS: tuple[str, ...] = ("inbound", "outbound")
 CALL_STATUSES: tuple[str, ...] = ("completed", "no-answer", "busy", "failed", "canceled", "refused")

@@ -28,7 +28,7 @@ from sqlalchemy.dialects.postgresql import INET, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, TenantOwned, in_list, uuid_pk
-from app.models.enums import CALL_DIRECTIONS, CALL_STATUSES
+from app.models.enums import AMD_RESULTS, CALL_DIRECTIONS, CALL_STATUSES
 
 
 def _flag() -> Mapped[bool]:
@@ -85,6 +85,8 @@ class CallRecord(TenantOwned, Base):
     # dialer when it applies the call's outcome, app/campaigns/dialer.py)
     campaign_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     contact_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    # its answering-machine verdict (AMD_RESULTS; None: no detection ran), stamped with them
+    amd_result: Mapped[str | None] = mapped_column(String(8))
     # feature-presence flags
     has_recording: Mapped[bool] = _flag()
     has_transcript: Mapped[bool] = _flag()
@@ -104,6 +106,7 @@ class CallRecord(TenantOwned, Base):
         CheckConstraint(in_list("status", CALL_STATUSES), name="status_known"),
         CheckConstraint("ring_ms >= 0 AND talk_ms >= 0 AND duration_ms >= 0", name="durations_non_negative"),
         CheckConstraint("sentiment_score IS NULL OR sentiment_score BETWEEN -1 AND 1", name="sentiment_range"),
+        CheckConstraint("amd_result IS NULL OR " + in_list("amd_result", AMD_RESULTS), name="amd_result_known"),
         # a leg is recorded once: the hangup writer can upsert on it
         UniqueConstraint("call_id"),
         Index("ix_call_records_account_started", "account_id", text("started_at DESC")),

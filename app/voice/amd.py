@@ -16,7 +16,11 @@ On the leg (fs-conf/autoload_configs/amd.conf.xml, avmd.conf.xml):
 3. HUMAN or NOTSURE (or any verdict in ``connect`` mode): avmd stopped, the call goes on to the
    agent. MACHINE in ``hangup`` mode: the session hangs up. MACHINE in ``message`` mode: the
    beep is awaited until ``CAMPAIGN_AMD_BEEP_WAIT_SECONDS`` after the answer (measured: 4.9 s
-   for a 4.5 s greeting), then the message verb plays and the session hangs up.
+   for a 4.5 s greeting), then the message verb plays and the session hangs up. A message
+   that is an uploaded file (``{"audio": name}``) is looked up in the *call's* account folder
+   at the verdict, before the wait: a file deleted since the campaign was saved (or a name no
+   file of this account has) leaves no message — the machine is hung up at once and the report
+   says ``messageError: audio_not_found``.
 
 ``Screening.report()`` is what ``call.ended`` (``amd``) and ``campaign.attempt`` carry.
 """
@@ -31,6 +35,7 @@ import gevent.event
 
 from app import limits
 from app.campaigns.amd import (
+    AUDIO_NOT_FOUND,
     CONNECT,
     CONNECTED,
     HANGUP,
@@ -42,6 +47,7 @@ from app.campaigns.amd import (
     MESSAGE_LEFT,
     NOTSURE,
     AmdSettings,
+    audio_of,
 )
 from app.verbs import parse_verb_list, run_verbs
 from app.voice.channel import ChannelVerbContext
@@ -67,6 +73,7 @@ class Screening:
     beep_hz: Optional[float] = None
     action: Optional[str] = None
     message_ms: Optional[int] = None
+    message_error: Optional[str] = None
 
     @property
     def proceed(self) -> bool:
@@ -77,7 +84,7 @@ class Screening:
         return {"mode": self.mode, "result": self.result, "cause": self.cause, "detectionMs": self.detection_ms,
                 "beepMs": self.beep_ms, "beepHz": self.beep_hz, "action": self.action,
                 "messageLeft": self.action == MESSAGE_LEFT and self.message_ms is not None,
-                "messageMs": self.message_ms}
+                "messageMs": self.message_ms, "messageError": self.message_error}
 
 
 def screen(ctx: ChannelVerbContext, settings: AmdSettings, screening: Screening,
@@ -103,7 +110,15 @@ def screen(ctx: ChannelVerbContext, settings: AmdSettings, screening: Screening,
             ctx.execute("avmd_stop")
         screening.action = CONNECTED
         return screening
-    if settings.mode == HANGUP:
+    audio = audio_of(settings.message)
+    recording = ctx.uploaded_audio(audio) if audio is not None else None
+    if audio is not None and recording is None:
+        log.warning("call %s: the campaign's message %r is no upload of account %s: no message left",
+                    ctx.call_id, audio, ctx.account_id)
+        screening.message_error = AUDIO_NOT_FOUND
+    if settings.mode == HANGUP or screening.message_error:
+        if beep is not None:
+            ctx.execute("avmd_stop")
         screening.action = HUNG_UP
         ctx.hangup("NORMAL_CLEARING", HANGUP_REASON)
         return screening
@@ -117,7 +132,10 @@ def screen(ctx: ChannelVerbContext, settings: AmdSettings, screening: Screening,
         screening.beep_hz = _float(heard.get("Frequency"))
     ctx.execute("avmd_stop")
     started = clock()
-    run_verbs(ctx, parse_verb_list([settings.message]))
+    if recording is not None:
+        ctx.execute("playback", recording)
+    else:
+        run_verbs(ctx, parse_verb_list([settings.message]))
     screening.message_ms = _ms(clock() - started)
     ctx.hangup("NORMAL_CLEARING", HANGUP_REASON)
     return screening

@@ -77,6 +77,9 @@ class ChannelVerbContext:
     # (account id, moh name) → the playback argument of its hold music (app.media.moh.MusicLibrary);
     # None: every name is a local_stream
     music: Optional[Callable[[str, str], str]] = None
+    # (account id, name) → the path of a file that account uploaded, None if it has none
+    # (app.media.moh.MusicLibrary.uploaded); None: no uploads are reachable
+    uploads: Optional[Callable[[str, str], Optional[str]]] = None
     # the contact centre (app.contact.distribution.ContactCentre): configured queues and
     # agent delivery; None = the queue verb only holds (no agents are offered the caller)
     contact: Optional[Any] = None
@@ -121,6 +124,11 @@ class ChannelVerbContext:
 
     def hold_music(self, moh: str) -> str:
         return self.music(self.account_id, moh) if self.music is not None else f"local_stream://{moh}"
+
+    def uploaded_audio(self, name: str) -> Optional[str]:
+        """The path of the file this call's account uploaded as ``name`` (its own folder only),
+        None when it has none by that name (or uploads are not wired)."""
+        return self.uploads(self.account_id, name) if self.uploads is not None else None
 
     def set_var(self, name: str, value: str) -> None:
         self.conn.set_var(name, value)

@@ -352,6 +352,7 @@ class CallSession:
             publisher=self._events.emit, answered=call.answer_state == "answered",
             contact=services.contact, interaction=self.record.interaction,
             music=services.music.source if services.music is not None else None,
+            uploads=services.music.uploaded if services.music is not None else None,
             sip_profile=route.sip_profile,
         )
         self.conn.on("CHANNEL_ANSWER", ctx.mark_answered)

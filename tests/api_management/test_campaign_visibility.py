@@ -88,8 +88,8 @@ def test_given_contacts_with_formula_like_cells_when_exported_then_every_cell_is
     campaign_id, _ = _campaign(owner_engine, tenant.account_id)
     hostile = load("export_formula_cells.json")["neutralised"]
     _contacts(owner_engine, tenant.account_id, campaign_id, [
-        {"name": raw, "attributes": {"note": raw}, "status": "failed", "attempts": 2, "last_result": "busy",
-         "last_attempt_at": AT, "disposition": raw, "disposition_note": raw, "disposed_at": AT}
+        {"name": raw, "attributes": {"note": raw}, "status": "failed", "attempts": 2, "last_result": "machine",
+         "last_amd_result": "machine", "last_attempt_at": AT, "disposition": raw, "disposition_note": raw, "disposed_at": AT}
         for raw, _ in hostile])
 
     response = admin.get(f"/api/campaigns/{campaign_id}/contacts/export")
@@ -98,7 +98,7 @@ def test_given_contacts_with_formula_like_cells_when_exported_then_every_cell_is
     assert "attachment" in response.headers["Content-Disposition"]
     header, *rows = list(csv.reader(io.StringIO(response.get_data(as_text=True))))
     assert header == ["Contact ID", "Phone Number", "Name", "Status", "Attempts", "Skips", "Last Outcome",
-                      "Last Attempt", "Next Attempt", "Disposition", "Disposition Note", "Disposed At", "Created",
+                      "Last AMD Result", "Last Attempt", "Next Attempt", "Disposition", "Disposition Note", "Disposed At", "Created",
                       "Attributes"]
     assert len(rows) == len(hostile)
     for row in rows:
@@ -106,7 +106,8 @@ def test_given_contacts_with_formula_like_cells_when_exported_then_every_cell_is
         safe = hostile[int(cell["Phone Number"][-4:])][1]  # the contact of row n has number 1212555000n
         assert (cell["Name"], cell["Disposition"], cell["Disposition Note"]) == (safe, safe, safe)
         assert cell["Attributes"][0] not in "=+-@\t\r"
-        assert (cell["Status"], cell["Attempts"], cell["Skips"], cell["Last Outcome"]) == ("failed", "2", "0", "busy")
+        assert (cell["Status"], cell["Attempts"], cell["Skips"], cell["Last Outcome"], cell["Last AMD Result"]) == (
+            "failed", "2", "0", "machine", "machine")
         assert cell["Last Attempt"] == cell["Disposed At"] == "2026-11-25T17:00:00Z"
         assert cell["Phone Number"].startswith("+1212555")  # a plain number: the guard leaves it a number
     with owner_engine.connect() as conn:
@@ -122,14 +123,15 @@ def test_given_a_campaign_call_when_records_are_listed_then_they_carry_the_campa
     tenant, admin = admin_client(api, seed)
     campaign_id, contact_id = uuid.uuid4(), uuid.uuid4()
     insert_records(owner_engine, tenant.account_id, 1, direction="outbound", campaign_id=campaign_id,
-                   contact_id=contact_id)
+                   contact_id=contact_id, amd_result="human")
     insert_records(owner_engine, tenant.account_id, 2)
 
     (record,) = admin.get(f"/api/call-records?campaign_id={campaign_id}").get_json()["items"]
 
-    assert (record["campaign_id"], record["contact_id"]) == (str(campaign_id), str(contact_id))
+    assert (record["campaign_id"], record["contact_id"], record["amd_result"]) == (
+        str(campaign_id), str(contact_id), "human")
     others = [r for r in admin.get("/api/call-records").get_json()["items"] if r["id"] != record["id"]]
-    assert [(r["campaign_id"], r["contact_id"]) for r in others] == [(None, None), (None, None)]
+    assert [(r["campaign_id"], r["contact_id"], r["amd_result"]) for r in others] == [(None, None, None)] * 2
 
 
 def test_given_another_tenants_campaign_when_its_figures_or_export_are_asked_then_404(api, seed, owner_engine):

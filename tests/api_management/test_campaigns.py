@@ -122,3 +122,23 @@ def test_given_amd_settings_when_saved_then_returned_and_message_mode_keeps_need
     assert admin.patch(path, json={"amd_message": played}).get_json()["amd_message"] == played
     other = admin.post("/api/campaigns", json={"name": "d"}).get_json()
     assert_error(admin.patch(f"/api/campaigns/{other['id']}", json={"amd": "message"}), 422, "amd_message_required")
+
+
+def _zone_at(local_hour: int) -> str:
+    """An Etc/GMT zone whose local time is within the hour after ``local_hour``:00 now."""
+    from datetime import datetime, timezone
+    offset = (local_hour - datetime.now(timezone.utc).hour) % 24
+    offset = offset - 24 if offset > 14 else offset
+    return f"Etc/GMT{-offset:+d}" if offset else "Etc/GMT"
+
+
+def test_given_a_contact_whose_window_is_closed_now_when_listed_then_it_shows_it_waits_for_the_calling_window(
+        api, seed):
+    _, admin = admin_client(api, seed)
+    campaign = admin.post("/api/campaigns", json={"name": "c"}).get_json()
+    path = f"/api/campaigns/{campaign['id']}/contacts"
+    added = admin.post(path, json={"contacts": [{"phone_number": "+15550000001", "time_zone": _zone_at(12)},
+                                                {"phone_number": "+15550000002", "time_zone": _zone_at(0)}]})
+    assert [c["waiting_for"] for c in added.get_json()["items"]] == [None, "calling_window"]
+    listed = {c["phone_number"]: c["waiting_for"] for c in admin.get(path).get_json()["items"]}
+    assert listed == {"15550000001": None, "15550000002": "calling_window"}

@@ -229,11 +229,51 @@ def test_hold_music_a_queue_plays_cannot_be_deleted_until_the_queue_names_anothe
 
     body = assert_error(admin.delete("/api/moh/lobby"), 409, "moh_in_use")
 
-    assert body["details"] == {"queues": ["support"]}
+    assert body["details"] == {"queues": ["support"], "campaigns": []}
     assert (moh_dir / str(tenant.account_id) / "lobby.wav").is_file()
     assert other.delete("/api/moh/lobby").status_code == 204
     admin.patch(f"/api/queues/{queue['id']}", json={"moh": "default"})
     assert admin.delete("/api/moh/lobby").status_code == 204
+
+
+def test_an_upload_a_campaign_leaves_on_answering_machines_is_only_the_accounts_own_and_cannot_be_deleted_while_named(
+        api, seed, moh_dir):
+    """A campaign's ``amd_message`` ``{"audio": name}`` names a file the account uploaded: another
+    account's file of that name does not count (422 ``unknown_audio``), and the file cannot be
+    deleted while a campaign names it (409 ``moh_in_use``), as for a queue's moh."""
+    tenant, admin = admin_client(api, seed)
+    _, other = admin_client(api, seed)
+    assert _upload(other, "renewal-drop", WAV, "audio/wav").status_code == 201
+    message = {"audio": "renewal-drop"}
+
+    body = assert_error(admin.post("/api/campaigns", json={"name": "c", "amd": "message", "amd_message": message}),
+                        422, "unknown_audio")
+    assert body["details"] == {"amd_message": ["No uploaded audio called 'renewal-drop'."]}
+    for bad in ({"audio": "renewal-drop", "verb": "say"}, {"audio": 7}):
+        assert_error(admin.post("/api/campaigns", json={"name": "c", "amd": "message", "amd_message": bad}),
+                     422, "invalid_amd_message")
+    assert _upload(admin, "renewal-drop", WAV, "audio/wav").status_code == 201
+    created = admin.post("/api/campaigns", json={"name": "renewals", "amd": "message", "amd_message": message})
+    assert created.status_code == 201, created.get_json()
+    assert created.get_json()["amd_message"] == message
+
+    body = assert_error(admin.delete("/api/moh/renewal-drop"), 409, "moh_in_use")
+    assert body["details"] == {"queues": [], "campaigns": ["renewals"]}
+    assert other.delete("/api/moh/renewal-drop").status_code == 204  # the other account's own file
+    said = {"verb": "say", "text": "Please call Acme back."}
+    assert admin.patch(f"/api/campaigns/{created.get_json()['id']}", json={"amd_message": said}).status_code == 200
+    assert admin.delete("/api/moh/renewal-drop").status_code == 204
+
+
+def test_an_uploaded_file_is_found_for_its_own_account_only(moh_dir):
+    library = MusicLibrary(str(moh_dir))
+    mine, theirs = str(uuid.uuid4()), str(uuid.uuid4())
+    (moh_dir / mine).mkdir(parents=True)
+    sf.write(str(moh_dir / mine / "drop.wav"), np.zeros(8000, dtype=np.int16), 8000, subtype="PCM_16")
+
+    assert library.uploaded(mine, "drop") == str(moh_dir / mine / "drop.wav")
+    assert library.uploaded(theirs, "drop") is None
+    assert library.uploaded(mine, "../" + mine + "/drop") is None and library.uploaded(mine, "default") is None
 
 
 # --- MusicLibrary.source: a queue's moh -------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.campaigns.amd import AmdSettings, machine_not_connected
+from app.campaigns.amd import AmdSettings, machine_not_connected, result_of
 from app.campaigns.dialer import outcome_of
 
 ANSWERED = {"answeredAt": "2026-11-26T14:49:27.083Z", "talkMs": 1800}
@@ -35,3 +35,14 @@ def test_given_an_outcome_recovered_from_the_call_record_then_the_machine_hang_u
 ])
 def test_given_a_campaign_setting_then_the_call_runs_detection_only_when_it_is_on(mode, message, expected):
     assert AmdSettings.of(mode, message) == expected
+
+
+@pytest.mark.parametrize("report, shown", [
+    ({"result": "human", "action": "connected"}, "human"),
+    ({"result": "machine", "action": "hangup"}, "machine"),
+    ({"result": "notsure", "action": "connected"}, "notsure"),
+    ({"result": None, "action": None}, "none"),  # ran; the customer hung up before the verdict
+    (None, None),                                # no detection ran: no verdict to report
+])
+def test_given_a_detection_report_then_reports_show_its_verdict_or_none(report, shown):
+    assert result_of(report) == shown

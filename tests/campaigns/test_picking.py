@@ -49,6 +49,11 @@ class Setup:
         with tenant_session(self.account) as db:
             return picking.record_outcome(db, db.get(Campaign, self.campaign_id), contact_id, outcome, now)
 
+    @property
+    def campaign(self) -> Campaign:
+        with Session(self.engine, expire_on_commit=False) as db:
+            return db.get_one(Campaign, self.campaign_id)
+
     def row(self, contact_id: uuid.UUID) -> CampaignContact:
         with Session(self.engine, expire_on_commit=False) as db:
             return db.get_one(CampaignContact, contact_id)
@@ -77,6 +82,20 @@ def test_given_contacts_in_two_zones_when_picked_at_noon_new_york_then_only_new_
     assert tokyo.next_attempt_at == datetime(2026, 11, 25, 23, 0, tzinfo=UTC)  # 08:00 Thursday in Tokyo
     assert setup.pick(datetime(2026, 11, 25, 22, 59, tzinfo=UTC), 10) == []
     assert setup.pick(datetime(2026, 11, 25, 23, 0, tzinfo=UTC), 10) == ["81312345678"]
+
+
+def test_given_pending_contacts_when_asked_what_they_wait_for_then_the_window_a_retry_or_nothing(setup):
+    ids = setup.contacts(("12125550101", NEW_YORK), ("81312345678", TOKYO), ("12125550102", NEW_YORK))
+    setup.pick(NOON_NEW_YORK, 1)  # New York's first is dialled, Tokyo put off to its 08:00
+    setup.outcome(ids["12125550101"], "busy", NOON_NEW_YORK)  # retried 10 min later
+    window = picking.window_of(setup.campaign)
+    waiting = {n: picking.waiting_for(setup.row(i), window, NOON_NEW_YORK) for n, i in ids.items()}
+    assert waiting == {"12125550101": "retry", "81312345678": "calling_window", "12125550102": None}
+    later = NOON_NEW_YORK + timedelta(minutes=10)
+    assert picking.waiting_for(setup.row(ids["12125550101"]), window, later) is None
+    with Session(setup.engine) as db, db.begin():
+        db.get_one(CampaignContact, ids["12125550102"]).status = "do_not_call"
+    assert picking.waiting_for(setup.row(ids["12125550102"]), window, NOON_NEW_YORK) is None
 
 
 def test_given_a_paused_campaign_when_picking_then_nothing_is_dialled(setup):
@@ -129,3 +148,24 @@ def test_given_two_pickers_at_once_when_both_pick_then_no_contact_is_taken_twice
     with Session(setup.engine) as db:
         attempts = db.scalars(select(CampaignContact.attempts).where(CampaignContact.campaign_id == campaign_id))
         assert set(attempts) == {1}
+
+
+def test_given_an_attempt_with_a_detection_report_when_recorded_then_its_call_record_and_contact_carry_the_verdict(
+        setup):
+    contact = setup.contacts(("12125550101", NEW_YORK))["12125550101"]
+    call_id = uuid.uuid4()
+    with setup.engine.begin() as conn:
+        conn.execute(text("INSERT INTO call_records (account_id, trace_id, call_id, direction, from_number, "
+                          "to_number, started_at, status) VALUES (:a, gen_random_uuid(), :c, 'outbound', '1', "
+                          "'12125550101', now(), 'completed')"), {"a": str(setup.account), "c": str(call_id)})
+    setup.pick(NOON_NEW_YORK, 1)
+    with tenant_session(setup.account) as db:
+        picking.record_outcome(db, db.get(Campaign, setup.campaign_id), contact, "machine", NOON_NEW_YORK,
+                               amd={"result": "machine", "action": "hangup"}, call_id=call_id)
+    assert setup.row(contact).last_amd_result == "machine"
+    with setup.engine.connect() as conn:
+        assert conn.execute(text("SELECT amd_result FROM call_records WHERE call_id = :c"),
+                            {"c": str(call_id)}).scalar_one() == "machine"
+    setup.pick(NOON_NEW_YORK + timedelta(hours=4), 1)  # the machine rule's retry; no detection this time
+    setup.outcome(contact, "busy", NOON_NEW_YORK + timedelta(hours=4))
+    assert setup.row(contact).last_amd_result is None

@@ -188,7 +188,8 @@ def test_given_the_same_filters_when_listing_and_exporting_then_both_select_the_
         assert exported, query
 
 
-INDICATOR_HEADER = ["IVR", "Connect Latency", "ACW", "Transfers", "Short Abandon", "Campaign ID", "Contact ID"]
+INDICATOR_HEADER = ["IVR", "Connect Latency", "ACW", "Transfers", "Short Abandon", "Campaign ID", "Contact ID",
+                    "AMD Result"]
 
 
 def test_given_indicators_true_when_exporting_then_the_18_columns_are_followed_by_the_indicator_columns(api, seed, owner_engine):
@@ -200,7 +201,8 @@ def test_given_indicators_true_when_exporting_then_the_18_columns_are_followed_b
                           "transfer_count = 1, abandoned = true, short_abandon = true WHERE account_id = :a"),
                      {"a": str(tenant.account_id)})
         campaign, contact = uuid.uuid4(), uuid.uuid4()  # the record with a summary: a campaign's call
-        conn.execute(text("UPDATE call_records SET campaign_id = :c, contact_id = :k WHERE account_id = :a "
+        conn.execute(text("UPDATE call_records SET campaign_id = :c, contact_id = :k, amd_result = 'notsure' "
+                          "WHERE account_id = :a "
                           "AND trace_id IN (SELECT trace_id FROM interaction_summary WHERE account_id = :a)"),
                      {"a": str(tenant.account_id), "c": str(campaign), "k": str(contact)})
     header, with_summary, without = _csv(admin.get("/api/call-records/export?indicators=true"))
@@ -209,8 +211,8 @@ def test_given_indicators_true_when_exporting_then_the_18_columns_are_followed_b
     assert (cell["IVR"], cell["Connect Latency"], cell["ACW"], cell["Transfers"], cell["Short Abandon"]) == \
         ("8", "4", "26", "1", "yes")
     assert cell["Abandoned"] == "yes" and cell["Call ID"] == with_summary[17]  # the 18 keep their places
-    assert (cell["Campaign ID"], cell["Contact ID"]) == (str(campaign), str(contact))
-    assert without[18:] == ["", "", "", "", "", "", ""]
+    assert (cell["Campaign ID"], cell["Contact ID"], cell["AMD Result"]) == (str(campaign), str(contact), "notsure")
+    assert without[18:] == ["", "", "", "", "", "", "", ""]
     started = [e for e in _log(owner_engine, tenant.account_id) if e["action"] == "call_records.export.started"]
     assert started[-1]["filters"] == {"indicators": "true"}
     assert _csv(admin.get("/api/call-records/export?indicators=false"))[0] == EXPECTED_HEADER

@@ -7,14 +7,18 @@ the real switch was measured to (tests/realswitch/test_campaign_amd.py)."""
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any, Optional
 
+import numpy as np
 import pytest
+import soundfile as sf
 from sqlalchemy import text
 
 from app import limits
 from app.campaigns.dialer import outcome_of
 from app.db.engine import tenant_session
+from app.media.moh import MusicLibrary
 from app.models import Agent, Campaign, Queue, SipTargetHost, User
 from tests.session.conftest import call_record, executed
 from tests.session.test_originate import _request, _route
@@ -75,7 +79,7 @@ def test_given_hangup_mode_when_a_person_answers_then_the_agent_is_dialled_after
     ended = _ended(owner_conn, request.call_id)
     assert ended["amd"] == {"mode": "hangup", "result": "human", "cause": "HUMAN", "detectionMs": ended["amd"]["detectionMs"],
                             "beepMs": None, "beepHz": None, "action": "connected", "messageLeft": False,
-                            "messageMs": None}
+                            "messageMs": None, "messageError": None}
     assert outcome_of(ended) == "human"
     assert "amd:human" in call_record(owner_conn, str(request.call_id))["journey"]
 
@@ -161,3 +165,57 @@ def test_given_a_campaign_with_amd_off_then_the_answered_leg_dials_its_agent_wit
 
     assert "amd" not in _apps(leg) and "bridge" in _apps(leg)
     assert _ended(owner_conn, request.call_id)["amd"] is None
+
+
+def _uploads(services, tmp_path, account_id: uuid.UUID, name: str) -> Path:
+    """The account's uploaded file ``name`` in a fresh moh.dir the session looks in."""
+    services.music = MusicLibrary(str(tmp_path / "moh"))
+    folder = tmp_path / "moh" / str(account_id)
+    folder.mkdir(parents=True)
+    sf.write(str(folder / f"{name}.wav"), np.zeros(8000, dtype=np.int16), 8000, subtype="PCM_16")
+    return folder / f"{name}.wav"
+
+
+def _dial_account(dialling, inbound_sim, account, message: dict, **answered_by: Any):
+    originator, _ = dialling
+    _route(originator, account.id)
+    campaign_id, agent_id, queue_id = _campaign(account.id, "message", message)
+    result, cause = answered_by.pop("verdict")
+    inbound_sim.on_originate = lambda scenario: scenario.answered_by(result, cause, **answered_by)
+    request = _request(account, agent_id=agent_id, queue_id=queue_id, campaign_id=campaign_id)
+    assert originator.originate(request) is True
+    leg = inbound_sim.originated_calls[0]
+    assert leg.wait(10)
+    return leg, request
+
+
+def test_given_an_uploaded_message_when_a_machine_answers_then_the_accounts_own_file_plays_after_the_beep(
+        dialling, inbound_sim, make_account, owner_conn, services, tmp_path):
+    account = make_account()
+    recording = _uploads(services, tmp_path, account.id, "renewal-drop")
+    leg, request = _dial_account(dialling, inbound_sim, account, {"audio": "renewal-drop"},
+                                 verdict=("MACHINE", "MAXWORDS"), after=0.1, beep_after=0.6)
+
+    apps = _apps(leg)
+    assert apps[apps.index("amd"):] == ["amd", "avmd_stop", "playback"] and "bridge" not in apps
+    assert [arg for app, arg in executed(leg) if app == "playback"] == [str(recording)]
+    playback_at = next(c.at for c in leg.commands if c.app == "playback")
+    avmd_at = next(c.at for c in leg.commands if c.app == "avmd_start")
+    assert playback_at - avmd_at >= 0.6  # not before the beep
+    report = _ended(owner_conn, request.call_id)["amd"]
+    assert (report["action"], report["messageLeft"], report["messageError"]) == ("message", True, None)
+
+
+def test_given_an_uploaded_message_gone_or_another_accounts_when_a_machine_answers_then_hung_up_without_a_message(
+        dialling, inbound_sim, make_account, owner_conn, services, tmp_path):
+    account, other = make_account(), make_account()
+    _uploads(services, tmp_path, other.id, "renewal-drop")  # the name exists, in another account only
+    leg, request = _dial_account(dialling, inbound_sim, account, {"audio": "renewal-drop"},
+                                 verdict=("MACHINE", "MAXWORDS"), after=0.1, beep_after=0.6)
+
+    apps = _apps(leg)
+    assert "playback" not in apps and "bridge" not in apps and apps[-2:] == ["amd", "avmd_stop"]
+    ended = _ended(owner_conn, request.call_id)
+    assert (ended["amd"]["action"], ended["amd"]["messageLeft"], ended["amd"]["messageError"]) == (
+        "hangup", False, "audio_not_found")
+    assert ended["hangupReason"] == "answering_machine" and outcome_of(ended) == "machine"

@@ -106,6 +106,9 @@ class CallRecordSchema(ma.Schema):
     queue_id = ma.fields.UUID(allow_none=True)
     campaign_id = ma.fields.UUID(allow_none=True, metadata={"description": "the outbound campaign that placed the call"})
     contact_id = ma.fields.UUID(allow_none=True, metadata={"description": "the campaign contact the call dialled"})
+    amd_result = ma.fields.String(allow_none=True, metadata={
+        "description": "a campaign call's answering-machine verdict: human, machine, notsure, or none (no verdict: "
+                       "the customer hung up first); null when no detection ran"})
     has_recording = ma.fields.Boolean()
     has_transcript = ma.fields.Boolean()
     has_webhook = ma.fields.Boolean()

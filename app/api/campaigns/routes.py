@@ -37,7 +37,8 @@ blp = Blueprint("campaigns", __name__, url_prefix="/api/campaigns", description=
 # the state actions of the API (app/campaigns/states.py); the URL converter accepts only these
 ACTIONS = ("start", "pause", "resume", "stop", "archive")
 _INVALID = ("validation_failed, caller_id_not_owned, invalid_reference; amd_message_required (amd message "
-            "without amd_message), invalid_amd_message (not one say or play verb)")
+            "without amd_message), invalid_amd_message (not one say or play verb, nor {audio: name}), "
+            "unknown_audio (no uploaded audio of that name)")
 
 
 def _account() -> uuid.UUID:

@@ -67,8 +67,10 @@ class CampaignWriteSchema(ma.Schema):
                        "connect anyway). docs/campaigns.md"})
     amd_message = ma.fields.Dict(allow_none=True, metadata={
         "description": "message mode: one say verb ({\"verb\": \"say\", \"text\": ...}) or play verb "
-                       "({\"verb\": \"play\", \"url\": \"https://...\"}), as in app_json; 422 "
-                       "invalid_amd_message otherwise, amd_message_required when message mode has none"})
+                       "({\"verb\": \"play\", \"url\": \"https://...\"}), as in app_json, or a file the "
+                       "account uploaded with PUT /api/moh/:name ({\"audio\": \"<name>\"}; 422 unknown_audio "
+                       "when it has none by that name); 422 invalid_amd_message otherwise, "
+                       "amd_message_required when message mode has none"})
 
 
 class CampaignPatchSchema(CampaignWriteSchema):
@@ -131,9 +133,15 @@ class ContactSchema(ma.Schema):
     skips = ma.fields.Integer(metadata={"description": "preview mode: how often agents skipped the contact"})
     last_attempt_at = ma.fields.AwareDateTime(allow_none=True)
     last_result = ma.fields.String(allow_none=True)
+    last_amd_result = ma.fields.String(allow_none=True, metadata={
+        "description": "the last attempt's answering-machine verdict (human, machine, notsure, none); "
+                       "null when no detection ran"})
     time_zone = ma.fields.String(allow_none=True)
     time_zones = ma.fields.List(ma.fields.String())
     next_attempt_at = ma.fields.AwareDateTime(allow_none=True)
+    waiting_for = ma.fields.String(allow_none=True, dump_default=None, metadata={
+        "description": "pending and not due now: calling_window (closed now in its zones) or retry "
+                       "(next_attempt_at to come); null otherwise (docs/campaigns.md)"})
     disposition = ma.fields.String(allow_none=True)
     disposition_note = ma.fields.String(allow_none=True)
     disposed_at = ma.fields.AwareDateTime(allow_none=True)

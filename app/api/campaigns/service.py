@@ -14,12 +14,14 @@ from sqlalchemy.orm import Session
 from app.api.agents.service import check_queues
 from app.api.common import apply, flush_or_raise, get_owned
 from app.api.pagination import Page, keyset_page
-from app.campaigns import amd, states
+from app.campaigns import amd, picking, states
 from app.campaigns import contacts as contact_rules
 from app.campaigns import figures as campaign_figures
+from app.config import get_config
 from app.contact.states import default_presence
 from app.errors import Conflict, NotFound, ValidationFailed
 from app.events.payloads import campaign_state_changed, emit
+from app.media import moh_uploads
 from app.models import AgentQueue, Campaign, CampaignContact, Carrier, PhoneNumber
 from app.verbs import VerbListRejected, parse_verb_list
 
@@ -65,15 +67,20 @@ def _validate(db: Session, account_id: uuid.UUID, data: dict[str, Any], row: Cam
                                details={"window_end": ["Must be later than window_start."]})
     if "allowed_weekdays" in values:
         values["allowed_weekdays"] = sorted(set(values["allowed_weekdays"]))
-    _check_amd(values.get("amd", row.amd if row else "off"),
-               values["amd_message"] if "amd_message" in values else row.amd_message if row else None)
+    _check_amd(account_id, values.get("amd", row.amd if row else "off"),
+               values["amd_message"] if "amd_message" in values else row.amd_message if row else None,
+               new_message="amd_message" in values)
     return values
 
 
-def _check_amd(mode: str, message: dict[str, Any] | None) -> None:
+def _check_amd(account_id: uuid.UUID, mode: str, message: dict[str, Any] | None, *, new_message: bool) -> None:
     """``message`` mode needs a message; a message is one say or play verb as in app_json (the
-    verb language's own validation, so it plays exactly as that verb would)."""
-    if message is not None:
+    verb language's own validation, so it plays exactly as that verb would), or ``{"audio":
+    name}``, a file this account uploaded — checked when the message is set (``new_message``),
+    and again when it plays (app/voice/amd.py), not on every later change of the campaign."""
+    if message is not None and amd.MESSAGE_AUDIO in message:
+        _check_audio_message(account_id, message, exists=new_message)
+    elif message is not None:
         try:
             verbs = parse_verb_list([message])
         except VerbListRejected as exc:
@@ -86,6 +93,30 @@ def _check_amd(mode: str, message: dict[str, Any] | None) -> None:
         raise ValidationFailed("amd message mode leaves a message after the beep: give amd_message "
                                "(a say or play verb).", code="amd_message_required",
                                details={"amd_message": ["Required when amd is message."]})
+
+
+def _check_audio_message(account_id: uuid.UUID, message: dict[str, Any], *, exists: bool) -> None:
+    name = amd.audio_of(message)
+    if set(message) != {amd.MESSAGE_AUDIO} or name is None:
+        raise ValidationFailed("An uploaded message is {\"audio\": \"<name>\"} and nothing else.",
+                               code="invalid_amd_message",
+                               details={"amd_message": ["Only the key audio, a file name (string)."]})
+    if not exists:
+        return
+    with moh_uploads.storage_errors():
+        found = moh_uploads.uploaded_file(get_config().moh_dir, account_id, name)
+    if found is None:
+        raise ValidationFailed(f"This account has no uploaded audio called {name[:100]!r}: upload it with "
+                               "PUT /api/moh/:name (GET /api/moh lists them).", code="unknown_audio",
+                               details={"amd_message": [f"No uploaded audio called {name[:100]!r}."]})
+
+
+def names_leaving(db: Session, account_id: uuid.UUID, audio: str) -> list[str]:
+    """The account's campaigns (archived ones aside) whose answering-machine message is the
+    uploaded file ``audio``: deleting it would leave their machines no message."""
+    return list(db.scalars(select(Campaign.name).where(
+        Campaign.account_id == account_id, Campaign.status != "archived",
+        Campaign.amd_message[amd.MESSAGE_AUDIO].astext == audio).order_by(Campaign.name)))
 
 
 def create(db: Session, account_id: uuid.UUID, data: dict[str, Any]) -> Campaign:
@@ -224,17 +255,28 @@ def add_contacts(db: Session, account_id: uuid.UUID, campaign_id: uuid.UUID,
     # one query for the server defaults (created_at), not one refresh per row
     stored = {r.id: r for r in db.scalars(select(CampaignContact).where(
         CampaignContact.id.in_([r.id for r in rows])).execution_options(populate_existing=True))}
-    return [stored[r.id] for r in rows]
+    return _with_waiting(get(db, account_id, campaign_id), [stored[r.id] for r in rows])
+
+
+def _with_waiting(campaign: Campaign, rows: list[CampaignContact]) -> list[CampaignContact]:
+    """Each row with ``waiting_for`` (not a column: the calling window is judged at read time,
+    as the dialer judges it; app/campaigns/picking.waiting_for)."""
+    window, now = picking.window_of(campaign), datetime.now(timezone.utc)
+    for row in rows:
+        row.waiting_for = picking.waiting_for(row, window, now)  # type: ignore[attr-defined]
+    return rows
 
 
 def list_contacts(db: Session, account_id: uuid.UUID, campaign_id: uuid.UUID, *, cursor: str | None,
                   limit: int, status: str | None) -> Page[CampaignContact]:
-    get(db, account_id, campaign_id)
+    campaign = get(db, account_id, campaign_id)
     stmt = select(CampaignContact).where(CampaignContact.campaign_id == campaign_id,
                                          CampaignContact.account_id == account_id)
     if status:
         stmt = stmt.where(CampaignContact.status == status)
-    return keyset_page(db, stmt, [CampaignContact.created_at, CampaignContact.id], cursor=cursor, limit=limit)
+    page = keyset_page(db, stmt, [CampaignContact.created_at, CampaignContact.id], cursor=cursor, limit=limit)
+    _with_waiting(campaign, page.items)
+    return page
 
 
 def _contact(db: Session, account_id: uuid.UUID, campaign_id: uuid.UUID, contact_id: uuid.UUID,
@@ -260,7 +302,7 @@ def set_disposition(db: Session, account_id: uuid.UUID, campaign_id: uuid.UUID, 
     row.disposition, row.disposition_note, row.disposed_at = disposition, note, datetime.now(timezone.utc)
     db.flush()
     db.refresh(row)
-    return row
+    return _with_waiting(get(db, account_id, campaign_id), [row])[0]
 
 
 def figures(db: Session, account_id: uuid.UUID, campaign_id: uuid.UUID) -> dict[str, Any]:

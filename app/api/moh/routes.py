@@ -11,6 +11,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from app import limits
+from app.api.campaigns import service as campaign_service
 from app.api.common import require_admin
 from app.api.errors import ErrorSchema
 from app.api.moh.schemas import MohListSchema, MohSchema
@@ -78,16 +79,19 @@ class MohByName(MethodView):
     @require_admin
     @blp.response(204)
     @blp.alt_response(404, schema=ErrorSchema, description="moh_not_found")
-    @blp.alt_response(409, schema=ErrorSchema, description="moh_in_use: a queue's moh names it")
+    @blp.alt_response(409, schema=ErrorSchema, description="moh_in_use: a queue's moh or a campaign's "
+                      "amd_message names it")
     def delete(self, name: str):
         """Delete the hold music called ``name``; refused while a queue plays it (its callers
-        would wait in silence: a queue's moh must name music that exists)."""
+        would wait in silence: a queue's moh must name music that exists) or a campaign leaves
+        it on answering machines (``amd_message`` ``{"audio": name}``)."""
         account_id = current_identity().account_id
         with tenant_db() as db:
             queues = queue_service.names_playing(db, account_id, name)
-        if queues:
-            raise Conflict("Queues play this hold music; give them another moh first.",
-                           code="moh_in_use", details={"queues": queues})
+            campaigns = campaign_service.names_leaving(db, account_id, name)
+        if queues or campaigns:
+            raise Conflict("Queues play this audio or campaigns leave it on answering machines; give them "
+                           "another first.", code="moh_in_use", details={"queues": queues, "campaigns": campaigns})
         with moh_uploads.storage_errors():
             moh_uploads.delete(get_config().moh_dir, account_id, name)
         return None
