@@ -46,6 +46,9 @@ test('call records: number, agent and queue filters; the CSV export of the same 
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await page.waitForURL(/agent_id=/);
   await page.waitForFunction((n) => document.querySelectorAll('table tbody tr').length === n, SETUP.agent.records);
+  // the Agent and Queue columns name them (the API's agent_name and queue_name)
+  assert.deepEqual([...new Set(await rows(page).locator('td:nth-child(5)').allInnerTexts())], [SETUP.agent.username]);
+  assert.deepEqual([...new Set(await rows(page).locator('td:nth-child(6)').allInnerTexts())], ['Sales']);
   assert.deepEqual(await axeViolations(page), []);
   await screenshot(page, 'call-records-filters');
 

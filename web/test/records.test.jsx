@@ -87,6 +87,25 @@ describe('call records', () => {
     expect(screen.getByLabelText('Number').value).toBe('555');
   });
 
+  test('the list names each record\'s agent and queue (the API\'s names; one deleted since by its id\'s start), also for a user who cannot list them', async () => {
+    fakeServer({
+      'POST /auth/refresh': refresh,
+      'GET /api/call-records': () => [200, { items: [
+        { id: 'r1', started_at: '2026-03-01T12:00:00Z', direction: 'inbound', from_number: '4930111', to_number: '4930222',
+          agent_id: 'ag1', agent_name: 'alice', queue_id: 'q1', queue_name: 'Sales', status: 'completed', talk_ms: 5000 },
+        { id: 'r2', started_at: '2026-03-01T11:00:00Z', direction: 'inbound', from_number: '4930333', to_number: '4930222',
+          agent_id: '0123456789ab-gone', agent_name: null, queue_id: null, queue_name: null, status: 'completed', talk_ms: 0 },
+      ], next_cursor: null }],
+    });
+    renderAt('/calls');
+    await screen.findByText('alice');
+    const cells = async (n) => [...(await screen.findAllByRole('row'))[n].querySelectorAll('td')].map((td) => td.textContent);
+    expect(screen.getAllByRole('columnheader').map((th) => th.textContent)).toEqual(
+      ['Time', 'Direction', 'Caller', 'Callee', 'Agent', 'Queue', 'Status', 'Talk']);
+    expect((await cells(1)).slice(4, 6)).toEqual(['alice', 'Sales']);
+    expect((await cells(2)).slice(4, 6)).toEqual(['deleted (01234567)', '']);
+  });
+
   test('a record: its journey in order, and the recording played from a media ticket URL without the token', async () => {
     const server = fakeServer({
       'POST /auth/refresh': refresh,
