@@ -7,6 +7,7 @@ import { downloadWithToken } from '../files.js';
 import { useCursorPages, useResource, useSubmit } from '../hooks.js';
 import { errorsByField, humanMessage } from '../messages.js';
 import { journeySteps } from './journey.js';
+import { summaryTalk } from './summary.js';
 
 const PAGE_SIZE = 50;
 const FILTERS = ['from', 'to', 'direction', 'status', 'number', 'agent_id', 'queue_id', 'call_id'];
@@ -207,7 +208,8 @@ export function CallRecordDetail() {
       {s ? (
         <dl className="facts">
           <dt>Queue wait</dt><dd>{seconds(s.queue_wait_ms)}</dd>
-          <dt>Talk</dt><dd>{seconds(s.talk_ms)}</dd>
+          <dt>In the application (IVR)</dt><dd>{seconds(s.ivr_ms)}</dd>
+          <dt>Talk</dt><dd><SummaryTalk record={r} summary={s} /></dd>
           <dt>Hold</dt><dd>{s.hold_count} ({seconds(s.hold_ms)})</dd>
           <dt>AHT</dt><dd>{seconds(s.aht_ms)}</dd>
           <dt>Abandoned</dt><dd>{s.abandoned ? 'yes' : 'no'}</dd>
@@ -245,6 +247,12 @@ export function CallRecordDetail() {
       ) : <p>No transcript.</p>}
     </>
   );
+}
+
+function SummaryTalk({ record, summary }) {
+  const talk = summaryTalk(record, summary);
+  if (!talk.withApplication) return seconds(talk.ms);
+  return <>{seconds(talk.ms)} <span className="hint">with the application: no agent or other party joined the call</span></>;
 }
 
 /** TextBlob's polarity (-1..1) in words by the media pipeline's rule (app/media/sentiment.py), with the figure. */
