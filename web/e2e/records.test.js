@@ -249,6 +249,10 @@ test('callbacks: the queue\'s callbacks in dispatch order, the status filter, a 
   const goneForm = page.getByRole('form', { name: `Reschedule the callback to ${callbacks.gone}` });
   await goneForm.getByRole('button', { name: 'Save new time' }).click();
   await goneForm.getByText('This callback was cancelled. Request a new one instead.').waitFor();
+  // the row is read again: cancelled, no actions, and the form says why its save is off
+  await rows(page).filter({ hasText: callbacks.gone }).first().getByRole('cell', { name: 'cancelled' }).waitFor();
+  assert.equal(await page.getByRole('button', { name: `Reschedule ${callbacks.gone}` }).count(), 0);
+  assert.equal(await goneForm.getByRole('button', { name: 'Save new time' }).isDisabled(), true);
   assert.deepEqual(await axeViolations(page), []);
   await screenshot(page, 'callbacks-refused');
 }));

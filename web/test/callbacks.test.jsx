@@ -64,7 +64,7 @@ describe('the Callbacks screen', () => {
     expect(screen.getByLabelText('Status').value).toBe('pending');
   });
 
-  test('cancel: the row turns cancelled and loses its actions; a 409 is said in words on the row', async () => {
+  test('cancel: the row turns cancelled and loses its actions; a 409 is said in words on the row, which is read again', async () => {
     let deletes = 0;
     fakeServer({
       'POST /auth/refresh': refresh,
@@ -72,6 +72,7 @@ describe('the Callbacks screen', () => {
       'GET /api/queues/q1/callbacks': () => [200, { items: [cb(), cb({ id: 'c2', phone_number: '4930222' })], next_cursor: null }],
       'DELETE /api/queues/q1/callbacks/c1': () => { deletes += 1; return [204, null]; },
       'DELETE /api/queues/q1/callbacks/c2': () => [409, { code: 'callback_in_progress', message: 'being dialled' }],
+      'GET /api/queues/q1/callbacks/c2': () => [200, cb({ id: 'c2', phone_number: '4930222', status: 'dialing', attempts: 1 })],
     });
     renderAt('/callbacks');
     fireEvent.click(await screen.findByRole('button', { name: 'Cancel 4930111' }));
@@ -80,6 +81,11 @@ describe('the Callbacks screen', () => {
     expect(screen.queryByRole('button', { name: 'Cancel 4930111' })).toBeNull();
     fireEvent.click(screen.getByRole('button', { name: 'Cancel 4930222' }));
     expect(await screen.findByText(/being dialled now, so this callback cannot be changed/)).toBeTruthy();
+    // the row is read again: the dialling callback offers nothing any more, the message stays
+    expect(await screen.findByRole('cell', { name: 'dialing' })).toBeTruthy();
+    expect(screen.getByText('1 of 3')).toBeTruthy();
+    expect(screen.queryByRole('button', { name: 'Cancel 4930222' })).toBeNull();
+    expect(screen.getByText(/being dialled now, so this callback cannot be changed/)).toBeTruthy();
   });
 
   test('reschedule: a refused priority beside its field with the typed values kept, then saved', async () => {

@@ -91,16 +91,28 @@ function CallbackList({ queueId, status }) {
   );
 }
 
+// the API's refusals that mean "this row is out of date": the page reads the callback again
+const STALE = new Set(['callback_in_progress', 'callback_finished', 'callback_cancelled']);
+
 function CallbackRow({ callback: c, path, onChanged }) {
   const { call } = useAuth();
   const [open, setOpen] = useState(false);
   const actions = callbackActions(c);
-  const cancel = useSubmit(async () => {
+  /** `action`, and on a refusal that means the row is stale, the row as the API has it now. */
+  async function fresh(action) {
+    try {
+      return await action();
+    } catch (err) {
+      if (STALE.has(err.code)) call(`${path}/${c.id}`).then((row) => onChanged(row, null), () => {});
+      throw err;
+    }
+  }
+  const cancel = useSubmit(() => fresh(async () => {
     if (!window.confirm(`Cancel the callback to ${c.phone_number}?`)) return;
     await call(`${path}/${c.id}`, { method: 'DELETE' });
     onChanged({ ...c, status: 'cancelled' }, `The callback to ${c.phone_number} is cancelled.`);
     setOpen(false);
-  });
+  }));
   return (
     <>
       <tr>
@@ -121,19 +133,24 @@ function CallbackRow({ callback: c, path, onChanged }) {
           <OutageBanner error={cancel.error?.isOutage ? cancel.error : null} onRetry={cancel.submit} />
         </td>
       </tr>
-      {open && actions.includes('reschedule') && (
-        <tr><td colSpan={9}><Reschedule callback={c} path={path} onDone={(row) => { onChanged(row, `The callback to ${c.phone_number} is rescheduled.`); setOpen(false); }} /></td></tr>
+      {open && (
+        <tr>
+          <td colSpan={9}>
+            <Reschedule callback={c} path={path} fresh={fresh} onClose={() => setOpen(false)}
+              onDone={(row) => { onChanged(row, `The callback to ${c.phone_number} is rescheduled.`); setOpen(false); }} />
+          </td>
+        </tr>
       )}
     </>
   );
 }
 
-function Reschedule({ callback: c, path, onDone }) {
+function Reschedule({ callback: c, path, fresh, onDone, onClose }) {
   const { call } = useAuth();
   const [values, setValues] = useState({ scheduled_at: toLocalInput(c.scheduled_at), priority: String(c.priority) });
-  const save = useSubmit(async () => {
+  const save = useSubmit(() => fresh(async () => {
     onDone(await call(`${path}/${c.id}`, { method: 'PATCH', body: rescheduleBody(values, c) }));
-  });
+  }));
   const { fields, form } = errorsByField(save.error && !save.error.isOutage ? save.error : null, ['scheduled_at', 'priority']);
   const set = (name) => (e) => setValues((v) => ({ ...v, [name]: e.target.value }));
   return (
@@ -146,7 +163,8 @@ function Reschedule({ callback: c, path, onDone }) {
       <Field label="Priority" error={fields.priority} hint="-1000 to 1000; higher is dialled first.">
         {(p) => <input {...p} inputMode="numeric" value={values.priority} onChange={set('priority')} />}
       </Field>
-      <button type="submit" disabled={save.busy}>Save new time</button>
+      <button type="submit" disabled={save.busy || !callbackActions(c).includes('reschedule')}>Save new time</button>
+      {' '}<button type="button" className="secondary" onClick={onClose}>Close</button>
     </form>
   );
 }
