@@ -6,7 +6,8 @@ One dispatch, for one agent (``dispatch_for_agent``), in one tenant transaction:
 1. the agent must be ``available`` (database) and reachable (SIP credentials or a contact);
 2. the highest-priority eligible callback of the agent's queues that have no caller waiting
    (live callers first: the queue verb's claim gets the agent) — ``priority`` desc,
-   ``requested_at`` asc; ``pending``, under the attempt limit, its retry delay over — is
+   ``requested_at`` asc; ``pending``, under the attempt limit, its retry delay over, its
+   ``scheduled_at`` (if any) come — is
    locked with ``FOR UPDATE SKIP LOCKED``: a second dispatcher skips it and takes the next;
 3. the agent is claimed in Redis with the queue callers' rules (app/contact/presence.py
    ``claim_agent``: idle, not engaged, registered; taken out of the idle set and marked
@@ -73,6 +74,7 @@ def _eligible(now: datetime, retry_delay_seconds: float):
     """A callback the dispatcher may dial now."""
     return and_(Callback.status == PENDING,
                 Callback.attempts < limits.CALLBACK_MAX_ATTEMPTS,
+                or_(Callback.scheduled_at.is_(None), Callback.scheduled_at <= now),
                 or_(Callback.last_attempt_at.is_(None),
                     Callback.last_attempt_at <= now - timedelta(seconds=retry_delay_seconds)))
 

@@ -106,6 +106,56 @@ def test_given_a_callback_not_pending_when_deleting_then_409_and_status_unchange
     assert _status(owner_engine, cb) == status
 
 
+def test_given_a_pending_callback_when_rescheduling_then_its_time_and_priority_change_and_null_clears_the_time(api, seed):
+    acme = seed.tenant()
+    queue_id = seed.queue(acme)
+    client = api.login(acme)
+    cb = client.post(_path(queue_id), json={"phone_number": "15550001"}).get_json()
+    assert cb["scheduled_at"] is None
+    response = client.patch(_path(queue_id, cb["id"]),
+                            json={"scheduled_at": "2030-01-02T10:00:00+02:00", "priority": 7})
+    assert response.status_code == 200, response.get_json()
+    body = response.get_json()
+    assert body["scheduled_at"] == "2030-01-02T08:00:00+00:00" and body["priority"] == 7
+    assert body["requested_at"] == cb["requested_at"] and body["status"] == "pending"
+    cleared = client.patch(_path(queue_id, cb["id"]), json={"scheduled_at": None}).get_json()
+    assert cleared["scheduled_at"] is None and cleared["priority"] == 7
+
+
+@pytest.mark.parametrize("body", [{}, {"scheduled_at": "tomorrow"}, {"priority": 1001}])
+def test_given_a_bad_reschedule_body_then_422_and_nothing_changes(api, seed, body):
+    acme = seed.tenant()
+    queue_id = seed.queue(acme)
+    client = api.login(acme)
+    cb = client.post(_path(queue_id), json={"phone_number": "15550001"}).get_json()
+    response = client.patch(_path(queue_id, cb["id"]), json=body)
+    assert response.status_code == 422 and response.get_json()["code"] == "validation_failed"
+    assert client.get(_path(queue_id, cb["id"])).get_json() == cb
+
+
+@pytest.mark.parametrize(("status", "code"), [("dialing", "callback_in_progress"),
+                                              ("completed", "callback_finished"),
+                                              ("cancelled", "callback_cancelled")])
+def test_given_a_callback_not_pending_when_rescheduling_then_409_and_unchanged(api, seed, owner_engine, status, code):
+    acme = seed.tenant()
+    queue_id = seed.queue(acme)
+    client = api.login(acme)
+    cb = client.post(_path(queue_id), json={"phone_number": "15550001"}).get_json()["id"]
+    seed.set_callback_status(cb, status)
+    response = client.patch(_path(queue_id, cb), json={"scheduled_at": "2030-01-01T00:00:00Z"})
+    assert response.status_code == 409 and response.get_json()["code"] == code
+    assert client.get(_path(queue_id, cb)).get_json()["scheduled_at"] is None
+
+
+def test_given_an_agent_when_rescheduling_then_403_admin_required(api, seed):
+    acme = seed.tenant()
+    seed.user(acme, "alice", role="agent", agent=True)
+    queue_id = seed.queue(acme)
+    cb = api.login(acme).post(_path(queue_id), json={"phone_number": "15550001"}).get_json()["id"]
+    response = api.login(acme, "alice").patch(_path(queue_id, cb), json={"priority": 3})
+    assert response.status_code == 403 and response.get_json()["code"] == "admin_required"
+
+
 def test_given_a_queue_when_deleting_the_collection_then_only_pending_callbacks_are_cancelled(api, seed, owner_engine):
     acme = seed.tenant()
     queue_id, other_queue = seed.queue(acme), seed.queue(acme)

@@ -19,22 +19,22 @@ from app.models.contact_center import Callback
 from app.models.users import ApiKey
 
 OK, ADMIN_REQUIRED, NOT_MEMBER = "ok", "admin_required", "not_a_queue_member"
-METHODS = ("list", "get", "create", "cancel", "cancel_all")
+METHODS = ("list", "get", "create", "cancel", "cancel_all", "reschedule")
 # caller → what each method answers on the queue the callback belongs to
 EXPECTED = {
     "admin": dict.fromkeys(METHODS, OK),
     "admin_in_agent_session": {"list": OK, "get": OK, "create": ADMIN_REQUIRED,
-                               "cancel": ADMIN_REQUIRED, "cancel_all": ADMIN_REQUIRED},
+                               "cancel": ADMIN_REQUIRED, "cancel_all": ADMIN_REQUIRED, "reschedule": ADMIN_REQUIRED},
     "supervisor": {"list": OK, "get": OK, "create": ADMIN_REQUIRED, "cancel": ADMIN_REQUIRED,
-                   "cancel_all": ADMIN_REQUIRED},
+                   "cancel_all": ADMIN_REQUIRED, "reschedule": ADMIN_REQUIRED},
     "agent_of_the_queue": {"list": OK, "get": OK, "create": ADMIN_REQUIRED, "cancel": ADMIN_REQUIRED,
-                           "cancel_all": ADMIN_REQUIRED},
+                           "cancel_all": ADMIN_REQUIRED, "reschedule": ADMIN_REQUIRED},
     "agent_of_another_queue": {"list": NOT_MEMBER, "get": NOT_MEMBER, "create": ADMIN_REQUIRED,
-                               "cancel": ADMIN_REQUIRED, "cancel_all": ADMIN_REQUIRED},
+                               "cancel": ADMIN_REQUIRED, "cancel_all": ADMIN_REQUIRED, "reschedule": ADMIN_REQUIRED},
     "agent_of_no_queue": {"list": NOT_MEMBER, "get": NOT_MEMBER, "create": ADMIN_REQUIRED,
-                          "cancel": ADMIN_REQUIRED, "cancel_all": ADMIN_REQUIRED},
+                          "cancel": ADMIN_REQUIRED, "cancel_all": ADMIN_REQUIRED, "reschedule": ADMIN_REQUIRED},
 }
-SUCCESS = {"list": 200, "get": 200, "create": 201, "cancel": 204, "cancel_all": 200}
+SUCCESS = {"list": 200, "get": 200, "create": 201, "cancel": 204, "cancel_all": 200, "reschedule": 200}
 
 
 def _path(queue_id, callback_id=None) -> str:
@@ -106,6 +106,8 @@ def _call(client, method: str, centre: Centre, queue_id=None, **kwargs):
         return client.post(_path(queue_id), json={"phone_number": "+19005550100", "priority": 1000}, **kwargs)
     if method == "cancel":
         return client.delete(_path(queue_id, centre.callback_id), **kwargs)
+    if method == "reschedule":
+        return client.patch(_path(queue_id, centre.callback_id), json={"scheduled_at": None}, **kwargs)
     return client.delete(_path(queue_id), **kwargs)
 
 
@@ -156,16 +158,16 @@ def test_given_an_agent_of_the_queue_when_listing_then_the_queues_callbacks_with
 @pytest.mark.parametrize(("owner", "scope", "expected"), [
     # an agent's key: reads its queue, changes nothing
     ("amy", "queues", {"list": OK, "get": OK, "create": ADMIN_REQUIRED, "cancel": ADMIN_REQUIRED,
-                       "cancel_all": ADMIN_REQUIRED}),
+                       "cancel_all": ADMIN_REQUIRED, "reschedule": ADMIN_REQUIRED}),
     # an agent's key on a queue it is not in
     ("otto", "queues", {"list": NOT_MEMBER, "get": NOT_MEMBER, "create": ADMIN_REQUIRED,
-                        "cancel": ADMIN_REQUIRED, "cancel_all": ADMIN_REQUIRED}),
+                        "cancel": ADMIN_REQUIRED, "cancel_all": ADMIN_REQUIRED, "reschedule": ADMIN_REQUIRED}),
     ("sue", "queues", {"list": OK, "get": OK, "create": ADMIN_REQUIRED, "cancel": ADMIN_REQUIRED,
-                       "cancel_all": ADMIN_REQUIRED}),
+                       "cancel_all": ADMIN_REQUIRED, "reschedule": ADMIN_REQUIRED}),
     ("admin", "queues", dict.fromkeys(METHODS, OK)),
     # a read-only key of an admin: the scope refuses the changes first
     ("admin", "queues:read", {"list": OK, "get": OK, "create": "scope_required",
-                              "cancel": "scope_required", "cancel_all": "scope_required"}),
+                              "cancel": "scope_required", "cancel_all": "scope_required", "reschedule": "scope_required"}),
 ])
 @pytest.mark.parametrize("method", METHODS)
 def test_given_an_api_key_when_using_callbacks_then_it_acts_with_its_creators_role(

@@ -51,6 +51,23 @@ def test_given_filters_when_listing_then_only_matching_records_are_returned(api,
     assert len(_all_pages(admin, f"to={since}")) == 4
 
 
+def test_given_records_of_an_agent_and_a_queue_when_listing_or_reading_then_their_names_come_with_the_ids(
+        api, seed, owner_engine):
+    tenant, admin = admin_client(api, seed)
+    seed.user(tenant, "anna", agent=True)
+    with owner_engine.connect() as conn:
+        agent = conn.execute(text("SELECT a.id FROM agents a JOIN users u ON u.id = a.user_id "
+                                  "WHERE u.username = 'anna' AND a.account_id = :t"),
+                             {"t": tenant.account_id}).scalar_one()
+    queue = seed.queue(tenant, "Sales")
+    insert_records(owner_engine, tenant.account_id, 2, agent_id=agent, queue_id=queue)
+    insert_records(owner_engine, tenant.account_id, 1, agent_id=uuid.uuid4(), start=BASE_TIME - timedelta(days=1))
+    items = _all_pages(admin)
+    assert [(i["agent_name"], i["queue_name"]) for i in items] == [("anna", "Sales")] * 2 + [(None, None)]
+    detail = admin.get(f"/api/call-records/{items[0]['id']}").get_json()
+    assert (detail["agent_id"], detail["agent_name"], detail["queue_name"]) == (str(agent), "anna", "Sales")
+
+
 @pytest.mark.parametrize("case", cases("call_records_list_bad_query.json"))
 def test_given_an_invalid_query_when_listing_then_422_names_the_parameter(api, seed, case):
     _, admin = admin_client(api, seed)

@@ -1,5 +1,6 @@
 """The console's call records (filters, CSV export, journey, the recording streamed by a media
-ticket with HTTP Range), account page, campaign screens and the live view's supervise buttons,
+ticket with HTTP Range), account page, campaign screens, the live view's supervise buttons and
+the Callbacks screen (list, status filter, reschedule, cancel, the API's refusals),
 end to end (issue 22): Debian's chromium through playwright-core (web/e2e/records.test.js)
 against the real ``sbc api`` process on this run's database, Redis and RabbitMQ vhost, axe-core
 on every screen, 1280×800 screenshots as the other console tests.
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 import soundfile
+from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from app.accounts.service import create_tenant
@@ -38,7 +40,7 @@ from tests.plugins.database import unique_number
 from tests.plugins.skips import skip_or_fail_in_ci
 
 SUITE_TIMEOUT_SECONDS = 240
-E2E_TESTS = 4  # the tests of web/e2e/records.test.js: all of them must have run
+E2E_TESTS = 5  # the tests of web/e2e/records.test.js: all of them must have run
 RECORDING_SECONDS = 6.0
 AGENT_RECORDS = 3
 OTHER_RECORDS = 5
@@ -59,6 +61,20 @@ def _recording(account_id: uuid.UUID, recording_dir: Path) -> dict[str, Any]:  #
                               started_at=BASE_TIME + timedelta(minutes=5), from_number="4930123456",
                               to_number="4930654321", talk_ms=6000, duration_ms=6500, journey=JOURNEY)
     return {"id": str(call.public_id), "seconds": RECORDING_SECONDS, "bytes": path.stat().st_size}
+
+
+def _callbacks(admin: Rest, owner_engine: Engine, queue_id: str) -> dict[str, Any]:
+    """Four callbacks of the queue: one being dialled (priority 9, so first), three pending."""
+    made = {}
+    for label, number, priority in [("dialing", "4930100001", 9), ("later", "4930100002", 1),
+                                    ("cancel", "4930100003", 0), ("gone", "4930100004", -1)]:
+        made[label] = admin.call("POST", f"/api/queues/{queue_id}/callbacks",
+                                 {"phone_number": number, "priority": priority})
+    with owner_engine.begin() as conn:
+        conn.execute(text("UPDATE callbacks SET status = 'dialing', attempts = 1 WHERE id = :i"),
+                     {"i": made["dialing"]["id"]})
+    return {**{label: row["phone_number"] for label, row in made.items()}, "all": len(made),
+            "goneId": made["gone"]["id"], "ids": {label: row["id"] for label, row in made.items()}}
 
 
 @pytest.mark.timeout(SUITE_TIMEOUT_SECONDS + 60)
@@ -89,7 +105,7 @@ def test_call_records_account_campaigns_and_supervision_work_in_chromium_against
         "agent": {"id": agent["id"], "username": "agent1", "records": AGENT_RECORDS},
         "queue": queue, "carrier": carrier, "number": number, "supervisor": "sup1",
         "records": AGENT_RECORDS + OTHER_RECORDS + 1, "recording": _recording(account.id, recording_dir),
-        "journey": JOURNEY,
+        "journey": JOURNEY, "callbacks": _callbacks(admin, owner_engine, queue["id"]),
     }
     output = run_e2e("e2e/records.test.js", setup, E2E_TESTS, SUITE_TIMEOUT_SECONDS)
     # what the campaign screens saved is what the API has
@@ -101,6 +117,12 @@ def test_call_records_account_campaigns_and_supervision_work_in_chromium_against
     assert campaign["status"] == "completed"
     contacts = admin.call("GET", f"/api/campaigns/{campaign['id']}/contacts")["items"]
     assert sorted(c["phone_number"] for c in contacts) == ["12125550101", "12125550102", "33123456789"]
+    # what the Callbacks screen did is what the API has; the one being dialled is untouched
+    callbacks = {c["id"]: c for c in admin.call("GET", f"/api/queues/{queue['id']}/callbacks")}
+    ids = setup["callbacks"]["ids"]
+    later = callbacks[ids["later"]]
+    assert later["status"] == "pending" and later["priority"] == 7 and later["scheduled_at"].startswith("2030-01-0")
+    assert [callbacks[ids[k]]["status"] for k in ("cancel", "gone", "dialing")] == ["cancelled", "cancelled", "dialing"]
     # the CSV the browser downloaded is the API's export with the page's filters
     exported = (ARTIFACTS / "call-records-agent1.csv").read_text()
     rows = list(csv.reader(io.StringIO(exported)))

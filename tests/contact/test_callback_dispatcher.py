@@ -249,6 +249,21 @@ def test_given_an_agent_already_available_when_a_callback_is_created_then_the_sw
     assert centre.originates()[0]["agentId"] == str(centre.agents[1].id)
 
 
+def test_given_a_callback_scheduled_later_then_it_waits_until_its_time_comes(centre):
+    later = centre.add_callback("sales", priority=9, age_seconds=600)
+    with Session(centre.engine) as db, db.begin():
+        db.get(Callback, later).scheduled_at = datetime.now(timezone.utc) + timedelta(hours=1)
+    agent = centre.agents[1]
+
+    assert dispatch_for_agent(centre.account_id, agent.id, presence=centre.presence) is None
+    assert (centre.account_id, agent.id) not in callbacks.agents_with_work()
+    assert centre.row(later) == ("pending", 0) and centre.originates() == []
+    an_hour_on = datetime.now(timezone.utc) + timedelta(hours=1, seconds=1)
+    assert (centre.account_id, agent.id) in callbacks.agents_with_work(now=an_hour_on)
+    done = dispatch_for_agent(centre.account_id, agent.id, presence=centre.presence, now=an_hour_on)
+    assert done is not None and done.callback_id == later and centre.row(later) == ("dialing", 1)
+
+
 def test_given_agent_state_changed_to_available_on_the_bus_then_the_dispatcher_dials_for_that_agent(centre):
     callback = centre.add_callback("support")
     dispatcher = CallbackDispatcher(centre.presence)

@@ -87,6 +87,11 @@ test('Call records: the call is found, its recording plays by ranges through a t
   assert.deepEqual(shown.map(([, speaker, text]) => ({ speaker, text })), call.segments.map(({ speaker, text }) => ({ speaker, text })));
   shown.forEach(([, , , sentiment], n) => assert.match(sentiment,
     new RegExp(`^(positive|negative|neutral) \\(${call.segments[n].polarity.toFixed(2).replace('.', '\\.')}\\)$`)));
+  // nobody joined this trunk call (the application answered and recorded it): the summary's
+  // Talk is the caller's talk with the application, not the summary's agent talk of 0
+  const talk = page.locator('dt', { hasText: /^Talk$/ }).locator('xpath=following-sibling::dd[1]');
+  assert.equal(await talk.innerText(),
+    `${(call.talkMs / 1000).toFixed(1)} s with the application: no agent or other party joined the call`);
   const audio = page.locator('audio');
   await audio.waitFor();
   const duration = await audio.evaluate((el) => new Promise((resolve) => {

@@ -46,6 +46,9 @@ test('call records: number, agent and queue filters; the CSV export of the same 
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await page.waitForURL(/agent_id=/);
   await page.waitForFunction((n) => document.querySelectorAll('table tbody tr').length === n, SETUP.agent.records);
+  // the Agent and Queue columns name them (the API's agent_name and queue_name)
+  assert.deepEqual([...new Set(await rows(page).locator('td:nth-child(5)').allInnerTexts())], [SETUP.agent.username]);
+  assert.deepEqual([...new Set(await rows(page).locator('td:nth-child(6)').allInnerTexts())], ['Sales']);
   assert.deepEqual(await axeViolations(page), []);
   await screenshot(page, 'call-records-filters');
 
@@ -198,4 +201,58 @@ test('the live view: a supervisor gets listen/whisper/barge on an answered call,
   await group.getByRole('button', { name: 'Listen' }).click();
   await group.getByText('The call has ended.').waitFor();
   assert.equal(await group.getByRole('button', { name: 'Stop' }).count(), 0);
+}));
+
+test('callbacks: the queue\'s callbacks in dispatch order, the status filter, a reschedule refused beside its field then saved, a cancel, and the API\'s 409 for one cancelled meanwhile said in words', () => withPage(async (page) => {
+  const { callbacks } = SETUP;
+  await signIn(page, SETUP.subdomain, '/callbacks');
+  await page.getByRole('heading', { name: 'Callbacks' }).waitFor();
+  await page.waitForFunction((n) => document.querySelectorAll('table tbody tr').length === n, callbacks.all);
+  assert.equal(await page.getByLabel('Queue').inputValue(), SETUP.queue.id);
+  // dispatch order: priority first (the dialing one has 9)
+  assert.deepEqual(await rows(page).locator('td:first-child').allInnerTexts(),
+    [callbacks.dialing, callbacks.later, callbacks.cancel, callbacks.gone]);
+  assert.equal(await page.getByRole('button', { name: `Cancel ${callbacks.dialing}` }).count(), 0);
+  await page.getByLabel('Status').selectOption('pending');
+  await page.waitForURL(/status=pending/);
+  await page.waitForFunction((n) => document.querySelectorAll('table tbody tr').length === n, callbacks.all - 1);
+  assert.deepEqual(await axeViolations(page), []);
+  await screenshot(page, 'callbacks');
+
+  await page.getByRole('button', { name: `Reschedule ${callbacks.later}` }).click();
+  const form = page.getByRole('form', { name: `Reschedule the callback to ${callbacks.later}` });
+  await form.getByLabel('Not before').fill('2030-01-02T10:00');
+  await form.getByLabel('Priority').fill('5000');
+  await form.getByRole('button', { name: 'Save new time' }).click();
+  await form.getByText(/less than or equal to 1000/).waitFor();
+  assert.equal(await form.getByLabel('Priority').getAttribute('aria-invalid'), 'true');
+  assert.equal(await form.getByLabel('Not before').inputValue(), '2030-01-02T10:00');
+  assert.deepEqual(await axeViolations(page), []);
+  await screenshot(page, 'callbacks-reschedule-refused');
+  await form.getByLabel('Priority').fill('7');
+  await form.getByRole('button', { name: 'Save new time' }).click();
+  await page.getByText(`The callback to ${callbacks.later} is rescheduled.`).waitFor();
+  assert.match(await rows(page).filter({ hasText: callbacks.later }).first().locator('td').nth(3).innerText(), /2030/);
+
+  page.once('dialog', (dialog) => dialog.accept());
+  await page.getByRole('button', { name: `Cancel ${callbacks.cancel}` }).click();
+  await page.getByText(`The callback to ${callbacks.cancel} is cancelled.`).waitFor();
+  assert.equal(await page.getByRole('button', { name: `Cancel ${callbacks.cancel}` }).count(), 0);
+
+  // cancelled behind the page's back (another administrator): the page still offers it; the API refuses
+  await page.evaluate(async ([queueId, id]) => {
+    const response = await fetch(`/api/queues/${queueId}/callbacks/${id}`, { method: 'DELETE',
+      headers: { Authorization: `Bearer ${localStorage.getItem('admin_auth_token')}` } });
+    if (response.status !== 204) throw new Error(`cancel answered ${response.status}`);
+  }, [SETUP.queue.id, callbacks.goneId]);
+  await page.getByRole('button', { name: `Reschedule ${callbacks.gone}` }).click();
+  const goneForm = page.getByRole('form', { name: `Reschedule the callback to ${callbacks.gone}` });
+  await goneForm.getByRole('button', { name: 'Save new time' }).click();
+  await goneForm.getByText('This callback was cancelled. Request a new one instead.').waitFor();
+  // the row is read again: cancelled, no actions, and the form says why its save is off
+  await rows(page).filter({ hasText: callbacks.gone }).first().getByRole('cell', { name: 'cancelled' }).waitFor();
+  assert.equal(await page.getByRole('button', { name: `Reschedule ${callbacks.gone}` }).count(), 0);
+  assert.equal(await goneForm.getByRole('button', { name: 'Save new time' }).isDisabled(), true);
+  assert.deepEqual(await axeViolations(page), []);
+  await screenshot(page, 'callbacks-refused');
 }));

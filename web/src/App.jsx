@@ -22,6 +22,7 @@ const ApplicationsRoutes = lazy(() => import('./apps/Applications.jsx').then((m)
 const FlowsRoutes = lazy(() => import('./flows/Flows.jsx').then((m) => ({ default: m.FlowsRoutes })));
 const Account = lazy(() => import('./screens/Account.jsx').then((m) => ({ default: m.Account })));
 const CampaignsRoutes = lazy(() => import('./campaigns/Campaigns.jsx').then((m) => ({ default: m.CampaignsRoutes })));
+const Callbacks = lazy(() => import('./screens/Callbacks.jsx').then((m) => ({ default: m.Callbacks })));
 const QueueDetail = lazy(() => import('./screens/Queues.jsx').then((m) => ({ default: m.QueueDetail })));
 
 export function App() {
@@ -47,6 +48,7 @@ export function App() {
             <Route path="/live" element={<RequireScreen screen="liveView"><LiveView /></RequireScreen>} />
             <Route path="/queues" element={<RequireScreen screen="queues"><Queues /></RequireScreen>} />
             <Route path="/queues/:id" element={<RequireScreen screen="queues"><QueueDetail /></RequireScreen>} />
+            <Route path="/callbacks" element={<RequireScreen screen="callbacks"><Callbacks /></RequireScreen>} />
             <Route path="/applications/*" element={<RequireScreen screen="applications"><ApplicationsRoutes /></RequireScreen>} />
             <Route path="/flows/*" element={<RequireScreen screen="callFlows"><FlowsRoutes /></RequireScreen>} />
             <Route path="*" element={<NotFoundScreen />} />

@@ -38,6 +38,12 @@ const HUMAN = {
   token_revoked: 'You were signed out. Sign in again.',
   platform_read_only: 'This is a platform carrier: you can route calls through it, but not change it.',
   duplicate_carrier: 'This carrier is already in the route\'s carrier set.',
+  callback_in_progress: 'The customer is being dialled now, so this callback cannot be changed. Wait for the attempt to end.',
+  callback_finished: 'This callback has already ended (completed or failed); it cannot be changed.',
+  callback_cancelled: 'This callback was cancelled. Request a new one instead.',
+  callback_not_found: 'This callback no longer exists in this queue. Reload the list.',
+  queue_not_found: 'This queue no longer exists. Choose another queue.',
+  not_a_queue_member: 'Only an administrator, a supervisor or an agent of this queue can see its callbacks.',
 };
 
 /** The sentence to show for an ApiError. */

@@ -76,25 +76,18 @@ describe('progress', () => {
     expect(progress({})).toEqual({ total: 0, done: 0, percent: 0 });
   });
 
-  test('the figures endpoint is used when the API has it', async () => {
-    const call = vi.fn(async () => ({ contacts: { pending: 2, completed: 1 } }));
-    expect((await loadProgressCounts(call, 'c1')).counts).toEqual({ pending: 2, completed: 1 });
+  test('the counts are the figures endpoint\'s contacts, in one request', async () => {
+    const call = vi.fn(async () => ({ contacts: { total: 3, pending: 2, completed: 1, left: 2 } }));
+    expect((await loadProgressCounts(call, 'c1')).counts).toEqual({ total: 3, pending: 2, completed: 1, left: 2 });
     expect(call).toHaveBeenCalledTimes(1);
+    expect(call.mock.calls[0][0]).toBe('/api/campaigns/c1/figures');
   });
 
-  test('without it (404 not_found) the contacts are counted by status, page by page', async () => {
-    const call = vi.fn(async (path, { query } = {}) => {
-      if (path.endsWith('/figures')) throw new ApiError(404, 'not_found', 'No such resource.');
-      if (query.status === 'pending') return query.cursor ? { items: [{}], next_cursor: null } : { items: [{}, {}], next_cursor: 'n' };
-      return { items: query.status === 'completed' ? [{}] : [], next_cursor: null };
-    });
-    const { counts, capped } = await loadProgressCounts(call, 'c1');
-    expect(counts).toEqual({ pending: 3, in_progress: 0, completed: 1, failed: 0, do_not_call: 0 });
-    expect(capped.pending).toBe(false);
-  });
-
-  test('another failure (the campaign is gone, the server failed) is not hidden by the fallback', async () => {
-    const call = vi.fn(async () => { throw new ApiError(404, 'campaign_not_found', 'x'); });
-    await expect(loadProgressCounts(call, 'c1')).rejects.toMatchObject({ code: 'campaign_not_found' });
+  test('a refusal or failure of the figures is shown, not replaced by counting the contacts', async () => {
+    for (const error of [new ApiError(404, 'campaign_not_found', 'x'), new ApiError(404, 'not_found', 'x')]) {
+      const call = vi.fn(async () => { throw error; });
+      await expect(loadProgressCounts(call, 'c1')).rejects.toBe(error);
+      expect(call).toHaveBeenCalledTimes(1);
+    }
   });
 });

@@ -5,6 +5,7 @@ import { AuthProvider } from '../src/auth.jsx';
 import { attachmentName, queryString } from '../src/files.js';
 import { CallRecordDetail, CallRecords } from '../src/screens/CallRecords.jsx';
 import { journeySteps } from '../src/screens/journey.js';
+import { summaryTalk } from '../src/screens/summary.js';
 import { fakeServer, jwt, loginBody } from './fake-server.js';
 
 let token;
@@ -44,6 +45,29 @@ describe('pure helpers', () => {
     expect(attachmentName('attachment; filename="a b.csv"', 'x.csv')).toBe('a b.csv');
     expect(attachmentName(null, 'x.csv')).toBe('x.csv');
     expect(queryString({ a: '1', b: '', c: null })).toBe('?a=1');
+  });
+});
+
+describe('the summary\'s talk', () => {
+  const answered = { answered_at: '2026-03-01T12:00:01Z', talk_ms: 42000, agent_id: null, queue_id: null, segments: [] };
+  const summary = { talk_ms: 0, ivr_ms: 42000, queue_wait_ms: 0, abandoned: false };
+
+  test('an answered call nobody joined (IVR, webhook) shows its talk with the application', () => {
+    expect(summaryTalk(answered, summary)).toEqual({ ms: 42000, withApplication: true });
+  });
+
+  test('a call with an agent or a dialled party keeps the conversation time, even 0', () => {
+    expect(summaryTalk({ ...answered, agent_id: 'ag1', segments: [{}] }, { ...summary, talk_ms: 30000 }))
+      .toEqual({ ms: 30000, withApplication: false });
+    expect(summaryTalk(answered, { ...summary, talk_ms: 12000 })).toEqual({ ms: 12000, withApplication: false });
+    expect(summaryTalk({ ...answered, agent_id: 'ag1' }, summary)).toEqual({ ms: 0, withApplication: false });
+  });
+
+  test('a queue call nobody answered, or a call never answered, keeps 0', () => {
+    expect(summaryTalk({ ...answered, queue_id: 'q1' }, { ...summary, queue_wait_ms: 40000, abandoned: true }).ms).toBe(0);
+    expect(summaryTalk(answered, { ...summary, abandoned: true }).ms).toBe(0);
+    expect(summaryTalk({ ...answered, answered_at: null, talk_ms: 0 }, summary).ms).toBe(0);
+    expect(summaryTalk(answered, null)).toEqual({ ms: 42000, withApplication: true });
   });
 });
 
@@ -87,6 +111,25 @@ describe('call records', () => {
     expect(screen.getByLabelText('Number').value).toBe('555');
   });
 
+  test('the list names each record\'s agent and queue (the API\'s names; one deleted since by its id\'s start), also for a user who cannot list them', async () => {
+    fakeServer({
+      'POST /auth/refresh': refresh,
+      'GET /api/call-records': () => [200, { items: [
+        { id: 'r1', started_at: '2026-03-01T12:00:00Z', direction: 'inbound', from_number: '4930111', to_number: '4930222',
+          agent_id: 'ag1', agent_name: 'alice', queue_id: 'q1', queue_name: 'Sales', status: 'completed', talk_ms: 5000 },
+        { id: 'r2', started_at: '2026-03-01T11:00:00Z', direction: 'inbound', from_number: '4930333', to_number: '4930222',
+          agent_id: '0123456789ab-gone', agent_name: null, queue_id: null, queue_name: null, status: 'completed', talk_ms: 0 },
+      ], next_cursor: null }],
+    });
+    renderAt('/calls');
+    await screen.findByText('alice');
+    const cells = async (n) => [...(await screen.findAllByRole('row'))[n].querySelectorAll('td')].map((td) => td.textContent);
+    expect(screen.getAllByRole('columnheader').map((th) => th.textContent)).toEqual(
+      ['Time', 'Direction', 'Caller', 'Callee', 'Agent', 'Queue', 'Status', 'Talk']);
+    expect((await cells(1)).slice(4, 6)).toEqual(['alice', 'Sales']);
+    expect((await cells(2)).slice(4, 6)).toEqual(['deleted (01234567)', '']);
+  });
+
   test('a record: its journey in order, and the recording played from a media ticket URL without the token', async () => {
     const server = fakeServer({
       'POST /auth/refresh': refresh,
@@ -105,6 +148,22 @@ describe('call records', () => {
     await waitFor(() => expect(audio.getAttribute('src')).toBe('/api/recordings/rec1/stream?ticket=tk'));
     expect(audio.getAttribute('src')).not.toContain(token);
     expect(server.calls.some((c) => c.path.includes('/audio'))).toBe(false); // nothing downloaded whole
+  });
+
+  test('an agentless answered call: the summary shows the IVR time and the talk with the application, not 0', async () => {
+    fakeServer({
+      'POST /auth/refresh': refresh,
+      'GET /api/call-records/r9': () => [200, { id: 'r9', started_at: '2026-03-01T12:00:00Z', answered_at: '2026-03-01T12:00:01Z',
+        direction: 'inbound', status: 'completed', talk_ms: 42000, duration_ms: 43000, agent_id: null, queue_id: null,
+        journey: 'webhook', summary: { talk_ms: 0, ivr_ms: 42000, queue_wait_ms: 0, hold_count: 0, hold_ms: 0, aht_ms: 0, abandoned: false },
+        segments: [] }],
+      'GET /api/call-records/r9/recordings': () => [200, { items: [] }],
+      'GET /api/call-records/r9/transcript': () => [404, { code: 'transcript_not_found', message: 'x' }],
+    });
+    renderAt('/calls/r9');
+    const talk = (await screen.findByText('Talk')).nextElementSibling;
+    expect(talk.textContent).toBe('42.0 s with the application: no agent or other party joined the call');
+    expect(screen.getByText('In the application (IVR)').nextElementSibling.textContent).toBe('42.0 s');
   });
 
   test('a player whose ticket expired asks for one new ticket; failing again, it says so', async () => {

@@ -103,7 +103,9 @@ class CallRecordSchema(ma.Schema):
     sentiment_score = ma.fields.Float(allow_none=True)
     sentiment_label = ma.fields.String(allow_none=True)
     agent_id = ma.fields.UUID(allow_none=True)
+    agent_name = ma.fields.String(allow_none=True, metadata={"description": "the agent's username (null: none, or deleted)"})
     queue_id = ma.fields.UUID(allow_none=True)
+    queue_name = ma.fields.String(allow_none=True, metadata={"description": "the queue's name (null: none, or deleted)"})
     campaign_id = ma.fields.UUID(allow_none=True, metadata={"description": "the outbound campaign that placed the call"})
     contact_id = ma.fields.UUID(allow_none=True, metadata={"description": "the campaign contact the call dialled"})
     amd_result = ma.fields.String(allow_none=True, metadata={

@@ -14,6 +14,7 @@ from app.api.callbacks.access import require_reader
 from app.api.callbacks.schemas import (
     CallbackCreateSchema,
     CallbackListQuerySchema,
+    CallbackRescheduleSchema,
     CallbacksCancelledSchema,
     CallbackSchema,
 )
@@ -60,6 +61,7 @@ class Callbacks(MethodView):
                 db, me.account_id, queue_id, me.user_id,
                 phone_number=data["phone_number"], priority=data["priority"],
                 requested_at=data.get("requested_at"), notes=data.get("notes"),
+                scheduled_at=data.get("scheduled_at"),
             )
 
     @require_license("queue-mgmt")
@@ -82,6 +84,17 @@ class CallbackById(MethodView):
         with tenant_db() as db:
             require_reader(db, me, queue_id)
             return service.get_callback(db, me.account_id, queue_id, callback_id)
+
+    @require_license("queue-mgmt")
+    @require_admin
+    @blp.arguments(CallbackRescheduleSchema)
+    @blp.response(200, CallbackSchema)
+    def patch(self, data: dict[str, Any], queue_id: uuid.UUID, callback_id: uuid.UUID):
+        """Reschedule a pending callback: ``scheduled_at`` (null: as soon as an agent is free)
+        and/or ``priority``; 409 unless pending."""
+        me = current_identity()
+        with tenant_db() as db:
+            return service.reschedule_callback(db, me.account_id, queue_id, callback_id, data)
 
     @require_license("queue-mgmt")
     @require_admin

@@ -37,6 +37,22 @@ class CallbackCreateSchema(ma.Schema):
                                  "among equal priorities."},
     )
     notes = ma.fields.String(validate=validate.Length(max=2000), allow_none=True)
+    scheduled_at = UtcDateTime(allow_none=True, metadata={
+        "description": "Not dialled before this instant; null or absent: as soon as an agent is free"})
+
+
+class CallbackRescheduleSchema(ma.Schema):
+    """PATCH body: when to dial a pending callback, and its place in the line. At least one field."""
+
+    scheduled_at = UtcDateTime(allow_none=True, metadata={
+        "description": "Not dialled before this instant; null: as soon as an agent is free"})
+    priority = ma.fields.Integer(validate=PRIORITY_RANGE, strict=True,
+                                 metadata={"description": "Higher is dialled first (-1000..1000)"})
+
+    @ma.validates_schema
+    def _something(self, data: dict, **_: object) -> None:
+        if not data:
+            raise ma.ValidationError("Give scheduled_at, priority or both.", "_schema")
 
 
 class CallbackListQuerySchema(ma.Schema):
@@ -70,6 +86,8 @@ class CallbackSchema(ma.Schema):
     attempts = ma.fields.Integer()
     max_attempts = ma.fields.Function(lambda _row: limits.CALLBACK_MAX_ATTEMPTS)
     last_attempt_at = ma.fields.AwareDateTime(allow_none=True)
+    scheduled_at = ma.fields.AwareDateTime(allow_none=True, metadata={
+        "description": "Not dialled before this instant; null: as soon as an agent is free"})
     notes = ma.fields.String(allow_none=True)
     created_by = ma.fields.UUID(allow_none=True)
     created_at = ma.fields.AwareDateTime()

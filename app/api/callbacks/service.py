@@ -3,7 +3,9 @@
 Cancelling keeps the row (``status = 'cancelled'``) so reporting still sees the request; the
 dispatcher only ever picks ``pending`` rows. A callback being dialled cannot be cancelled (409
 ``callback_in_progress``); a finished one (completed/failed) neither (409 ``callback_finished``).
-Cancelling a cancelled callback is a no-op.
+Cancelling a cancelled callback is a no-op. Rescheduling (``scheduled_at``, ``priority``) is for
+a ``pending`` callback only, with the same two 409s, and ``callback_cancelled`` for a cancelled
+one: the dispatcher never picks it again, so a new time would be a promise nobody keeps.
 """
 from __future__ import annotations
 
@@ -31,11 +33,12 @@ def require_queue(db: Session, account_id: uuid.UUID, queue_id: uuid.UUID) -> Qu
 def create_callback(
     db: Session, account_id: uuid.UUID, queue_id: uuid.UUID, created_by: uuid.UUID, *,
     phone_number: str, priority: int, requested_at: datetime | None, notes: str | None,
+    scheduled_at: datetime | None = None,
 ) -> Callback:
     require_queue(db, account_id, queue_id)
     row = Callback(
         id=uuid.uuid4(), account_id=account_id, queue_id=queue_id, phone_number=phone_number,
-        priority=priority, notes=notes, created_by=created_by,
+        priority=priority, notes=notes, created_by=created_by, scheduled_at=scheduled_at,
     )
     if requested_at is not None:
         row.requested_at = requested_at
@@ -100,12 +103,33 @@ def get_callback(db: Session, account_id: uuid.UUID, queue_id: uuid.UUID, callba
 
 def cancel_callback(db: Session, account_id: uuid.UUID, queue_id: uuid.UUID, callback_id: uuid.UUID) -> Callback:
     row = get_callback(db, account_id, queue_id, callback_id, for_update=True)
+    _refuse_unless_pending(row, "cancelled")
+    row.status = "cancelled"
+    return row
+
+
+def _refuse_unless_pending(row: Callback, verb: str) -> None:
     if row.status == "dialing":
-        raise Conflict("The callback is being dialled; it cannot be cancelled now.",
+        raise Conflict(f"The callback is being dialled; it cannot be {verb} now.",
                        code="callback_in_progress")
     if row.status in ("completed", "failed"):
         raise Conflict(f"The callback already {row.status}.", code="callback_finished")
-    row.status = "cancelled"
+
+
+def reschedule_callback(db: Session, account_id: uuid.UUID, queue_id: uuid.UUID,
+                        callback_id: uuid.UUID, changes: dict) -> Callback:
+    """Set ``scheduled_at`` (null: now) and/or ``priority`` of a pending callback. The row is
+    locked as the dispatcher locks it, so a callback being picked waits for, or skips, this."""
+    row = get_callback(db, account_id, queue_id, callback_id, for_update=True)
+    _refuse_unless_pending(row, "rescheduled")
+    if row.status == "cancelled":
+        raise Conflict("The callback was cancelled; request a new one.", code="callback_cancelled")
+    if "scheduled_at" in changes:
+        row.scheduled_at = changes["scheduled_at"]
+    if "priority" in changes:
+        row.priority = changes["priority"]
+    db.flush()
+    db.refresh(row)
     return row
 
 

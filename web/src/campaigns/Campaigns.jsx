@@ -162,8 +162,7 @@ function Controls({ campaign, onChanged }) {
 }
 
 /**
- * Progress: contacts by status. The hook for live figures is ./progress.js: it reads
- * GET /api/campaigns/:id/figures when the API has it, and counts the contacts list otherwise.
+ * Progress: contacts by status, from the API's live figures (./progress.js).
  */
 function Progress({ id, changes }) {
   const { call } = useAuth();
@@ -178,7 +177,7 @@ function Progress({ id, changes }) {
       <table className="progress-figures">
         <caption className="visually-hidden">Contacts by status</caption>
         <thead><tr>{CONTACT_STATUSES.map((s) => <th key={s} scope="col">{s.replace(/_/g, ' ')}</th>)}</tr></thead>
-        <tbody><tr>{CONTACT_STATUSES.map((s) => <td key={s} className="figure" data-status={s}>{counts[s] || 0}{loaded.data?.capped?.[s] ? '+' : ''}</td>)}</tr></tbody>
+        <tbody><tr>{CONTACT_STATUSES.map((s) => <td key={s} className="figure" data-status={s}>{counts[s] || 0}</td>)}</tr></tbody>
       </table>
       <button type="button" className="secondary" onClick={loaded.reload}>Refresh progress</button>
     </section>

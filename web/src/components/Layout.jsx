@@ -23,6 +23,7 @@ export function Layout() {
           {canSee(auth.identity, 'lcr') && <NavLink to="/lcr">Least-cost routing</NavLink>}
           {canSee(auth.identity, 'liveView') && <NavLink to="/live">Live view</NavLink>}
           {canSee(auth.identity, 'queues') && <NavLink to="/queues">Queues</NavLink>}
+          {canSee(auth.identity, 'callbacks') && <NavLink to="/callbacks">Callbacks</NavLink>}
           {canSee(auth.identity, 'applications') && <NavLink to="/applications">Applications</NavLink>}
           {canSee(auth.identity, 'callFlows') && <NavLink to="/flows">Call flows</NavLink>}
           {canSee(auth.identity, 'campaigns') && <NavLink to="/campaigns">Campaigns</NavLink>}

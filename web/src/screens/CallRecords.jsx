@@ -7,6 +7,7 @@ import { downloadWithToken } from '../files.js';
 import { useCursorPages, useResource, useSubmit } from '../hooks.js';
 import { errorsByField, humanMessage } from '../messages.js';
 import { journeySteps } from './journey.js';
+import { summaryTalk } from './summary.js';
 
 const PAGE_SIZE = 50;
 const FILTERS = ['from', 'to', 'direction', 'status', 'number', 'agent_id', 'queue_id', 'call_id'];
@@ -14,6 +15,8 @@ const CHOICES_LIMIT = 200;
 const STATUSES = ['completed', 'no-answer', 'busy', 'failed', 'canceled', 'refused'];
 
 const seconds = (ms) => (ms == null ? '' : `${(ms / 1000).toFixed(1)} s`);
+/** An agent's or queue's name; one deleted since is named by its id's start (none: empty). */
+export const named = (name, id) => name || (id ? `deleted (${String(id).slice(0, 8)})` : '');
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : '');
 /** datetime-local has no zone: the browser's local time, sent as an ISO instant (UTC). */
 const toInstant = (local) => (local ? new Date(local).toISOString() : '');
@@ -131,7 +134,8 @@ export function CallRecords() {
         <thead>
           <tr>
             <th scope="col">Time</th><th scope="col">Direction</th><th scope="col">Caller</th>
-            <th scope="col">Callee</th><th scope="col">Status</th><th scope="col">Talk</th>
+            <th scope="col">Callee</th><th scope="col">Agent</th><th scope="col">Queue</th>
+            <th scope="col">Status</th><th scope="col">Talk</th>
           </tr>
         </thead>
         <tbody>
@@ -139,6 +143,7 @@ export function CallRecords() {
             <tr key={r.id}>
               <td><Link to={`/calls/${r.id}`}>{when(r.started_at)}</Link></td>
               <td>{r.direction}</td><td>{r.from_number}</td><td>{r.to_number}</td>
+              <td>{named(r.agent_name, r.agent_id)}</td><td>{named(r.queue_name, r.queue_id)}</td>
               <td>{r.status}</td><td>{seconds(r.talk_ms)}</td>
             </tr>
           ))}
@@ -184,6 +189,8 @@ export function CallRecordDetail() {
         <dt>Direction</dt><dd>{r.direction}</dd>
         <dt>Caller</dt><dd>{r.from_number}</dd>
         <dt>Callee</dt><dd>{r.to_number}</dd>
+        <dt>Agent</dt><dd>{named(r.agent_name, r.agent_id) || 'None'}</dd>
+        <dt>Queue</dt><dd>{named(r.queue_name, r.queue_id) || 'None'}</dd>
         <dt>Status</dt><dd>{r.status}{r.hangup_cause ? ` (${r.hangup_cause})` : ''}</dd>
         <dt>Duration</dt><dd>{seconds(r.duration_ms)}</dd>
         <dt>Call ID</dt><dd>{r.call_id}</dd>
@@ -201,7 +208,8 @@ export function CallRecordDetail() {
       {s ? (
         <dl className="facts">
           <dt>Queue wait</dt><dd>{seconds(s.queue_wait_ms)}</dd>
-          <dt>Talk</dt><dd>{seconds(s.talk_ms)}</dd>
+          <dt>In the application (IVR)</dt><dd>{seconds(s.ivr_ms)}</dd>
+          <dt>Talk</dt><dd><SummaryTalk record={r} summary={s} /></dd>
           <dt>Hold</dt><dd>{s.hold_count} ({seconds(s.hold_ms)})</dd>
           <dt>AHT</dt><dd>{seconds(s.aht_ms)}</dd>
           <dt>Abandoned</dt><dd>{s.abandoned ? 'yes' : 'no'}</dd>
@@ -239,6 +247,12 @@ export function CallRecordDetail() {
       ) : <p>No transcript.</p>}
     </>
   );
+}
+
+function SummaryTalk({ record, summary }) {
+  const talk = summaryTalk(record, summary);
+  if (!talk.withApplication) return seconds(talk.ms);
+  return <>{seconds(talk.ms)} <span className="hint">with the application: no agent or other party joined the call</span></>;
 }
 
 /** TextBlob's polarity (-1..1) in words by the media pipeline's rule (app/media/sentiment.py), with the figure. */
