@@ -208,6 +208,36 @@ def test_given_a_target_agent_on_another_call_when_the_agent_consults_it_then_it
     assert call.wait(15), "the call did not end"
 
 
+@pytest.mark.parametrize(("target", "code"), [
+    ({"type": "number", "number": "+15557770000", "callerId": "+15550009999"}, "caller_id_not_owned"),
+    ({"type": "number", "number": "+15557770000"}, "transfer_target_not_found"),  # no route
+    ({"type": "sip", "uri": "sip:pbx@203.0.113.9"}, "transfer_target_not_found"),  # not listed
+])
+def test_given_a_number_or_sip_target_the_account_may_not_reach_when_the_agent_consults_it_then_it_is_refused_and_nothing_rings(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control, target, code):
+    """The blind transfer's rules (a callerId of the account's, a route, a listed host),
+    refused before anything is touched: the agent keeps its caller."""
+    account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support"}])
+    agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
+    services.contact = ContactCentre(presence)
+    ana_phone = RingingPhone()
+    call = simulate_call(Call(callee=number).bridge_rings(ana_phone), controller)
+    assert ana_phone.ringing.wait(10), "ana was not offered the call"
+    ana_phone.answer()
+    eventually(lambda: services.live_sessions.get(call.uuid) and services.live_sessions[call.uuid].other_leg,
+               timeout=10, what="the caller bridged to ana")
+
+    with pytest.raises(Conflict) as refused:
+        _ask(redis_client, account, call.uuid, agents["ana"], "consult", {"target": target})
+
+    assert refused.value.code == code
+    assert not [c for c in call.controls if c.startswith("originate") or c.startswith("uuid_transfer")]
+    assert services.live_sessions[call.uuid].other_leg is not None  # still bridged to ana
+    ana_phone.hangup()
+    assert call.wait(15), "the call did not end"
+
+
 def test_given_an_answered_consultation_when_the_agent_swaps_twice_then_it_talks_with_the_caller_then_the_target_and_can_complete(
         controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
         live_control):
