@@ -55,8 +55,11 @@ def _endpoint(ctx: Any, target: TransferTarget) -> tuple[str, Optional[Candidate
         candidate = ctx.contact.candidate(ctx.account_id, target.value) if ctx.contact is not None else None
         if candidate is None:
             raise Refused("transfer_target_not_found", "No agent of the account with SIP credentials has this id.")
-        if not ctx.contact.presence.registered_on(candidate.domain, candidate.sip_username):
-            raise Refused("consult_target_unavailable", "The agent's phone is not registered.")
+        # registered on this switch, or on a peer node it can reach: rung through that node's
+        # agent profile, as a cross-node queue offer (docs/agents.md "Several FreeSWITCH nodes")
+        if not ctx.contact.reachable_from(candidate, ctx.switch_id):
+            raise Refused("consult_target_unavailable",
+                          "The agent's phone is not registered, or on a switch this one cannot reach.")
         leg_vars, endpoint = ctx.contact.agent_leg(candidate, ctx.switch_id)
         return (f"[{','.join(leg_vars)}]" if leg_vars else "") + endpoint, candidate
     if target.kind == "sip":
