@@ -157,6 +157,18 @@ class ContactCentre:
             address = self.presence.node_addresses().get(registered_on, "")
         return cluster.agent_leg(candidate.sip_username, candidate.domain, address)
 
+    def reachable_from(self, candidate: Candidate, caller_node: str) -> bool:
+        """The agent is registered where the caller's switch ``caller_node`` can ring it: on
+        that switch, or on a cluster peer whose agent-profile address is known (``agent_leg``).
+        An agent registered on a switch nobody knows the address of is not (a queue never
+        offers it a caller either: ``claim_agents``' node list)."""
+        registered_on = self.presence.registered_on(candidate.domain, candidate.sip_username)
+        if not registered_on:
+            return False
+        if not caller_node or registered_on in ("-", caller_node):
+            return True
+        return registered_on in self.presence.node_addresses()
+
     def ring_lost(self, account_id: str, claimed: Claimed) -> None:
         """ring_all: another agent answered first. Not a miss: the agent goes back to its
         place in the idle line (if still available)."""

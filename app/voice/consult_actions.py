@@ -29,6 +29,7 @@ from app.calls.consult import ANSWERED_VARIABLE, BACK, COMPLETE, CONSULT_KINDS, 
 from app.calls.sip_targets import InvalidSipUri, parse_sip_uri
 from app.calls.transfers import InvalidTarget, TransferTarget, parse_target
 from app.contact.presence import Candidate
+from app.errors import SbcError
 from app.events.payloads import call_transferred
 from app.verbs.consult_hold import next_room
 from app.verbs.queue import HOLD_MUSIC_VARIABLE
@@ -54,8 +55,11 @@ def _endpoint(ctx: Any, target: TransferTarget) -> tuple[str, Optional[Candidate
         candidate = ctx.contact.candidate(ctx.account_id, target.value) if ctx.contact is not None else None
         if candidate is None:
             raise Refused("transfer_target_not_found", "No agent of the account with SIP credentials has this id.")
-        if not ctx.contact.presence.registered_on(candidate.domain, candidate.sip_username):
-            raise Refused("consult_target_unavailable", "The agent's phone is not registered.")
+        # registered on this switch, or on a peer node it can reach: rung through that node's
+        # agent profile, as a cross-node queue offer (docs/agents.md "Several FreeSWITCH nodes")
+        if not ctx.contact.reachable_from(candidate, ctx.switch_id):
+            raise Refused("consult_target_unavailable",
+                          "The agent's phone is not registered, or on a switch this one cannot reach.")
         leg_vars, endpoint = ctx.contact.agent_leg(candidate, ctx.switch_id)
         return (f"[{','.join(leg_vars)}]" if leg_vars else "") + endpoint, candidate
     if target.kind == "sip":
@@ -67,9 +71,13 @@ def _endpoint(ctx: Any, target: TransferTarget) -> tuple[str, Optional[Candidate
         if refused:
             raise Refused("transfer_target_not_found", "The account does not list this SIP host.")
         return f"sofia/external/{uri.dial_string()}", None
+    if target.caller_id and not ctx.owns_number(target.caller_id):
+        # the dial verb's rule (a blind transfer's dial ends ``caller_id_not_owned``); refused
+        # here before anything is touched: the agent still has its caller
+        raise Refused("caller_id_not_owned", "The callerId is not a number of this account.")
     try:
         routed = ctx.lcr_bridge_string(target.value.lstrip("+"))
-    except (RuntimeError, ValueError):
+    except (SbcError, RuntimeError, ValueError):  # NoRoute, as the dial verb skips such a target
         routed = ""
     if not routed:
         raise Refused("transfer_target_not_found", "No route to this number.")

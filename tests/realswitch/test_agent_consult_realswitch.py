@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 
 from tests.plugins.eventually import eventually
 from tests.realswitch import agents as sip_agents
+from tests.realswitch import outbound
 from tests.realswitch import test_agent_channel_realswitch as channel_tests
-from tests.realswitch.agent_call import AgentCall, caller_with_agent
+from tests.realswitch.agent_call import AgentCall, agent_leg, caller_with_agent
+from tests.realswitch.hold_audio import CallerEar
 from tests.realswitch.provision import poll
 from tests.realswitch.test_supervisor import _heard
 
@@ -203,3 +206,73 @@ def test_given_a_three_way_call_when_the_agent_leaves_then_the_caller_and_the_ta
         assert [(s["agent_id"], s["transferred"], s["conferenced"]) for s in details["segments"]] == [
             (first.id, False, True), (second.id, False, True)]
         assert details["summary"]["transfer_count"] == 0
+
+
+NUMBER_PHONE_SECONDS = 15  # the agent's phone stays registered this long (the test needs ~8 s)
+
+
+def test_given_an_agent_consulting_a_phone_number_when_it_completes_then_the_caller_hears_the_carrier(
+        product, routing_tenant, sipp, real_switch, carriers):
+    """A number target through least-cost routing to a sipp carrier that answers and speaks
+    (carrier-talk.xml.tmpl), presenting a callerId of the account's: the agent completes, the
+    caller meets the carrier's leg in their room and hears its speech (hold_audio.CallerEar)."""
+    tenant = routing_tenant
+    callee = carriers.talking()
+    carrier_id, gateway_id = outbound.carrier(tenant, "consulted", callee.port)
+    prefix = outbound.prefix()
+    outbound.route(product, tenant, prefix, [carrier_id])
+    outbound.wait_gateways(real_switch, gateway_id)
+    caller_id = tenant.number_for([{"verb": "hangup"}])  # a number of the account's: presented
+    target = {"type": "number", "number": f"+{prefix}5550123", "callerId": caller_id}
+    queue = tenant.admin.post("/api/queues", {"name": f"cn-{uuid.uuid4().hex[:6]}", "offer_timeout_seconds": 15,
+                                              "wrap_up_seconds": 1, "announce_position": False})
+    agent = sip_agents.new_agent(tenant, [queue["id"]], prefix="cn")
+    assert poll(lambda: sip_agents.in_directory(real_switch, agent), 15), "directory not applied"
+    phone = sip_agents.register(sipp, real_switch, agent, "agent-answer-ooc.xml", seconds=NUMBER_PHONE_SECONDS)
+    client = channel_tests._channel(product, tenant, agent)
+    try:
+        sip_agents.make_available(tenant, agent)
+        number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
+        with CallerEar() as ear:
+            caller = sipp.start_calls(number, scenario="uac-wait-bye-listen.xml",
+                                      extra=("-key", "rtp_port", str(ear.port)))
+            call_id = client.expect("offer", timeout=20)["offerId"]
+            client.expect("call", lambda m: m["phase"] == "connected", timeout=20)
+            leg = agent_leg(tenant, agent)
+            log_from = real_switch.log_offset()
+
+            ack = client.command("consult", target=target)
+
+            assert ack["ok"] is True, ack
+            consulted = eventually(lambda: next((r for r in json.loads(real_switch.api("show channels as json")
+                                                                       or "{}").get("rows") or []
+                                                 if r["uuid"] not in (call_id, leg)), None),
+                                   timeout=10, what="the consulted leg")
+            # refused consult_not_answered until the carrier answered
+            eventually(lambda: client.command("completeTransfer")["ok"], timeout=10, what="the transfer completed")
+            eventually(lambda: _callstate(real_switch, leg) is None, timeout=10, what="the agent's leg gone")
+            eventually(lambda: _in_room(real_switch, call_id, consulted["uuid"]), timeout=10,
+                       what="the caller and the carrier's leg in their room")
+            moved = client.expect("call", lambda m: m["phase"] == "transferred", timeout=10)
+            met_at = time.monotonic()
+            heard = eventually(lambda: ear.loud_seconds(met_at, time.monotonic()) >= 1.0 or None, timeout=10,
+                               what="the caller hearing the carrier")
+            tenant.admin.post(f"/api/calls/{call_id}/actions", {"action": "hangup", "reason": "test_done"})
+            result = caller.wait(30)
+        assert result.ok, result.errors or result.stdout[-1500:]
+        assert heard and moved["to"] == target
+        # the callerId sent to the carrier: the consulted leg's caller number until it answered
+        # (``show channels`` has the flipped one: the number dialled)
+        flips = [line for line in real_switch.log_since(log_from).splitlines()
+                 if line.startswith(consulted["uuid"]) and "Flipping CID from" in line]
+        assert flips and f'<{caller_id.lstrip("+")}> to' in flips[0].replace("<+", "<"), flips
+        record = tenant.wait_record(number)[0]
+        assert str(record["call_id"]) == call_id and str(record["agent_id"]) == agent.id
+        [transferred] = [e["payload"] for e in tenant.events("call.transferred") if e["payload"]["callId"] == call_id]
+        assert (transferred["kind"], transferred["from"], transferred["to"]) == ("attended", {"agentId": agent.id}, target)
+        details = _details(tenant, record, 1)
+        assert [(s["agent_id"], s["transferred"]) for s in details["segments"]] == [(agent.id, True)]
+        assert details["summary"]["transfer_count"] == 1
+    finally:
+        client.close()
+        phone.wait(NUMBER_PHONE_SECONDS + 10)

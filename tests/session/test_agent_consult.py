@@ -9,9 +9,11 @@ import time
 import uuid
 
 import pytest
+from sqlalchemy import text
 
 from app.api.calls import live
 from app.contact.distribution import ContactCentre
+from app.contact.presence import Presence
 from app.errors import Conflict
 from app.settings import get_settings
 from tests.plugins.eventually import eventually
@@ -20,16 +22,23 @@ from tests.session.desk import agent_desk, outbox_payloads, rows
 from tests.simulator import Call
 from tests.simulator.scenario import RingingPhone
 
+PEER_ADDRESS = "10.0.0.2:5070"  # a cluster peer's agent profile (tests/verbs/test_queue_cross_node.py)
+
 
 def _ask(redis_client, account, call_id: str, agent_id: str, action: str, params: dict | None = None) -> dict:
     return live.send(redis_client, get_settings().redis_key_prefix, str(account.id), call_id, action,
                      {**(params or {}), "agentId": agent_id}, by={"agentId": agent_id})
 
 
-def _consulting(controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client):
-    """A caller answered by ana, who consults ben; ben answers. Returns what the tests need."""
+def _consulting(controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+                ben_node: str | None = None):
+    """A caller answered by ana, who consults ben; ben answers. Returns what the tests need.
+    ``ben_node``: the switch (Core-UUID) ben's phone registered on, when not the caller's."""
     account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support", "priority": 3}])
     agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
+    if ben_node is not None:
+        presence.registered(_subdomain(owner_conn, account), _sip_username(owner_conn, agents["ben"]), 60,
+                            node=ben_node)
     services.contact = ContactCentre(presence)
     ana_phone, ben_phone = RingingPhone(), RingingPhone()
     call = simulate_call(Call(callee=number).bridge_rings(ana_phone).consult_rings(ben_phone), controller)
@@ -55,6 +64,14 @@ def _consulting(controller, simulate_call, number_with_app, owner_engine, owner_
     eventually(lambda: ben_phone.b_leg_uuid in call.legs and call.legs[ben_phone.b_leg_uuid].answered,
                timeout=10, what="ben answered")
     return account, agents, call, ana_phone, ben_phone, ana_leg
+
+
+def _subdomain(owner_conn, account) -> str:
+    return owner_conn.execute(text("SELECT subdomain FROM accounts WHERE id = :a"), {"a": account.id}).scalar_one()
+
+
+def _sip_username(owner_conn, agent_id: str) -> str:
+    return owner_conn.execute(text("SELECT sip_username FROM agents WHERE id = :a"), {"a": agent_id}).scalar_one()
 
 
 def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_caller_is_with_the_target_and_records_show_both(
@@ -204,6 +221,102 @@ def test_given_a_target_agent_on_another_call_when_the_agent_consults_it_then_it
     assert not ben_phone.ringing.is_set() and not [c for c in call.controls if c.startswith("originate")]
     assert services.live_sessions[call.uuid].other_leg is not None  # still bridged to ana
     assert presence.engaged_by(str(account.id), agents["ben"]) == other_call  # the other call's claim kept
+    ana_phone.hangup()
+    assert call.wait(15), "the call did not end"
+
+
+@pytest.fixture
+def peer(redis_client):
+    """A cluster peer known to the controllers (its Core-UUID → agent-profile address)."""
+    presence = Presence(redis_client, get_settings().redis_key_prefix)
+    core_uuid = f"peer-{uuid.uuid4()}"
+    presence.node_seen(core_uuid, PEER_ADDRESS)
+    yield core_uuid
+    redis_client.hdel(presence.nodes_key(), core_uuid)
+
+
+def test_given_the_consulted_agent_registered_on_another_node_when_the_agent_consults_and_completes_then_it_is_rung_through_that_node_and_has_the_caller(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control, peer):
+    """As a cross-node queue offer (docs/agents.md "Several FreeSWITCH nodes"): the caller's
+    switch originates the consulted leg to the peer's agent profile, the agent's domain in a
+    header; the rest of the consultation is the caller's switch's as for a local agent."""
+    account, agents, call, _ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        ben_node=peer)
+    [originate] = [c for c in call.controls if c.startswith("originate")]
+    ben_user = _sip_username(owner_conn, agents["ben"])
+    assert (f"[sip_h_X-SBC-Agent-Domain={_subdomain(owner_conn, account)}]sofia/internal/{ben_user}@{PEER_ADDRESS}"
+            f" &intercept({ana_leg})") in originate, originate
+
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
+
+    eventually(lambda: call.rejoined == [ben_phone.b_leg_uuid], timeout=10, what="the caller with ben")
+    presence = services.contact.presence
+    assert presence.agent_leg(str(account.id), agents["ben"]) == (call.uuid, ben_phone.b_leg_uuid)
+    ben_phone.hangup()
+    assert call.wait(15), "the call did not end"
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["agent_id"] == uuid.UUID(agents["ben"])
+    [event] = outbox_payloads(owner_conn, call.uuid, "call.transferred")
+    assert (event["kind"], event["to"]) == ("attended", {"type": "agent", "agentId": agents["ben"]})
+
+
+def test_given_the_consulted_agent_registered_on_a_node_nobody_knows_when_the_agent_consults_it_then_it_is_refused_unavailable(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    """Its phone could not be rung from the caller's switch (a queue never offers it either):
+    refused before it is claimed or anything is touched."""
+    account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support"}])
+    agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
+    presence.registered(_subdomain(owner_conn, account), _sip_username(owner_conn, agents["ben"]), 60,
+                        node=f"unknown-{uuid.uuid4()}")
+    services.contact = ContactCentre(presence)
+    ana_phone, ben_phone = RingingPhone(), RingingPhone()
+    call = simulate_call(Call(callee=number).bridge_rings(ana_phone).consult_rings(ben_phone), controller)
+    assert ana_phone.ringing.wait(10), "ana was not offered the call"
+    ana_phone.answer()
+    eventually(lambda: services.live_sessions.get(call.uuid) and services.live_sessions[call.uuid].other_leg,
+               timeout=10, what="the caller bridged to ana")
+
+    with pytest.raises(Conflict) as refused:
+        _ask(redis_client, account, call.uuid, agents["ana"], "consult",
+             {"target": {"type": "agent", "agentId": agents["ben"]}})
+
+    assert refused.value.code == "consult_target_unavailable"
+    assert not ben_phone.ringing.is_set() and not [c for c in call.controls if c.startswith("originate")]
+    assert presence.engaged_by(str(account.id), agents["ben"]) is None  # not claimed
+    assert services.live_sessions[call.uuid].other_leg is not None  # still bridged to ana
+    ana_phone.hangup()
+    assert call.wait(15), "the call did not end"
+
+
+@pytest.mark.parametrize(("target", "code"), [
+    ({"type": "number", "number": "+15557770000", "callerId": "+15550009999"}, "caller_id_not_owned"),
+    ({"type": "number", "number": "+15557770000"}, "transfer_target_not_found"),  # no route
+    ({"type": "sip", "uri": "sip:pbx@203.0.113.9"}, "transfer_target_not_found"),  # not listed
+])
+def test_given_a_number_or_sip_target_the_account_may_not_reach_when_the_agent_consults_it_then_it_is_refused_and_nothing_rings(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control, target, code):
+    """The blind transfer's rules (a callerId of the account's, a route, a listed host),
+    refused before anything is touched: the agent keeps its caller."""
+    account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support"}])
+    agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
+    services.contact = ContactCentre(presence)
+    ana_phone = RingingPhone()
+    call = simulate_call(Call(callee=number).bridge_rings(ana_phone), controller)
+    assert ana_phone.ringing.wait(10), "ana was not offered the call"
+    ana_phone.answer()
+    eventually(lambda: services.live_sessions.get(call.uuid) and services.live_sessions[call.uuid].other_leg,
+               timeout=10, what="the caller bridged to ana")
+
+    with pytest.raises(Conflict) as refused:
+        _ask(redis_client, account, call.uuid, agents["ana"], "consult", {"target": target})
+
+    assert refused.value.code == code
+    assert not [c for c in call.controls if c.startswith("originate") or c.startswith("uuid_transfer")]
+    assert services.live_sessions[call.uuid].other_leg is not None  # still bridged to ana
     ana_phone.hangup()
     assert call.wait(15), "the call did not end"
 
