@@ -277,9 +277,10 @@ def predictive(lines: Lines, stats: PacingStats, now: float, *, cap_percent: flo
         return Decision(progressive(lines).dial, "over_cap", f"abandon rate {rate:.2%} > cap {cap:.2%}")
     if stats.outcomes() < limits.CAMPAIGN_PACING_WARMUP_OUTCOMES:
         return Decision(progressive(lines).dial, "warmup")
-    # handle times not measured yet: the agents on a call count as never free in time, so the
-    # lines placed are only those the ready agents can take (more than 1:1 all the same, as
-    # most dials reach no one)
+    # talk times not measured enough yet (the first calls to end are the short ones): the
+    # agents still talking count as never free in time, so the lines placed are those the
+    # ready agents and the agents in wrap-up can take (more than 1:1 all the same, as most
+    # dials reach no one)
     rule = "predictive" if len(stats.handles) >= limits.CAMPAIGN_PACING_WARMUP_HANDLES else "warmup"
     p_human = stats.answer_rate_upper()
     grace = limits.CAMPAIGN_ABANDON_CONNECT_SECONDS
