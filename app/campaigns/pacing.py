@@ -277,9 +277,10 @@ def predictive(lines: Lines, stats: PacingStats, now: float, *, cap_percent: flo
         return Decision(progressive(lines).dial, "over_cap", f"abandon rate {rate:.2%} > cap {cap:.2%}")
     if stats.outcomes() < limits.CAMPAIGN_PACING_WARMUP_OUTCOMES:
         return Decision(progressive(lines).dial, "warmup")
-    # handle times not measured yet: the agents on a call count as never free in time, so the
-    # lines placed are only those the ready agents can take (more than 1:1 all the same, as
-    # most dials reach no one)
+    # talk times not measured enough yet (the first calls to end are the short ones): the
+    # agents still talking count as never free in time, so the lines placed are those the
+    # ready agents and the agents in wrap-up can take (more than 1:1 all the same, as most
+    # dials reach no one)
     rule = "predictive" if len(stats.handles) >= limits.CAMPAIGN_PACING_WARMUP_HANDLES else "warmup"
     p_human = stats.answer_rate_upper()
     grace = limits.CAMPAIGN_ABANDON_CONNECT_SECONDS
@@ -288,7 +289,7 @@ def predictive(lines: Lines, stats: PacingStats, now: float, *, cap_percent: flo
     checkpoints = []  # (answers pmf by t, P(a new call answers by t), free agents pmf by t + grace)
     for t in CHECKPOINTS_SECONDS:
         by_t = [p * stats.human_delays.within(rung, t) for p, rung in zip(people, lines.ringing_elapsed)]
-        busy = _free_chances(lines, stats, t + grace) if rule == "predictive" else []
+        busy = _free_chances(lines, stats, t + grace, talkers=rule == "predictive")
         free = [0.0] * ready + _poisson_binomial(busy)
         checkpoints.append((_poisson_binomial(by_t), p_human * stats.human_delays.within(0.0, t), free))
     agents = lines.ready_agents + len(lines.busy_elapsed) + len(lines.wrapping_elapsed or ())
@@ -307,12 +308,15 @@ def predictive(lines: Lines, stats: PacingStats, now: float, *, cap_percent: flo
     return Decision(dial, rule, f"p_human≤{p_human:.2f} planned {target:.2%}")
 
 
-def _free_chances(lines: Lines, stats: PacingStats, horizon: float) -> list[float]:
-    """Each busy agent's chance of being ready within ``horizon`` s."""
+def _free_chances(lines: Lines, stats: PacingStats, horizon: float, *, talkers: bool = True) -> list[float]:
+    """Each busy agent's chance of being ready within ``horizon`` s. ``talkers=False`` (the
+    warm-up on handle times): agents still talking count as never free in time, but agents in
+    wrap-up count all the same — when a wrap-up ends does not depend on which calls have ended
+    first, so the first measured wrap-ups are not biased the way the first talk times are."""
     if lines.wrapping_elapsed is None:
-        return [stats.p_free_within(e, horizon) for e in lines.busy_elapsed]
-    return ([stats.p_talker_free_within(e, horizon) for e in lines.busy_elapsed]
-            + [stats.p_wrapper_free_within(e, horizon) for e in lines.wrapping_elapsed])
+        return [stats.p_free_within(e, horizon) for e in lines.busy_elapsed] if talkers else []
+    talking = [stats.p_talker_free_within(e, horizon) for e in lines.busy_elapsed] if talkers else []
+    return talking + [stats.p_wrapper_free_within(e, horizon) for e in lines.wrapping_elapsed]
 
 
 # dialer mode -> its pacing; preview dials only when an agent accepts an offered contact

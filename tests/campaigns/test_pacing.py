@@ -1,5 +1,5 @@
 """Pacing (app/campaigns/pacing.py), pure and clock-injected: progressive reserves an agent per
-call, power keeps its ratio, predictive warms up 1:1 then for the ready agents only, falls back to 1:1 at once above the cap,
+call, power keeps its ratio, predictive warms up 1:1 then for the ready agents and those in wrap-up only, falls back to 1:1 at once above the cap,
 reads each ringing call's own chance of becoming a person and each agent's of being free
 (talking, or in a wrap-up that ends at a known moment), aims under the cap by a binomial bound
 and corrects its plan with what it measures; on a held-out simulated population it stays
@@ -51,6 +51,19 @@ def test_given_answers_measured_but_no_handle_time_yet_when_predictive_then_it_d
     assert all_ready.rule == "warmup"
     assert 20 < all_ready.dial < 20 * 3  # most dials reach no one, but a third reach a person
     assert none_ready.dial == 0  # however long the calls have lasted: no handle time measured
+
+
+def test_given_too_few_talk_times_when_predictive_then_agents_in_wrap_up_count_but_agents_talking_do_not():
+    stats = PacingStats()
+    for n in range(limits.CAMPAIGN_PACING_WARMUP_OUTCOMES):
+        stats.dial_outcome(float(n), human=n % 3 == 0, delay=10.0 if n % 3 == 0 else 30.0)
+    for _ in range(limits.CAMPAIGN_PACING_WARMUP_HANDLES - 1):
+        stats.handled(talk=12.0, wrap_up=10.0)  # the first calls to end are short ones: not trusted yet
+    wrapping = pacing.predictive(Lines(0, (), (), 0, (8.0,) * 20), stats, 100.0, cap_percent=3.0)
+    talking = pacing.predictive(Lines(0, (11.5,) * 20, (), 0, ()), stats, 100.0, cap_percent=3.0)
+    assert wrapping.rule == talking.rule == "warmup"
+    assert wrapping.dial > 20  # 20 agents free in 2 s: lines for them already, as if they were ready
+    assert talking.dial == 0  # 11.5 s into calls whose measured talks all lasted 12 s: not counted on yet
 
 
 def test_given_an_abandon_rate_above_the_cap_when_predictive_then_one_to_one_at_once():
