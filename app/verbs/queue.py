@@ -36,8 +36,9 @@ from app.calls.consult import (
     CONFERENCE,
     WITHDRAWN_CALLER_LEFT,
     WITHDRAWN_CANCELLED,
-    WITHDRAWN_MISSED,
     Consult,
+    back_reason,
+    consult_failed,
     release_target,
     withdraw_offer,
 )
@@ -411,8 +412,11 @@ class Queue(Verb):
                     _stop(keeper)
             if consult.outcome != COMPLETE:
                 _stop(keeper)
-                withdraw_offer(ctx, consult, WITHDRAWN_CANCELLED if consult.cancelled else WITHDRAWN_MISSED)
+                why = back_reason(consult)
+                withdraw_offer(ctx, consult, why)
                 release_target(contact, ctx.account_id, consult)
+                if why != WITHDRAWN_CANCELLED:  # not its own doing: the consulting agent is told
+                    consult_failed(ctx, consult, why)
             else:
                 self._handled(ctx, stats, config, answered_at)
                 ctx.agent_unbridged()

@@ -28,6 +28,16 @@ def _ask(redis_client, account, call_id: str, agent_id: str, action: str, params
 
 def _consulting(controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client):
     """A caller answered by ana, who consults ben; ben answers. Returns what the tests need."""
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consult_ringing(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+    ben_phone.answer()
+    eventually(lambda: ben_phone.b_leg_uuid in call.legs and call.legs[ben_phone.b_leg_uuid].answered,
+               timeout=10, what="ben answered")
+    return account, agents, call, ana_phone, ben_phone, ana_leg
+
+
+def _consult_ringing(controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client):
+    """A caller answered by ana, who consults ben; ben's phone rings (not answered)."""
     account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support", "priority": 3}])
     agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
     services.contact = ContactCentre(presence)
@@ -51,9 +61,6 @@ def _consulting(controller, simulate_call, number_with_app, owner_engine, owner_
                timeout=10, what="the caller's hold music")
     assert services.live_sessions[call.uuid].other_leg is None, call.controls
     assert reply["answered"] is True
-    ben_phone.answer()
-    eventually(lambda: ben_phone.b_leg_uuid in call.legs and call.legs[ben_phone.b_leg_uuid].answered,
-               timeout=10, what="ben answered")
     return account, agents, call, ana_phone, ben_phone, ana_leg
 
 
@@ -143,6 +150,58 @@ def test_given_an_agent_consulting_another_agent_when_the_consulted_agent_hangs_
     ana_phone.hangup()
     assert call.wait(15), "the call did not end"
     assert outbox_payloads(owner_conn, call.uuid, "call.transferred") == []
+
+
+def test_given_a_ringing_consultation_when_the_consulted_agent_rejects_then_the_agent_is_told_and_has_the_caller_and_the_target_is_free(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consult_ringing(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+    ben_leg = ben_phone.b_leg_uuid
+    presence = services.contact.presence
+    with pytest.raises(Conflict) as refused:  # only the consulted agent may reject it
+        _ask(redis_client, account, call.uuid, agents["ana"], "consult_reject")
+    assert refused.value.code == "no_offer"
+    assert presence.consulted_leg(str(account.id), agents["ben"]) == ben_leg  # what its channel checks
+
+    _ask(redis_client, account, call.uuid, agents["ben"], "consult_reject", {"legId": ben_leg})
+
+    assert ben_leg in call.killed_legs and call.kill_causes[ben_leg] == "CALL_REJECTED"
+    eventually(lambda: call.rejoined == [ana_leg], timeout=10, what="the caller back with ana")
+    [withdrawn] = outbox_payloads(owner_conn, call.uuid, "agent.consult.withdrawn")  # ben's offer
+    assert (withdrawn["agentId"], withdrawn["reason"]) == (agents["ben"], "rejected")
+    [failed] = outbox_payloads(owner_conn, call.uuid, "agent.consult.failed")  # ana's channel
+    assert (failed["agentId"], failed["reason"], failed["to"], failed["legId"]) == (
+        agents["ana"], "rejected", {"type": "agent", "agentId": agents["ben"]}, ben_leg)
+    eventually(lambda: agents["ben"] in presence.idle_agents(str(account.id)), timeout=10,
+               what="ben available again after his reject")
+    assert presence.engaged_by(str(account.id), agents["ben"]) is None
+    assert presence.consulted_leg(str(account.id), agents["ben"]) is None
+    with pytest.raises(Conflict) as again:  # nothing left to reject
+        _ask(redis_client, account, call.uuid, agents["ben"], "consult_reject")
+    assert again.value.code == "no_offer"
+    ana_phone.hangup()
+    assert call.wait(15), "the call did not end"
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["agent_id"] == uuid.UUID(agents["ana"])
+    assert outbox_payloads(owner_conn, call.uuid, "call.transferred") == []
+
+
+def test_given_an_answered_consultation_when_the_consulted_agent_rejects_then_no_offer_and_the_consultation_goes_on(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+
+    with pytest.raises(Conflict) as refused:
+        _ask(redis_client, account, call.uuid, agents["ben"], "consult_reject")
+
+    assert refused.value.code == "no_offer"
+    assert ben_phone.b_leg_uuid not in call.killed_legs
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
+    eventually(lambda: call.rejoined == [ben_phone.b_leg_uuid], timeout=10, what="the caller with ben")
+    ben_phone.hangup()
+    assert call.wait(15), "the call did not end"
 
 
 def test_given_a_cancelled_consultation_when_the_agent_consults_again_and_completes_then_the_caller_is_with_the_second_target(
