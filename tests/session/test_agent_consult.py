@@ -12,6 +12,7 @@ import pytest
 
 from app.api.calls import live
 from app.contact.distribution import ContactCentre
+from app.contact.queue_stats import QueueStats
 from app.errors import Conflict
 from app.settings import get_settings
 from tests.plugins.eventually import eventually
@@ -24,6 +25,18 @@ from tests.simulator.scenario import RingingPhone
 def _ask(redis_client, account, call_id: str, agent_id: str, action: str, params: dict | None = None) -> dict:
     return live.send(redis_client, get_settings().redis_key_prefix, str(account.id), call_id, action,
                      {**(params or {}), "agentId": agent_id}, by={"agentId": agent_id})
+
+
+def _handle_samples(redis_client, account, call_id: str) -> list[tuple[str, int]]:
+    """The queue's handle-time samples of this call: (agent leg, ms), oldest first."""
+    stats = QueueStats(redis_client, get_settings().redis_key_prefix)
+    members = redis_client.zrange(stats.handle_key(str(account.id), "support"), 0, -1)
+    out = []
+    for member in (m.decode() for m in members):
+        call, leg, ms = member.split(":")
+        if call == call_id:
+            out.append((leg, int(ms)))
+    return out
 
 
 def _consulting(controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client):
@@ -104,6 +117,29 @@ def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_call
     [summary] = rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
     assert summary["transfer_count"] == 1
     assert presence.engaged_by(str(account.id), agents["ben"]) is None  # released with the call
+
+
+def test_given_a_completed_attended_transfer_when_the_caller_hangs_up_then_one_handle_time_per_agent_leg(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+    ben_leg = ben_phone.b_leg_uuid
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
+    eventually(lambda: call.rejoined == [ben_leg], timeout=10, what="the caller with ben")
+    eventually(lambda: [leg for leg, _ms in _handle_samples(redis_client, account, call.uuid)] == [ana_leg],
+               timeout=10, what="ana's handle time at the completion")
+    time.sleep(1.0)  # scenario: ben talks 1 s with the caller, then the caller hangs up
+
+    call._spawn_hangup("NORMAL_CLEARING", "send_bye")
+
+    assert call.wait(15), "the call did not end"
+    eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    samples = _handle_samples(redis_client, account, call.uuid)
+    # before: ana's sample twice (the completion, then the caller's hang-up) and none for ben
+    assert [leg for leg, _ms in samples] == [ana_leg, ben_leg], samples
+    ana_ms, ben_ms = samples[0][1], samples[1][1]
+    assert ana_ms >= 1000 and 900 <= ben_ms <= 2500, samples
 
 
 def test_given_an_agent_consulting_another_agent_when_it_cancels_then_the_consulted_leg_ends_and_the_agent_has_the_caller_again(
@@ -338,6 +374,10 @@ def test_given_an_answered_consultation_when_the_agent_conferences_then_leaves_t
     assert summary["transfer_count"] == 0
     # the call's talk: ana's window and ben's, no overlap counted twice
     assert abs(summary["talk_ms"] - (segments[0]["talk_ms"] + segments[1]["talk_ms"])) <= 300
+    # the queue's handle times: ana's leg until she left, ben's from then, each once
+    samples = _handle_samples(redis_client, account, call.uuid)
+    assert [leg for leg, _ms in samples] == [ana_leg, ben_leg], samples
+    assert 1300 <= samples[1][1] <= 2600, samples
 
 
 def test_given_a_three_way_call_when_the_agent_ends_all_then_every_leg_is_hung_up(
@@ -356,6 +396,7 @@ def test_given_a_three_way_call_when_the_agent_ends_all_then_every_leg_is_hung_u
     assert record["hangup_reason"] == "three_way_ended" and record["agent_id"] == uuid.UUID(agents["ana"])
     segments = rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c", c=call.uuid)
     assert [(str(s["agent_id"]), s["conferenced"]) for s in segments] == [(agents["ana"], True)]
+    assert [leg for leg, _ms in _handle_samples(redis_client, account, call.uuid)] == [ana_leg]  # ben never had it
     presence = services.contact.presence
     eventually(lambda: agents["ben"] in presence.idle_agents(str(account.id)), timeout=10,
                what="ben idle again (he never had the caller alone)")
