@@ -346,6 +346,12 @@ def test_given_an_answered_consultation_when_the_agent_conferences_then_leaves_t
     eventually(lambda: call.rejoined == ["3way"], timeout=10, what="the caller in the three-way room")
     [room] = call.three_way
     assert call.three_way[room] == {ana_leg, ben_leg} and "+flags{mintwo}" in room
+    # ben is part of the call from his joining: his window is open beside ana's
+    live = eventually(lambda: (lambda r: len(r) == 2 and r)(rows(
+        owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c ORDER BY started_at", c=call.uuid)),
+        timeout=10, what="ben's window opened on joining")
+    assert [(str(s["agent_id"]), s["conferenced"], s["ended_at"]) for s in live] == [
+        (agents["ana"], True, None), (agents["ben"], True, None)]
     time.sleep(1.0)  # scenario: the three talk 1 s
     _ask(redis_client, account, call.uuid, agents["ana"], "conference_leave")
 
@@ -368,12 +374,15 @@ def test_given_an_answered_consultation_when_the_agent_conferences_then_leaves_t
                      c=call.uuid)
     assert [(str(s["agent_id"]), s["transferred"], s["conferenced"]) for s in segments] == [
         (agents["ana"], False, True), (agents["ben"], False, True)]
-    assert segments[0]["ended_at"] <= segments[1]["started_at"]
-    assert 1300 <= segments[1]["talk_ms"] <= 2600  # ben's window: from ana's leaving
+    assert segments[0]["started_at"] < segments[1]["started_at"] < segments[0]["ended_at"]  # joined, then ana left
+    overlap_ms = (segments[0]["ended_at"] - segments[1]["started_at"]).total_seconds() * 1000
+    assert overlap_ms >= 900  # the three-way second
+    assert 2300 <= segments[1]["talk_ms"] <= 3900  # ben's window: from his joining (1 s + 1.5 s)
+    assert "conference:agent" in record["journey"]
     [summary] = rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
     assert summary["transfer_count"] == 0
-    # the call's talk: ana's window and ben's, no overlap counted twice
-    assert abs(summary["talk_ms"] - (segments[0]["talk_ms"] + segments[1]["talk_ms"])) <= 300
+    # the call's talk: ana's window and ben's, the three-way second counted once
+    assert abs(summary["talk_ms"] - (segments[0]["talk_ms"] + segments[1]["talk_ms"] - overlap_ms)) <= 300
     # the queue's handle times: ana's leg until she left, ben's from then, each once
     samples = _handle_samples(redis_client, account, call.uuid)
     assert [leg for leg, _ms in samples] == [ana_leg, ben_leg], samples
@@ -394,8 +403,11 @@ def test_given_a_three_way_call_when_the_agent_ends_all_then_every_leg_is_hung_u
     assert {ana_leg, ben_phone.b_leg_uuid} <= set(call.killed_legs)
     record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
     assert record["hangup_reason"] == "three_way_ended" and record["agent_id"] == uuid.UUID(agents["ana"])
-    segments = rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c", c=call.uuid)
-    assert [(str(s["agent_id"]), s["conferenced"]) for s in segments] == [(agents["ana"], True)]
+    segments = rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c ORDER BY started_at",
+                    c=call.uuid)
+    # ben was part of the call from his joining: his window, closed with the room
+    assert [(str(s["agent_id"]), s["conferenced"]) for s in segments] == [(agents["ana"], True), (agents["ben"], True)]
+    assert all(s["ended_at"] is not None for s in segments)
     assert [leg for leg, _ms in _handle_samples(redis_client, account, call.uuid)] == [ana_leg]  # ben never had it
     presence = services.contact.presence
     eventually(lambda: agents["ben"] in presence.idle_agents(str(account.id)), timeout=10,
