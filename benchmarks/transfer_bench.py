@@ -10,21 +10,34 @@ moment B's phone sent its 180 (sipp's message trace, same machine clock); the co
 is when the test sent the frame. Also printed: the command → ack time (the ack comes once the
 controller has done the transfer on the switch).
 
+With ``--simulator``: an attended transfer's consult set-up and three-way join on the ESL
+simulator, over N rounds (default 20; tests/session/bench_consult_rounds.py, run through pytest
+for the suite's fixtures: real PostgreSQL, Redis and the in-process controller, the commands
+going through the live-call channel as the agent channel's do). Printed: ``consult`` → the
+consulted agent's phone ringing, ``consult`` → ack, ``conference`` → ack, ``conference`` → the
+caller in the three-way room with both agents' legs. The simulator's own polling (10 ms in its
+room model) is part of the last figure: an upper bound, not the switch's time.
+
 Run: .venv/bin/python benchmarks/transfer_bench.py [--transfers 10]
-Needs ../shared/freeswitch and sipp. The machine is shared and noisy (2 cores, several
+     .venv/bin/python benchmarks/transfer_bench.py --simulator [--rounds 20]
+The real-switch run needs ../shared/freeswitch and sipp. The machine is shared and noisy (2 cores, several
 engineers' suites): compare figures within one run only.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+ORIGINAL_ENV = dict(os.environ)  # the simulator rounds' pytest child gets the suite's own set-up
 from benchmarks import private_stack  # noqa: E402  (before app: it sets the environment)
 
 RUN = private_stack.configure("transfer")
@@ -111,10 +124,40 @@ def run(transfers: int, work: Path) -> None:
         engine.dispose()
 
 
+SIM_FIGURES = (("consult_to_ringing_ms", "consult → consulted agent's phone ringing"),
+               ("consult_to_ack_ms", "consult → ack (consultation done on the switch)"),
+               ("conference_to_ack_ms", "conference → ack"),
+               ("conference_to_joined_ms", "conference → caller in the three-way room with both agents"))
+
+
+def run_simulator(rounds: int) -> None:
+    """The rounds run in a pytest child (the suite's fixtures and private database); this
+    process only reads their figures."""
+    with tempfile.TemporaryDirectory(prefix="transfer-bench-") as tmp:
+        out = Path(tmp) / "rounds.json"
+        env = {**ORIGINAL_ENV, "SBC_BENCH_ROUNDS": str(rounds), "SBC_BENCH_OUT": str(out)}
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "tests/session/bench_consult_rounds.py"], cwd=ROOT, env=env,
+                              capture_output=True, text=True)
+        if done.returncode != 0 or not out.exists():
+            print(done.stdout[-3000:], done.stderr[-3000:])
+            raise SystemExit("the simulator rounds failed")
+        figures = json.loads(out.read_text())
+    print(f"attended transfer on the simulator, {len(figures)} rounds:")
+    for key, label in SIM_FIGURES:
+        values = [f[key] for f in figures]
+        print(f"  {label}: p50 {statistics.median(values):.1f} ms, p95 {percentile(values, 95):.1f} ms, "
+              f"max {max(values):.1f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--transfers", type=int, default=10)
+    parser.add_argument("--simulator", action="store_true", help="consult and three-way figures on the simulator")
+    parser.add_argument("--rounds", type=int, default=20)
     args = parser.parse_args()
+    if args.simulator:
+        run_simulator(args.rounds)
+        return
     reason = missing_reason(freeswitch_tree())
     if reason:
         print(f"skipped: {reason}")

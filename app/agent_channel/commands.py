@@ -34,7 +34,7 @@ from app.campaigns import dispositions as campaign_dispositions
 from app.campaigns.preview import ACCEPTED, SKIPPED, PreviewOffer, PreviewOffers
 from app.contact import interactions
 from app.contact.states import default_presence
-from app.errors import NotFound, ValidationFailed
+from app.errors import Conflict, NotFound, ValidationFailed
 from app.settings import get_settings
 
 _DTMF = re.compile(r"[0-9A-Da-d*#]+\Z")
@@ -135,13 +135,35 @@ def _control(ctx: CommandContext, call_id: str, leg_id: str, action: str, **fiel
 
 def _reject(ctx: CommandContext, body: dict[str, Any]) -> dict[str, Any]:
     """End the agent's ringing leg with CALL_REJECTED: the queue verb publishes
-    ``agent.reject`` (not a miss) and offers the caller to the next agent."""
+    ``agent.reject`` (not a miss) and offers the caller to the next agent. A consulted
+    agent's offer (kind ``consult``) is rejected through the controller driving the caller's
+    call (``_reject_consult``)."""
     leg = _engaged_leg(ctx)
     offer_id = body.get("offerId") or ctx.conn.offer_id or (leg[0] if leg else None)
     if leg is None or leg[0] != offer_id or ctx.conn.call_id == offer_id:
+        consulted = default_presence().consulted_leg(ctx.conn.account_id, ctx.conn.agent_id)
+        if consulted is not None and offer_id is not None:
+            return _reject_consult(ctx, offer_id, consulted)
         raise ProtocolError(protocol.NO_OFFER, "No such offer is ringing.")
     _control(ctx, leg[0], leg[1], "kill", cause="CALL_REJECTED")
     return {"offerId": offer_id}
+
+
+def _reject_consult(ctx: CommandContext, offer_id: Any, leg_id: str) -> dict[str, Any]:
+    """The consulted agent declines the consultation (its engaged mark is the consulted leg:
+    Redis, not the socket, says it is consulted): the controller driving the caller's call
+    (``offerId``) checks the consultation is this agent's and still ringing, ends the leg and
+    gives the consulting agent its caller back (app/voice/consult_actions.consult_reject)."""
+    try:
+        call_id = str(uuid.UUID(str(offer_id)))
+    except ValueError:
+        raise ProtocolError(protocol.NO_OFFER, "No such offer is ringing.") from None
+    try:
+        live.send(live.control_redis(), get_settings().redis_key_prefix, ctx.conn.account_id, call_id,
+                  "consult_reject", {"legId": leg_id}, by={"agentId": ctx.conn.agent_id})
+    except (NotFound, Conflict):  # not (or no longer) this agent's ringing consultation
+        raise ProtocolError(protocol.NO_OFFER, "No such offer is ringing.") from None
+    return {"offerId": call_id, "kind": "consult"}
 
 
 def _live_leg(ctx: CommandContext) -> tuple[str, str]:

@@ -75,6 +75,16 @@ def _consult_withdrawn(hub: Hub, env: Envelope) -> None:
         _withdraw(conn, env.payload.get("callId"), env.payload.get("reason") or WITHDRAWN_MISSED, None, kind="consult")
 
 
+def _consult_failed(hub: Hub, env: Envelope) -> None:
+    """The consulting agent's consultation ended without its asking (the consulted agent
+    rejected it, or it was missed): ``consult`` phase ``failed``; it has its caller again."""
+    conn = _agent(hub, env)
+    if conn is not None:
+        p = env.payload
+        conn.send(protocol.message("consult", phase="failed", callId=p.get("callId"), to=p.get("to"),
+                                   reason=p.get("reason")))
+
+
 def _preview(hub: Hub, env: Envelope) -> None:
     """A campaign contact to preview (app/campaigns/preview.py): ``offer`` of kind ``preview``."""
     conn = _agent(hub, env)
@@ -171,6 +181,7 @@ RELAYS: dict[str, Relay] = {
     "agent.offer": _offer,
     "agent.consult.offer": _consult_offer,
     "agent.consult.withdrawn": _consult_withdrawn,
+    "agent.consult.failed": _consult_failed,
     "agent.preview.offer": _preview,
     "agent.preview.withdrawn": _preview_withdrawn,
     "agent.accept": _accepted,

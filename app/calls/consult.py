@@ -49,6 +49,8 @@ class Consult:
     swapped: bool = False
     # the agent cancelled it (``consult_cancel``): why an agent target's offer is withdrawn
     cancelled: bool = False
+    # the consulted agent rejected its offer (``consult_reject``, its channel's ``reject``)
+    rejected: bool = False
     # each meeting of the caller and a leg has its own room (a room ended by ``endconf`` may
     # still be tearing down when the next meeting begins)
     rooms: int = 0
@@ -67,6 +69,16 @@ class Consult:
 WITHDRAWN_CANCELLED = "cancelled"
 WITHDRAWN_MISSED = "missed"
 WITHDRAWN_CALLER_LEFT = "caller_left"
+WITHDRAWN_REJECTED = "rejected"
+
+
+def back_reason(consult: Consult) -> str:
+    """Why a consultation ended with the agent back with its caller: ``cancelled`` (its own
+    ``cancelConsult``), ``rejected`` (the consulted agent's ``reject``) or ``missed`` (not
+    answered in time, refused by the phone, or the consulted party hung up)."""
+    if consult.cancelled:
+        return WITHDRAWN_CANCELLED
+    return WITHDRAWN_REJECTED if consult.rejected else WITHDRAWN_MISSED
 
 
 def consult_offer(ctx: Any, consult: Consult) -> dict[str, Any]:
@@ -85,6 +97,16 @@ def withdraw_offer(ctx: Any, consult: Consult, reason: str) -> None:
     ctx.publish("agent.consult.withdrawn", {"callId": ctx.call_id, "traceId": ctx.trace_id,
                                             "accountSid": ctx.account_id, "agentId": consult.target.value,
                                             "legId": consult.consult_leg, "reason": reason})
+
+
+def consult_failed(ctx: Any, consult: Consult, reason: str) -> None:
+    """``agent.consult.failed``: the consulting agent's consultation ended without it asking
+    (``rejected`` by the consulted agent, or ``missed``) and it has its caller again; its
+    channel gets ``consult`` phase ``failed`` (docs/agents.md "Attended transfers")."""
+    ctx.publish("agent.consult.failed", {"callId": ctx.call_id, "traceId": ctx.trace_id,
+                                         "accountSid": ctx.account_id, "agentId": consult.from_agent,
+                                         "to": consult.target.as_dict(), "legId": consult.consult_leg,
+                                         "reason": reason})
 
 
 def release_target(contact: Any, account_id: str, consult: Consult) -> None:

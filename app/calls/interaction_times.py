@@ -42,6 +42,9 @@ class InteractionTimes:
     # hold already counted before it (a later agent's window has only its own holds)
     segment_started_at: Optional[datetime] = None
     segment_hold_base_ms: int = 0
+    # the current window's agent joined the call before it had the caller (a three-way call's
+    # consulted agent): its window's talk counts from then, the summary's from segment_started_at
+    segment_joined_at: Optional[datetime] = None
     transferred_at: Optional[datetime] = None     # the last blind transfer
     talk_before_ms: int = 0                       # talk of the agents' windows a transfer closed
     # windows closed before the call's end: by transfers, or by an agent leaving a three-way
@@ -76,7 +79,7 @@ class InteractionTimes:
             if self.segment_id is not None:
                 closed = (self.segment_id, started, talk_ms, hold_ms)
         self.windows_closed += 1
-        self.segment_id = self.segment_started_at = None
+        self.segment_id = self.segment_started_at = self.segment_joined_at = None
         self.segment_hold_base_ms = self.held_ms
         return closed
 

@@ -169,8 +169,9 @@ def segment_figures(times: InteractionTimes, ended_at: datetime, summary: dict[s
         return {"seg_started_at": times.connected_at, "seg_talk_ms": summary["talk_ms"],
                 "seg_hold_ms": summary["hold_ms"]}
     hold_ms = max(0, summary["hold_ms"] - times.segment_hold_base_ms)
-    return {"seg_started_at": started, "seg_hold_ms": hold_ms,
-            "seg_talk_ms": max(0, _ms(ended_at - started) - hold_ms)}
+    since = times.segment_joined_at or started  # a three-way call's agent: from its joining
+    return {"seg_started_at": since, "seg_hold_ms": hold_ms,
+            "seg_talk_ms": max(0, _ms(ended_at - since) - hold_ms)}
 
 
 def _opt(value: Any) -> str | None:

@@ -457,6 +457,17 @@ class Presence:
         keys = [self.engaged_prefix(account_id) + agent_id, "", self.consult_key(account_id, leg_id)]
         return bool(self._unclaim_agent(keys=keys, args=[leg_id, agent_id, 0]))
 
+    def consulted_leg(self, account_id: str, agent_id: str) -> Optional[str]:
+        """The consulted leg whose consultation holds the agent now (its engaged mark is that
+        leg and the consultation's mark names the agent), else None: what the agent channel
+        checks before a consulted agent's ``reject``."""
+        leg = self.engaged_by(account_id, agent_id)
+        if not leg:
+            return None
+        holder = self.redis.get(self.consult_key(account_id, leg))
+        holder = holder.decode() if isinstance(holder, bytes) else holder
+        return leg if holder == agent_id else None
+
     def hand_over_consulted(self, account_id: str, agent_id: str, leg_id: str, call_id: str) -> bool:
         """A consulted agent took the caller (attended transfer completed): its engaged mark
         passes from the consulted leg to the caller's call, with ``leg_id`` as its leg, as a

@@ -3,9 +3,9 @@ hears) and recent answers with their wait (for the service level of ``queue.metr
 
 Keys (under ``settings.redis_key_prefix``):
 
-- ``cc:<account>:q:<queue name>:handle`` — sorted set ``<call id>:<handle ms>`` → end ms: the
-  last QUEUE_EWT_SAMPLES handle times (answer to hang-up of the agent's leg) within
-  QUEUE_EWT_WINDOW_SECONDS.
+- ``cc:<account>:q:<queue name>:handle`` — sorted set ``<call id>:<agent leg>:<handle ms>`` → end
+  ms: the last QUEUE_EWT_SAMPLES handle times (an agent leg's answer, or the hand-over of the
+  caller to it, to its end or the hand-over to the next) within QUEUE_EWT_WINDOW_SECONDS.
 - ``cc:<account>:q:<queue name>:answered`` — sorted set ``<call id>:<wait ms>`` → answer ms:
   the callers answered within QUEUE_SERVICE_LEVEL_WINDOW_SECONDS.
 
@@ -54,12 +54,15 @@ class QueueStats:
 
     # -- writers (the queue verb) --------------------------------------------------------------
     def handled(self, account_id: str, queue: str, call_id: str, handle_ms: int,
-                at_ms: Optional[int] = None) -> None:
-        """An agent's call of this queue ended after ``handle_ms`` talking."""
+                at_ms: Optional[int] = None, leg: Optional[str] = None) -> None:
+        """An agent's call of this queue ended after ``handle_ms`` talking. ``leg``: the agent
+        leg it measures (a transferred call has one sample per agent leg:
+        app/contact/handle_samples.py), so two legs' equal figures stay two samples."""
         at = at_ms if at_ms is not None else _now_ms()
         key = self.handle_key(account_id, queue)
         pipe = self.redis.pipeline()
-        pipe.zadd(key, {f"{call_id}:{max(0, int(handle_ms))}": at})
+        member = f"{call_id}:{leg}" if leg else call_id
+        pipe.zadd(key, {f"{member}:{max(0, int(handle_ms))}": at})
         pipe.zremrangebyscore(key, "-inf", at - limits.QUEUE_EWT_WINDOW_SECONDS * 1000)
         pipe.zremrangebyrank(key, 0, -limits.QUEUE_EWT_SAMPLES - 1)
         pipe.expire(key, limits.QUEUE_EWT_WINDOW_SECONDS)

@@ -36,12 +36,14 @@ from app.calls.consult import (
     CONFERENCE,
     WITHDRAWN_CALLER_LEFT,
     WITHDRAWN_CANCELLED,
-    WITHDRAWN_MISSED,
     Consult,
+    back_reason,
+    consult_failed,
     release_target,
     withdraw_offer,
 )
 from app.calls.interaction_times import utc_now
+from app.contact.handle_samples import HandleSamples
 from app.contact.presence import Presence
 from app.contact.queue_stats import QueueStats, wait_text
 from app.verbs import three_way, tts
@@ -288,6 +290,8 @@ class Queue(Verb):
         # its bridge runs (a later offer's CHANNEL_BRIDGE is not this agent's accept)
         answered: dict[str, Any] = {"at": None, "live": True, "agent": agent}
         offered_at = utc_now()
+        # one handle-time sample per agent leg that has the caller (a transfer hands it over)
+        samples = HandleSamples(stats, ctx.account_id, config.name, ctx.call_id)
 
         def on_bridge(_event: Any) -> None:
             if answered["live"] and answered["at"] is None:
@@ -295,6 +299,7 @@ class Queue(Verb):
                 offer = offers[agent.agent_id]
                 self._ring_lost(ctx, contact, offered, agent, keepers)  # ring_all: the others stop
                 answered["at"] = answered_at = time.monotonic()
+                samples.start(leg_ids[agent.agent_id], answered_at)
                 stats.answered(ctx.account_id, config.name, ctx.call_id, int((answered_at - joined) * 1000))
                 times = ctx.interaction
                 times.segment_started_at = utc_now()
@@ -337,7 +342,7 @@ class Queue(Verb):
                     contact.abandoned_offer(ctx.account_id, c.agent_id)
             else:
                 agent = answered["agent"]
-                self._handled(ctx, stats, config, answered["at"])
+                samples.end()
                 ctx.agent_unbridged()
                 contact.call_over(ctx.account_id, config, agent.agent_id)
             raise
@@ -346,17 +351,18 @@ class Queue(Verb):
         answered["live"] = False
         if answered["at"] is not None and ctx.consult is not None:
             try:  # the agent keeps the caller (engaged) through its consultations
-                agent_id = self._consults(ctx, contact, config, stats, answered["at"], music)
+                agent_id = self._consults(ctx, contact, config, samples, music)
             except BaseException:
                 for keeper in keepers.values():
                     keeper.kill(block=False)
-                self._handled(ctx, stats, config, answered["at"])
+                samples.end()  # whoever has the caller now: never the first agent twice
                 ctx.agent_unbridged()
                 contact.call_over(ctx.account_id, config, ctx.agent_id or answered["agent"].agent_id)
                 raise
             for keeper in keepers.values():
                 keeper.kill(block=False)
             if agent_id != answered["agent"].agent_id:  # transferred: the first agent was released then
+                samples.end()  # the agent who took the caller (none for a number or sip: target)
                 if agent_id is not None:
                     ctx.agent_unbridged()
                     contact.call_over(ctx.account_id, config, agent_id)
@@ -377,13 +383,13 @@ class Queue(Verb):
                     contact.missed(ctx.account_id, config, agent.agent_id)
             return None
         agent = answered["agent"]
-        self._handled(ctx, stats, config, answered["at"])
+        samples.end()
         ctx.agent_unbridged()
         contact.call_over(ctx.account_id, config, agent.agent_id)
         return VerbOutcome.end("queue_answered", agentId=agent.agent_id)
 
-    def _consults(self, ctx: VerbContext, contact: Any, config: "QueueConfig", stats: QueueStats,
-                  answered_at: float, music: str) -> Optional[str]:
+    def _consults(self, ctx: VerbContext, contact: Any, config: "QueueConfig", samples: HandleSamples,
+                  music: str) -> Optional[str]:
         """The agent's bridge returned for a consultation (app/calls/consult.py): the caller
         holds, then is bridged back to its agent or to the consulted party, as often as the
         agent consults. Returns the agent who has the caller at the end (None: a number or
@@ -406,15 +412,18 @@ class Queue(Verb):
             if consult.outcome == CONFERENCE:  # the agent added the party: a three-way call
                 try:
                     return three_way.run(ctx, contact, consult, release_first=lambda: self._first_agent_left(
-                        ctx, contact, config, stats, answered_at, consult.from_agent))
+                        ctx, contact, config, samples, consult))
                 finally:
                     _stop(keeper)
             if consult.outcome != COMPLETE:
                 _stop(keeper)
-                withdraw_offer(ctx, consult, WITHDRAWN_CANCELLED if consult.cancelled else WITHDRAWN_MISSED)
+                why = back_reason(consult)
+                withdraw_offer(ctx, consult, why)
                 release_target(contact, ctx.account_id, consult)
-            else:
-                self._handled(ctx, stats, config, answered_at)
+                if why != WITHDRAWN_CANCELLED:  # not its own doing: the consulting agent is told
+                    consult_failed(ctx, consult, why)
+            else:  # the first agent's sample ends; an agent target's begins
+                samples.hand_over(consult.consult_leg if consult.target.kind == "agent" else None)
                 ctx.agent_unbridged()
                 contact.call_over(ctx.account_id, config, consult.from_agent)
                 agent_id = consult.target.value if consult.target.kind == "agent" else None
@@ -454,12 +463,12 @@ class Queue(Verb):
                                                 kind="consult", fromAgentId=consult.from_agent))
         return keeper
 
-    def _first_agent_left(self, ctx: VerbContext, contact: Any, config: "QueueConfig", stats: QueueStats,
-                          answered_at: float, agent_id: str) -> None:
+    def _first_agent_left(self, ctx: VerbContext, contact: Any, config: "QueueConfig", samples: HandleSamples,
+                          consult: Consult) -> None:
         """The first agent left a three-way call: its handle time counts and it goes to wrap-up
-        now, as after a completed transfer."""
-        self._handled(ctx, stats, config, answered_at)
-        contact.call_over(ctx.account_id, config, agent_id)
+        now, as after a completed transfer; an agent target's handle time begins."""
+        samples.hand_over(consult.consult_leg if consult.target.kind == "agent" else None)
+        contact.call_over(ctx.account_id, config, consult.from_agent)
 
     @staticmethod
     def _answering(event: Any, offer_id: str, offered: list) -> "Candidate":
@@ -483,11 +492,3 @@ class Queue(Verb):
                     contact.ring_lost(ctx.account_id, claimed)
                 except Exception:  # the engaged mark expires by itself; the agent can set available
                     log.exception("agent %s: not put back after a lost ring_all", candidate.agent_id)
-
-    @staticmethod
-    def _handled(ctx: VerbContext, stats: QueueStats, config: "QueueConfig", answered_at: float) -> None:
-        """The handle time (answer to end of the agent's leg) feeds the queue's EWT."""
-        try:
-            stats.handled(ctx.account_id, config.name, ctx.call_id, int((time.monotonic() - answered_at) * 1000))
-        except Exception:  # Redis away: one sample less, the call is not affected
-            log.warning("queue %s: handle time not recorded", config.name, exc_info=True)

@@ -9,6 +9,7 @@ FreeSWITCH 1.10 mapping:
 | consult | ``uuid_setvar <caller> hangup_after_bridge false``, ``… hangup_after_conference false``; ``uuid_transfer <agent leg> 'set:park_after_bridge=true,park' inline``; ``bgapi originate {origination_uuid=<leg>,api_on_answer=…,api_hangup_hook='uuid_break <caller>'}<target> &intercept(<agent leg>)`` | the agent leaves the caller's bridge (which returns to the session: the caller gets hold music) and is parked; the target, once it answers, takes the parked agent. When the consulted leg ends, its hangup hook breaks the caller's music: the session takes the agent back |
 | consult_complete | ``uuid_setvar <leg> api_hangup_hook`` (unset), ``uuid_transfer <leg> 'set:park_after_bridge=true,park' inline``, ``uuid_break <caller>`` | the consulted leg is parked out of its bridge with the agent (the agent's leg is hung up by the switch as its bridge ends); the session (app/verbs/consult_hold.py) moves the consulted leg into a two-party conference and joins it |
 | consult_cancel | ``uuid_kill <leg>`` and ``uuid_break <caller>`` | the agent's leg stays parked; the session moves it into a two-party conference with the caller |
+| consult_reject | ``uuid_kill <leg> CALL_REJECTED`` and ``uuid_break <caller>`` | the consulted agent's ``reject`` of its ringing offer: as a cancel, the agent is back with its caller (told ``consult`` ``failed``) |
 | consult_swap (to the caller) | ``uuid_setvar <leg> park_after_bridge true``, ``uuid_transfer <agent leg> 'conference:<room>' inline``, ``uuid_dump <leg>`` until parked, ``uuid_transfer <leg> 'endless_playback:<music>' inline``, ``uuid_break <caller>`` | the agent leaves the consulted party (parked, then the queue's music) for a room the caller's session joins |
 | consult_swap (back) | ``uuid_transfer <agent leg> 'set:park_after_bridge=true,park' inline``, ``uuid_bridge <agent leg> <leg>`` | the room ends (``endconf``): the caller holds again; the agent is bridged to the consulted party |
 
@@ -152,11 +153,11 @@ def consulting(call: LiveHandle) -> Consult:
     return consult
 
 
-def _back(call: LiveHandle, consult: Consult) -> None:
+def _back(call: LiveHandle, consult: Consult, cause: str = "NORMAL_CLEARING") -> None:
     """The agent goes back to its caller: the session's hold music is broken, it meets the
     agent's parked leg again (app/verbs/consult_hold.rejoin)."""
     consult.outcome = BACK
-    commands = [f"uuid_kill {consult.consult_leg} NORMAL_CLEARING", f"uuid_break {call.call_id}"]
+    commands = [f"uuid_kill {consult.consult_leg} {cause}", f"uuid_break {call.call_id}"]
     if consult.swapped:  # out of the room the agent shares with the caller: it ends, rejoin follows
         commands.insert(0, f"uuid_transfer {consult.agent_leg} '{PARK}' inline")
     for command in commands:
@@ -172,6 +173,26 @@ def consult_cancel(call: LiveHandle, _params: dict[str, Any], _by: Requester) ->
     consult.cancelled = True
     _back(call, consult)
     return {}
+
+
+def consult_reject(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[str, Any]:
+    """The consulted agent rejects its ringing ``offer`` of kind ``consult`` (its channel's
+    ``reject``): its leg is ended with CALL_REJECTED and the consulting agent is back with its
+    caller, as after a cancel; the queue verb withdraws the offer and tells the consulting
+    agent (``rejected``) and puts the consulted agent back in the idle line. Only the agent
+    consulted may ask (``by``), and only while its leg rings (``no_offer`` otherwise: once
+    answered it is a conversation, ended by the consulting agent or by hanging up)."""
+    consult = call.ctx.consult if not (call.ending or call.conn.hung_up) else None
+    if consult is None or consult.outcome is not None or consult.target.kind != "agent" \
+            or consult.target.value != by.get("agentId") \
+            or params.get("legId") not in (None, consult.consult_leg):
+        raise Refused("no_offer", "No consultation is offered to this agent on this call.")
+    answered = call.conn.api(f"uuid_getvar {consult.consult_leg} {ANSWERED_VARIABLE}").strip()
+    if answered == "true":
+        raise Refused("no_offer", "The consultation was answered: it is no longer an offer.")
+    consult.rejected = True
+    _back(call, consult, cause="CALL_REJECTED")
+    return {"agentId": consult.target.value}
 
 
 def consult_complete(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
@@ -269,4 +290,5 @@ CONSULT_ACTIONS: dict[str, Callable[[LiveHandle, dict[str, Any], Requester], dic
     "consult_complete": consult_complete,
     "consult_cancel": consult_cancel,
     "consult_swap": consult_swap,
+    "consult_reject": consult_reject,
 }

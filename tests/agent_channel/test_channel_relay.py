@@ -166,3 +166,56 @@ def test_given_a_consult_offer_when_the_consultation_is_cancelled_then_the_offer
     withdrawn = ben.expect("offer", lambda m: m["phase"] == "withdrawn")
     assert (withdrawn["offerId"], withdrawn["reason"], withdrawn["kind"]) == (call_id, "cancelled", "consult")
     assert ben.command("accept", offerId=call_id)["error"]["code"] == "no_offer"
+
+
+def test_given_a_consulted_agent_when_it_rejects_then_the_controller_is_asked_and_the_offer_is_withdrawn_rejected(
+        channel_server, seed, api, owner_conn, redis_client, monkeypatch):
+    from app.agent_channel import commands
+    from app.contact.presence import Presence
+    from app.errors import Conflict
+    from app.settings import get_settings
+
+    tenant, ids = _agents(seed, api, owner_conn, "ana", "ben")
+    ben = channel_server().connect(tenant.host)
+    ben.auth(api.mint(tenant, "ben", session="agent"))
+    call_id, leg = str(uuid.uuid4()), str(uuid.uuid4())
+    asked = []
+
+    def send(_client, _prefix, account_id, call, action, params, by):
+        asked.append((account_id, call, action, params, by))
+        if len(asked) > 1:  # the controller: no longer this agent's ringing consultation
+            raise Conflict("No consultation is offered to this agent on this call.", code="no_offer")
+        return {"answered": True}
+
+    monkeypatch.setattr(commands.live, "send", send)
+    _consult_offer(tenant, ids["ben"], ids["ana"], call_id)
+    ben.expect("offer")
+    assert ben.command("reject", offerId=call_id)["error"]["code"] == "no_offer"  # Redis says: not consulted
+    assert asked == []
+    # what claim_consulted leaves in Redis: the engaged mark is the consulted leg, which names the agent
+    presence = Presence(redis_client, get_settings().redis_key_prefix)
+    redis_client.set(presence.engaged_prefix(str(tenant.account_id)) + ids["ben"], leg, ex=60)
+    redis_client.set(presence.consult_key(str(tenant.account_id), leg), ids["ben"], ex=60)
+
+    ack = ben.command("reject", offerId=call_id)
+
+    assert ack["ok"] is True and (ack["offerId"], ack["kind"]) == (call_id, "consult"), ack
+    assert asked == [(str(tenant.account_id), call_id, "consult_reject", {"legId": leg}, {"agentId": ids["ben"]})]
+    emit("agent.consult.withdrawn", {"callId": call_id, "agentId": ids["ben"], "reason": "rejected", "legId": leg},
+         account_id=tenant.account_id)
+    withdrawn = ben.expect("offer", lambda m: m["phase"] == "withdrawn")
+    assert (withdrawn["offerId"], withdrawn["reason"], withdrawn["kind"]) == (call_id, "rejected", "consult")
+    assert ben.command("reject", offerId=call_id)["error"]["code"] == "no_offer"  # the controller refused
+
+
+def test_given_a_consulting_agent_when_its_consultation_fails_then_consult_phase_failed_with_the_reason(
+        channel_server, seed, api, owner_conn):
+    tenant, ids = _agents(seed, api, owner_conn, "ana", "ben")
+    ana = channel_server().connect(tenant.host)
+    ana.auth(api.mint(tenant, "ana", session="agent"))
+    call_id = str(uuid.uuid4())
+    to = {"type": "agent", "agentId": ids["ben"]}
+    emit("agent.consult.failed", {"callId": call_id, "agentId": ids["ana"], "to": to, "legId": str(uuid.uuid4()),
+                                  "reason": "rejected"}, account_id=tenant.account_id)
+    failed = ana.expect("consult")
+    assert (failed["phase"], failed["callId"], failed["to"], failed["reason"]) == ("failed", call_id, to, "rejected")

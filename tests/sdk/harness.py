@@ -267,6 +267,10 @@ class Stack:
         scenario = Call(callee=body["number"])
         for phone in phones:
             scenario.bridge_rings(phone)
+        consulted = [RingingPhone() for _ in range(int(body.get("consults", 0)))]
+        for phone in consulted:  # the phones an attended transfer's consultations ring, in order
+            scenario.consult_rings(phone)
+        phones += consulted
         if body.get("hangupAfter"):
             scenario.hangup_after(float(body["hangupAfter"]))
         call = place_call(scenario, ("127.0.0.1", self.controller_port))

@@ -14,6 +14,7 @@ from sqlalchemy import text
 from app.api.calls import live
 from app.contact.distribution import ContactCentre
 from app.contact.presence import Presence
+from app.contact.queue_stats import QueueStats
 from app.errors import Conflict
 from app.settings import get_settings
 from tests.plugins.eventually import eventually
@@ -30,10 +31,33 @@ def _ask(redis_client, account, call_id: str, agent_id: str, action: str, params
                      {**(params or {}), "agentId": agent_id}, by={"agentId": agent_id})
 
 
+def _handle_samples(redis_client, account, call_id: str) -> list[tuple[str, int]]:
+    """The queue's handle-time samples of this call: (agent leg, ms), oldest first."""
+    stats = QueueStats(redis_client, get_settings().redis_key_prefix)
+    members = redis_client.zrange(stats.handle_key(str(account.id), "support"), 0, -1)
+    out = []
+    for member in (m.decode() for m in members):
+        call, leg, ms = member.split(":")
+        if call == call_id:
+            out.append((leg, int(ms)))
+    return out
+
+
 def _consulting(controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
                 ben_node: str | None = None):
     """A caller answered by ana, who consults ben; ben answers. Returns what the tests need.
     ``ben_node``: the switch (Core-UUID) ben's phone registered on, when not the caller's."""
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consult_ringing(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client, ben_node)
+    ben_phone.answer()
+    eventually(lambda: ben_phone.b_leg_uuid in call.legs and call.legs[ben_phone.b_leg_uuid].answered,
+               timeout=10, what="ben answered")
+    return account, agents, call, ana_phone, ben_phone, ana_leg
+
+
+def _consult_ringing(controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+                     ben_node: str | None = None):
+    """A caller answered by ana, who consults ben; ben's phone rings (not answered)."""
     account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support", "priority": 3}])
     agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
     if ben_node is not None:
@@ -60,9 +84,6 @@ def _consulting(controller, simulate_call, number_with_app, owner_engine, owner_
                timeout=10, what="the caller's hold music")
     assert services.live_sessions[call.uuid].other_leg is None, call.controls
     assert reply["answered"] is True
-    ben_phone.answer()
-    eventually(lambda: ben_phone.b_leg_uuid in call.legs and call.legs[ben_phone.b_leg_uuid].answered,
-               timeout=10, what="ben answered")
     return account, agents, call, ana_phone, ben_phone, ana_leg
 
 
@@ -116,6 +137,29 @@ def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_call
     assert presence.engaged_by(str(account.id), agents["ben"]) is None  # released with the call
 
 
+def test_given_a_completed_attended_transfer_when_the_caller_hangs_up_then_one_handle_time_per_agent_leg(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+    ben_leg = ben_phone.b_leg_uuid
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
+    eventually(lambda: call.rejoined == [ben_leg], timeout=10, what="the caller with ben")
+    eventually(lambda: [leg for leg, _ms in _handle_samples(redis_client, account, call.uuid)] == [ana_leg],
+               timeout=10, what="ana's handle time at the completion")
+    time.sleep(1.0)  # scenario: ben talks 1 s with the caller, then the caller hangs up
+
+    call._spawn_hangup("NORMAL_CLEARING", "send_bye")
+
+    assert call.wait(15), "the call did not end"
+    eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    samples = _handle_samples(redis_client, account, call.uuid)
+    # before: ana's sample twice (the completion, then the caller's hang-up) and none for ben
+    assert [leg for leg, _ms in samples] == [ana_leg, ben_leg], samples
+    ana_ms, ben_ms = samples[0][1], samples[1][1]
+    assert ana_ms >= 1000 and 900 <= ben_ms <= 2500, samples
+
+
 def test_given_an_agent_consulting_another_agent_when_it_cancels_then_the_consulted_leg_ends_and_the_agent_has_the_caller_again(
         controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
         live_control):
@@ -160,6 +204,58 @@ def test_given_an_agent_consulting_another_agent_when_the_consulted_agent_hangs_
     ana_phone.hangup()
     assert call.wait(15), "the call did not end"
     assert outbox_payloads(owner_conn, call.uuid, "call.transferred") == []
+
+
+def test_given_a_ringing_consultation_when_the_consulted_agent_rejects_then_the_agent_is_told_and_has_the_caller_and_the_target_is_free(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consult_ringing(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+    ben_leg = ben_phone.b_leg_uuid
+    presence = services.contact.presence
+    with pytest.raises(Conflict) as refused:  # only the consulted agent may reject it
+        _ask(redis_client, account, call.uuid, agents["ana"], "consult_reject")
+    assert refused.value.code == "no_offer"
+    assert presence.consulted_leg(str(account.id), agents["ben"]) == ben_leg  # what its channel checks
+
+    _ask(redis_client, account, call.uuid, agents["ben"], "consult_reject", {"legId": ben_leg})
+
+    assert ben_leg in call.killed_legs and call.kill_causes[ben_leg] == "CALL_REJECTED"
+    eventually(lambda: call.rejoined == [ana_leg], timeout=10, what="the caller back with ana")
+    [withdrawn] = outbox_payloads(owner_conn, call.uuid, "agent.consult.withdrawn")  # ben's offer
+    assert (withdrawn["agentId"], withdrawn["reason"]) == (agents["ben"], "rejected")
+    [failed] = outbox_payloads(owner_conn, call.uuid, "agent.consult.failed")  # ana's channel
+    assert (failed["agentId"], failed["reason"], failed["to"], failed["legId"]) == (
+        agents["ana"], "rejected", {"type": "agent", "agentId": agents["ben"]}, ben_leg)
+    eventually(lambda: agents["ben"] in presence.idle_agents(str(account.id)), timeout=10,
+               what="ben available again after his reject")
+    assert presence.engaged_by(str(account.id), agents["ben"]) is None
+    assert presence.consulted_leg(str(account.id), agents["ben"]) is None
+    with pytest.raises(Conflict) as again:  # nothing left to reject
+        _ask(redis_client, account, call.uuid, agents["ben"], "consult_reject")
+    assert again.value.code == "no_offer"
+    ana_phone.hangup()
+    assert call.wait(15), "the call did not end"
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["agent_id"] == uuid.UUID(agents["ana"])
+    assert outbox_payloads(owner_conn, call.uuid, "call.transferred") == []
+
+
+def test_given_an_answered_consultation_when_the_consulted_agent_rejects_then_no_offer_and_the_consultation_goes_on(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+
+    with pytest.raises(Conflict) as refused:
+        _ask(redis_client, account, call.uuid, agents["ben"], "consult_reject")
+
+    assert refused.value.code == "no_offer"
+    assert ben_phone.b_leg_uuid not in call.killed_legs
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
+    eventually(lambda: call.rejoined == [ben_phone.b_leg_uuid], timeout=10, what="the caller with ben")
+    ben_phone.hangup()
+    assert call.wait(15), "the call did not end"
 
 
 def test_given_a_cancelled_consultation_when_the_agent_consults_again_and_completes_then_the_caller_is_with_the_second_target(
@@ -364,6 +460,12 @@ def test_given_an_answered_consultation_when_the_agent_conferences_then_leaves_t
     eventually(lambda: call.rejoined == ["3way"], timeout=10, what="the caller in the three-way room")
     [room] = call.three_way
     assert call.three_way[room] == {ana_leg, ben_leg} and "+flags{mintwo}" in room
+    # ben is part of the call from his joining: his window is open beside ana's
+    live = eventually(lambda: (lambda r: len(r) == 2 and r)(rows(
+        owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c ORDER BY started_at", c=call.uuid)),
+        timeout=10, what="ben's window opened on joining")
+    assert [(str(s["agent_id"]), s["conferenced"], s["ended_at"]) for s in live] == [
+        (agents["ana"], True, None), (agents["ben"], True, None)]
     time.sleep(1.0)  # scenario: the three talk 1 s
     _ask(redis_client, account, call.uuid, agents["ana"], "conference_leave")
 
@@ -386,12 +488,19 @@ def test_given_an_answered_consultation_when_the_agent_conferences_then_leaves_t
                      c=call.uuid)
     assert [(str(s["agent_id"]), s["transferred"], s["conferenced"]) for s in segments] == [
         (agents["ana"], False, True), (agents["ben"], False, True)]
-    assert segments[0]["ended_at"] <= segments[1]["started_at"]
-    assert 1300 <= segments[1]["talk_ms"] <= 2600  # ben's window: from ana's leaving
+    assert segments[0]["started_at"] < segments[1]["started_at"] < segments[0]["ended_at"]  # joined, then ana left
+    overlap_ms = (segments[0]["ended_at"] - segments[1]["started_at"]).total_seconds() * 1000
+    assert overlap_ms >= 900  # the three-way second
+    assert 2300 <= segments[1]["talk_ms"] <= 3900  # ben's window: from his joining (1 s + 1.5 s)
+    assert "conference:agent" in record["journey"]
     [summary] = rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
     assert summary["transfer_count"] == 0
-    # the call's talk: ana's window and ben's, no overlap counted twice
-    assert abs(summary["talk_ms"] - (segments[0]["talk_ms"] + segments[1]["talk_ms"])) <= 300
+    # the call's talk: ana's window and ben's, the three-way second counted once
+    assert abs(summary["talk_ms"] - (segments[0]["talk_ms"] + segments[1]["talk_ms"] - overlap_ms)) <= 300
+    # the queue's handle times: ana's leg until she left, ben's from then, each once
+    samples = _handle_samples(redis_client, account, call.uuid)
+    assert [leg for leg, _ms in samples] == [ana_leg, ben_leg], samples
+    assert 1300 <= samples[1][1] <= 2600, samples
 
 
 def test_given_a_three_way_call_when_the_agent_ends_all_then_every_leg_is_hung_up(
@@ -408,8 +517,12 @@ def test_given_a_three_way_call_when_the_agent_ends_all_then_every_leg_is_hung_u
     assert {ana_leg, ben_phone.b_leg_uuid} <= set(call.killed_legs)
     record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
     assert record["hangup_reason"] == "three_way_ended" and record["agent_id"] == uuid.UUID(agents["ana"])
-    segments = rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c", c=call.uuid)
-    assert [(str(s["agent_id"]), s["conferenced"]) for s in segments] == [(agents["ana"], True)]
+    segments = rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c ORDER BY started_at",
+                    c=call.uuid)
+    # ben was part of the call from his joining: his window, closed with the room
+    assert [(str(s["agent_id"]), s["conferenced"]) for s in segments] == [(agents["ana"], True), (agents["ben"], True)]
+    assert all(s["ended_at"] is not None for s in segments)
+    assert [leg for leg, _ms in _handle_samples(redis_client, account, call.uuid)] == [ana_leg]  # ben never had it
     presence = services.contact.presence
     eventually(lambda: agents["ben"] in presence.idle_agents(str(account.id)), timeout=10,
                what="ben idle again (he never had the caller alone)")

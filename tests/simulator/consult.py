@@ -120,12 +120,13 @@ def dump(call: "SimOutboundCall", leg_id: str) -> str:
     return f"Unique-ID: {leg_id}\nChannel-State: {state}\n"
 
 
-def kill(call: "SimOutboundCall", target: str) -> bool:
+def kill(call: "SimOutboundCall", target: str, cause: str = "NORMAL_CLEARING") -> bool:
     leg = call.legs.pop(target, None)
     if leg is None:
         return False
     leg.ended.set()
     call.killed_legs.append(target)
+    call.kill_causes[target] = cause
     for members in call.three_way.values():
         members.discard(target)
     return True

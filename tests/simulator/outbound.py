@@ -129,6 +129,7 @@ class SimOutboundCall:
         self.consult_phones = list(scenario.consult_phones)
         self.three_way: dict[str, set[str]] = {}  # three-way rooms and the legs moved in
         self.killed_legs: list[str] = []             # legs hung up by uuid_kill or picked off
+        self.kill_causes: dict[str, str] = {}        # leg -> the cause its uuid_kill named
         self.rooms: dict[str, str] = {}              # xfer conference room -> the leg moved into it
         self.rejoined: list[str] = []                # the legs the caller met in such a room
         LIVE_CALLS.add(self)  # the inbound port reaches this call's channels as the switch's does
@@ -370,7 +371,7 @@ class SimOutboundCall:
             return "+OK\n"
         if verb == "uuid_kill":
             target = args[0] if args else ""
-            if consult.kill(self, target):
+            if consult.kill(self, target, args[1] if len(args) > 1 else "NORMAL_CLEARING"):
                 return "+OK\n"
             if target == self.uuid and not self._hung.is_set():
                 self._spawn_hangup(args[1] if len(args) > 1 else "NORMAL_CLEARING", "send_bye")

@@ -2,7 +2,8 @@
  * The agent: login or exchange, the agent channel, offers and calls, and the media leg.
  *
  * Events (SPEC "Agent SDK events"): `connection`, `state`, `offer`, `call`, `media`,
- * `supervisor`, `takeover`, `error`; and `preview` (an outbound campaign's contact offered
+ * `supervisor`, `takeover`, `error`; `consult` (this agent's consultation failed: rejected by
+ * the consulted agent, or missed); and `preview` (an outbound campaign's contact offered
  * before dialling, src/preview.js). Server messages are dispatched through one explicit
  * registry (`HANDLERS`); unknown message types are ignored, so a newer server does not break
  * an older SDK.
@@ -461,6 +462,18 @@ export class Agent extends Emitter {
     call._phase(phase, message.cause);
   }
 
+  /**
+   * This agent's consultation ended without its asking (`consult` phase `failed`: the
+   * consulted agent rejected it, or it was missed); the agent has its caller again.
+   * @param {ServerMessage} message
+   */
+  _onConsult(message) {
+    const call = this.call && this.call.id === message.callId ? this.call : null;
+    const event = { phase: message.phase, reason: message.reason ?? null, to: message.to ?? null };
+    if (call) call.emit('consult', event);
+    this.emit('consult', { ...event, callId: message.callId, call });
+  }
+
   /** @param {ServerMessage} message */
   _onMedia(message) {
     this._media({ state: message.state, callId: message.callId ?? (this.call && this.call.id), source: 'server' });
@@ -544,7 +557,18 @@ export class Agent extends Emitter {
    */
   async _reject(offer) {
     if (this.offer === offer) this.offer = null;
-    if (this.media && this.media.ringing) this.media.decline();
+    const media = this.media;
+    if (offer.kind === 'consult') {
+      // the server rejects the consultation first (the consulting agent is told `rejected`)
+      // and ends the ringing leg itself; declining first would end it as `missed` and leave
+      // nothing to reject. The local decline is the fallback when the command fails.
+      try {
+        return await /** @type {Channel} offers come over it */ (this.channel).command('reject', { offerId: offer.id });
+      } finally {
+        if (media && media.ringing) media.decline();
+      }
+    }
+    if (media && media.ringing) media.decline();
     return /** @type {Channel} offers come over it */ (this.channel).command('reject', { offerId: offer.id });
   }
 
@@ -675,6 +699,7 @@ const HANDLERS = Object.freeze({
   state: (agent, m) => agent._onState(m),
   offer: (agent, m) => agent._onOffer(m),
   call: (agent, m) => agent._onCall(m),
+  consult: (agent, m) => agent._onConsult(m),
   media: (agent, m) => agent._onMedia(m),
   supervisor: (agent, m) => agent._onSupervisor(m),
   error: (agent, m) => agent._onError(m),

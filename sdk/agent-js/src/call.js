@@ -4,8 +4,10 @@
  * phase that is not ahead of the current one is ignored, so a page sees one clean sequence
  * whichever arrives first.
  *
- * Events: `phase` `{phase, cause?}`. A blind or a completed attended transfer ends the call for
- * this agent: phase `ended` with cause `transferred` and `transferredTo` set to the target.
+ * Events: `phase` `{phase, cause?}`; `consult` `{phase: 'failed', reason, to}` when this agent's
+ * consultation ended without its asking (`rejected` by the consulted agent, or `missed`): it
+ * has its caller again. A blind or a completed attended transfer ends the call for this agent:
+ * phase `ended` with cause `transferred` and `transferredTo` set to the target.
  */
 import { Emitter } from './emitter.js';
 import { AgentError, ErrorCodes } from './errors.js';
@@ -121,8 +123,9 @@ export class Call extends Emitter {
   /**
    * Attended transfer, first step: the caller holds (the queue's music) and this agent's phone
    * is connected to `target` once it answers (docs/agents.md "Attended transfers"). Then
-   * `completeTransfer()`, `cancelConsult()` or `swap()`; if the consulted party hangs up, the
-   * agent has its caller again. A busy agent target is refused (`consult_target_busy`); a second
+   * `completeTransfer()`, `cancelConsult()` or `swap()`; if the consulted party hangs up, does
+   * not answer or (an agent) rejects, the agent has its caller again and the call emits
+   * `consult` `{phase: 'failed', reason: 'missed' | 'rejected', to}`. A busy agent target is refused (`consult_target_busy`); a second
    * consultation may follow a cancelled one.
    * @param {TransferTarget} target `{type: 'agent', agentId}`, `{type: 'number', number, callerId?}`
    *   or `{type: 'sip', uri}` (a queue cannot be consulted)

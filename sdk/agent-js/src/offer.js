@@ -3,9 +3,9 @@
  * a queued caller is ringing this agent (`kind` `queue`), or another agent consults this one in
  * an attended transfer (`kind` `consult`: `fromAgentId` is the consulting agent, `from`/`to` the
  * caller's numbers; the call it becomes is the caller's once the transfer completes).
- * `accept()` or `reject()` once (a consultation cannot be rejected: `reject()` answers
- * `no_offer`; let it ring out); without either it ends as `missed` when the server (or the
- * ring timer) says so.
+ * `accept()` or `reject()` once (a consultation rejected while it rings gives the consulting
+ * agent its caller back and tells it `rejected`); without either it ends as `missed` when the
+ * server (or the ring timer) says so.
  *
  * Events: `ended` `{reason: 'accepted' | 'rejected' | 'missed' | 'cancelled', cause?}`.
  */
@@ -56,7 +56,10 @@ export class Offer extends Emitter {
     }
   }
 
-  /** Decline: the channel's `reject` (agent.reject, not counted as a miss). */
+  /**
+   * Decline: the channel's `reject` (a queue offer: agent.reject, not counted as a miss; a
+   * consultation: withdrawn `rejected`, the consulting agent has its caller back).
+   */
   async reject() {
     if (!this.pending) throw new AgentError(ErrorCodes.COMMAND_FAILED, `The offer is ${this.state}.`);
     this._end('rejected');

@@ -195,6 +195,57 @@ describe('offers and calls', () => {
   });
 });
 
+describe('attended transfer', () => {
+  test('when the consulted agent rejects the consult offer, then the consulting agent is told rejected, keeps its caller and can consult it again', async () => {
+    const tenant = await harness.tenant({ agents: 2, offerTimeoutSeconds: 6, wrapUpSeconds: 1 });
+    const agents = [];
+    for (const { username, password } of tenant.agents) {
+      const agent = harness.agent(tenant);
+      await agent.login(username, password);
+      const available = next(agent, 'state', (s) => s.state === 'available');
+      await agent.setState('available');
+      await available;
+      agents.push(agent);
+    }
+    const { callId } = await harness.call(tenant.number, { consults: 2 });
+    const first = await Promise.race(agents.map((a) => next(a, 'offer').then(() => a)));
+    const other = agents.find((a) => a !== first);
+    const connected = next(first, 'call', (c) => c.phase === 'connected');
+    const call = await first.offer.accept();
+    await harness.phone(callId, 'answer');
+    await connected;
+
+    const consultOffer = next(other, 'offer', (o) => o.kind === 'consult');
+    await call.consult({ type: 'agent', agentId: other.agentId });
+    const offer = await consultOffer;
+    assert.deepEqual([offer.id, offer.fromAgentId], [callId, first.agentId]);
+    const failed = next(call, 'consult');
+    const ended = new Promise((resolve) => offer.on('ended', resolve));
+    const ack = await offer.reject();
+    assert.deepEqual([ack.ok, ack.kind], [true, 'consult']);
+    assert.equal((await ended).reason, 'rejected');
+    assert.deepEqual(await failed, { phase: 'failed', reason: 'rejected', to: { type: 'agent', agentId: other.agentId } });
+    assert.equal(call.phase, 'connected');
+    await eventually(async () => {
+      const events = await harness.events(tenant.accountId, 'agent.consult.');
+      return events.some((e) => e.key === 'agent.consult.withdrawn' && e.payload.reason === 'rejected');
+    });
+
+    // the rejecting agent is free again: a second consultation rings it
+    const again = next(other, 'offer', (o) => o.kind === 'consult');
+    await eventually(async () => {
+      try { return await call.consult({ type: 'agent', agentId: other.agentId }); } catch (err) {
+        if (err.code === 'consult_target_busy' || err.code === 'consult_in_progress') return false;
+        throw err;
+      }
+    });
+    await again;
+    await call.cancelConsult();
+    await harness.callerHangup(callId);
+    for (const agent of agents) await agent.logout();
+  });
+});
+
 describe('supervisor', () => {
   test('when a supervisor starts and stops listening to the agent, then supervisor events say so', async () => {
     const { tenant, agent } = await availableAgent();

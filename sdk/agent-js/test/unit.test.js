@@ -239,6 +239,38 @@ describe('consult offers (attended transfer)', () => {
     assert.deepEqual([call.phase, call.cause, agent.call], ['ended', 'cancelled', null]);
   });
 
+  test('given a ringing consult offer, when rejected, then the server is asked first, the ringing leg declined after and it ends rejected', async () => {
+    const { agent, sent, offer } = consultedAgent();
+    const order = [];
+    agent.media = /** @type {any} */ ({ ringing: true, decline: () => order.push('decline'), stop() {} });
+    const command = agent.channel.command;
+    agent.channel.command = async (type, fields) => { order.push(type); return command(type, fields); };
+    const ended = new Promise((resolve) => offer.on('ended', resolve));
+    const ack = await offer.reject();
+    assert.equal(ack.ok, true);
+    assert.deepEqual(sent, [['reject', { offerId: 'call-1' }]]);
+    assert.deepEqual(order, ['reject', 'decline']);  // declining first would end it missed, not rejected
+    assert.deepEqual([(await ended).reason, offer.state, agent.offer], ['rejected', 'rejected', null]);
+    agent._onOffer({ type: 'offer', kind: 'consult', phase: 'withdrawn', offerId: 'call-1', reason: 'rejected', cause: null });
+    assert.equal(offer.state, 'rejected');  // once
+    await assert.rejects(offer.accept(), { code: ErrorCodes.COMMAND_FAILED });
+  });
+
+  test('given a consulting agent, when its consultation fails, then the call and the agent emit consult failed with the reason', async () => {
+    const agent = createAgent({ host: 'acme.example.com', media: false });
+    const call = agent._newCall('call-9', null);
+    call._phase('connected');
+    const onCall = [];
+    const onAgent = [];
+    call.on('consult', (e) => onCall.push(e));
+    agent.on('consult', (e) => onAgent.push(e));
+    const to = { type: 'agent', agentId: 'agent-b' };
+    agent._dispatch({ type: 'consult', phase: 'failed', callId: 'call-9', to, reason: 'rejected', at: 'now' });
+    assert.deepEqual(onCall, [{ phase: 'failed', reason: 'rejected', to }]);
+    assert.deepEqual(onAgent, [{ phase: 'failed', reason: 'rejected', to, callId: 'call-9', call }]);
+    assert.equal(call.phase, 'connected');  // the agent has its caller again
+  });
+
   test('given a ringing consult offer, when it is withdrawn cancelled, then it ends cancelled', () => {
     const { agent, offer } = consultedAgent();
     agent._onOffer({ type: 'offer', kind: 'consult', phase: 'withdrawn', offerId: 'call-1', reason: 'cancelled', cause: null });

@@ -2,6 +2,9 @@
 
 export type AgentStateName = 'available' | 'not_ready' | 'wrap_up' | 'offline';
 export type CallPhase = 'connecting' | 'connected' | 'ended';
+/** Why a consultation ended without the consulting agent asking (`consult` event). */
+export type ConsultFailure = 'rejected' | 'missed';
+export type ConsultEvent = { phase: 'failed'; reason: ConsultFailure; to: TransferTarget | null };
 export type OfferEnd = 'accepted' | 'rejected' | 'missed' | 'caller_left' | 'answered_elsewhere' | 'cancelled';
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
 export type MediaState = 'registered' | 'unregistered' | 'connected' | 'muted' | 'held' | 'failed';
@@ -132,6 +135,7 @@ export declare class Offer extends Emitter<{ ended: (e: { reason: OfferEnd; caus
   readonly state: 'ringing' | 'accepting' | OfferEnd;
   readonly pending: boolean;
   accept(): Promise<Call>;
+  /** A queue offer: `agent.reject` (not a miss). A consultation (while it rings): withdrawn `rejected`, the consulting agent has its caller back. */
   reject(): Promise<Ack>;
 }
 
@@ -167,7 +171,11 @@ export declare class PreviewOffer extends Emitter<{ ended: (e: { reason: Preview
   skip(): Promise<Ack>;
 }
 
-export declare class Call extends Emitter<{ phase: (e: { phase: CallPhase; cause?: string }) => void }> {
+export declare class Call extends Emitter<{
+  phase: (e: { phase: CallPhase; cause?: string }) => void;
+  /** This agent's consultation failed (rejected by the consulted agent, or missed): the caller is back. */
+  consult: (e: ConsultEvent) => void;
+}> {
   /** The agent makes calls (`offer.accept()`, the `call` event); a page does not. */
   private constructor();
   readonly id: string;
@@ -229,6 +237,7 @@ export type AgentEvents = {
   offer: (offer: Offer) => void;
   preview: (preview: PreviewOffer) => void;
   call: (e: { phase: CallPhase; callId: string; cause?: string; call: Call }) => void;
+  consult: (e: ConsultEvent & { callId: string; call: Call | null }) => void;
   media: (e: { state: MediaState; callId?: string | null; source: 'server' | 'local'; stream?: MediaStream | null }) => void;
   supervisor: (e: { event: string; active: boolean; mode: 'listen' | 'whisper' | 'barge' | null; supervisorId: string | null; callId: string | null; at: string }) => void;
   takeover: (e: Record<string, never>) => void;
