@@ -7,11 +7,14 @@ Provisioned through the REST API: two carriers with gateways and an LCR plan who
 overlap (``^44`` before ``^4``), so reordering them changes what "Explain this number" answers.
 One outbound gateway is marked down in the live health store (the hash FreeSWITCH's
 ``sofia::gateway_state`` events fill, docs/trunks.md "Gateway health"), so the screens show a
-down gateway and the explanation skips it."""
+down gateway and the explanation skips it. A gateway's change then arrives as the controller
+publishes it (``system.gateway.down``/``.registration`` through the product's outbox publisher,
+tests/console/bus_publish.py) and is pushed to the open page."""
 from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Iterator
 
 import pytest
@@ -65,8 +68,10 @@ def test_carriers_and_lcr_work_in_chromium_against_the_real_api_with_no_accessib
     missing = base._missing()
     if missing:
         skip_or_fail_in_ci(f"console browser tests: {missing}")
-    subdomain, _, admin = base._tenant(api_port, ["api-access"])
+    # queue-mgmt: the live stream's ticket, over which the carrier page gets its gateways' changes
+    subdomain, _, admin = base._tenant(api_port, ["api-access", "queue-mgmt"])
     setup = {"port": api_port, "password": base.PASSWORD, "artifacts": str(base.ARTIFACTS),
+             "python": sys.executable, "root": str(base.ROOT),
              "subdomain": subdomain, "routing": _routing(admin, redis_client, redis_prefix, down_gateways)}
     base.ARTIFACTS.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, CONSOLE_E2E=json.dumps(setup), CHROMIUM=base.CHROMIUM)
