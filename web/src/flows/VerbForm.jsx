@@ -76,8 +76,10 @@ function hintOf(field) {
   const bits = [];
   if (field.kind === 'json') bits.push(s.type === 'array' ? 'A JSON list.' : 'A JSON object.');
   if (s.default !== undefined && field.kind !== 'boolean' && field.kind !== 'choice') bits.push(`Default ${JSON.stringify(s.default)}.`);
-  if (field.kind === 'number' && (s.minimum !== undefined || s.maximum !== undefined)) {
-    bits.push(`${s.minimum ?? s.exclusiveMinimum ?? '…'} to ${s.maximum ?? '…'}.`);
+  if (field.kind === 'number' && s.exclusiveMinimum !== undefined) {
+    bits.push(`More than ${s.exclusiveMinimum}${s.maximum !== undefined ? `, at most ${s.maximum}` : ''}.`);
+  } else if (field.kind === 'number' && (s.minimum !== undefined || s.maximum !== undefined)) {
+    bits.push(`${s.minimum ?? '…'} to ${s.maximum ?? '…'}.`);
   }
   return bits.join(' ') || undefined;
 }
