@@ -7,7 +7,7 @@ import { fieldText, localProblem, serverProblemsByField, verbFields, withField }
  * Each change rewrites the verb (onChange), which the node form applies with "Apply verb"; the
  * schema's own checks show at once, the server's (validate, or a refused save) beside their field.
  */
-export function VerbForm({ verb, onChange, problems }) {
+export function VerbForm({ verb, onChange, problems, legend, prefix = 'verb-' }) {
   const fields = verbFields(verb?.verb);
   const server = serverProblemsByField(problems);
   const [texts, setTexts] = useState({});
@@ -25,7 +25,7 @@ export function VerbForm({ verb, onChange, problems }) {
 
   return (
     <fieldset className="verb-form">
-      <legend>{verb.verb}: fields</legend>
+      <legend>{legend || `${verb.verb}: fields`}</legend>
       {fields.map((field) => {
         const text = texts[field.name] ?? fieldText(field, verb[field.name]);
         const error = errors[field.name] || localProblem(field, verb[field.name]) || server[field.name] || null;
@@ -35,7 +35,7 @@ export function VerbForm({ verb, onChange, problems }) {
           return (
             <Field key={field.name} label={label} error={error} hint={hint}>
               {(p) => (
-                <select {...p} name={`verb-${field.name}`} value={text === undefined ? '' : String(text)}
+                <select {...p} name={`${prefix}${field.name}`} value={text === undefined ? '' : String(text)}
                   onChange={(e) => change(field, e.target.value === '' ? '' : e.target.value === 'true')}>
                   <option value="">(default{field.schema.default !== undefined ? `: ${field.schema.default ? 'yes' : 'no'}` : ''})</option>
                   <option value="true">yes</option>
@@ -49,7 +49,7 @@ export function VerbForm({ verb, onChange, problems }) {
           return (
             <Field key={field.name} label={label} error={error} hint={hint}>
               {(p) => (
-                <select {...p} name={`verb-${field.name}`} value={text} onChange={(e) => change(field, e.target.value)}>
+                <select {...p} name={`${prefix}${field.name}`} value={text} onChange={(e) => change(field, e.target.value)}>
                   <option value="">{field.required ? '(choose)' : `(default${field.schema.default ? `: ${field.schema.default}` : ''})`}</option>
                   {field.schema.enum.map((v) => <option key={v} value={v}>{v}</option>)}
                 </select>
@@ -60,8 +60,8 @@ export function VerbForm({ verb, onChange, problems }) {
         return (
           <Field key={field.name} label={label} error={error} hint={hint}>
             {(p) => (field.kind === 'json'
-              ? <textarea {...p} name={`verb-${field.name}`} rows={2} spellCheck={false} value={text} onChange={(e) => change(field, e.target.value)} />
-              : <input {...p} name={`verb-${field.name}`} type={field.kind === 'number' ? 'number' : 'text'} value={text}
+              ? <textarea {...p} name={`${prefix}${field.name}`} rows={2} spellCheck={false} value={text} onChange={(e) => change(field, e.target.value)} />
+              : <input {...p} name={`${prefix}${field.name}`} type={field.kind === 'number' ? 'number' : 'text'} value={text}
                 min={field.schema.minimum} max={field.schema.maximum} step={field.schema.type === 'integer' ? 1 : 'any'}
                 onChange={(e) => change(field, e.target.value)} />)}
           </Field>

@@ -96,3 +96,15 @@ export function serverProblemsByField(problems) {
   }
   return out;
 }
+
+/** A verb list's problems (JSON Pointers `/1/target/0/name`, from /api/applications/validate or
+ * a refused save) of the verb at `index`, in the form's shape (`verb.target.0.name`). */
+export function problemsOfVerb(problems, index) {
+  const out = [];
+  for (const p of problems || []) {
+    const parts = String(p.path ?? '').split('/').slice(1);
+    if (parts[0] !== String(index) || parts.length < 2) continue;
+    out.push({ field: ['verb', ...parts.slice(1)].join('.'), message: p.message });
+  }
+  return out;
+}
