@@ -61,6 +61,14 @@ test('Applications: the verb list checked as typed with JSON Pointers, a private
   await problems.waitFor();
   const pointers = await problems.locator('code').allInnerTexts();
   assert.ok(pointers.some((p) => p.startsWith('/1/target/0')), `a pointer into the dial target: ${pointers}`);
+  // the same problem beside the dial's target in its form; then the form fixes it
+  await page.getByText('Edit the verbs in forms').click();
+  const dial = page.getByRole('group', { name: 'Verb 2: dial' });
+  await page.waitForFunction(() => document.querySelector('[name="verb-1-target"]')?.getAttribute('aria-invalid') === 'true');
+  assert.deepEqual(await axeViolations(page), []);
+  await dial.getByLabel('target (required)').fill('[{"type": "phone", "name": "+15551230000"}]');
+  await page.getByText('The server accepts it: say, dial.').waitFor();
+  assert.deepEqual(JSON.parse(await verbs.inputValue())[1].target, [{ type: 'phone', name: '+15551230000' }]);
   await verbs.fill('[{"verb": "say", "text": "Sorry, we are closed."}, {"verb": "hangup"}]');
   await page.getByText('The server accepts it: say, hangup.').waitFor();
 
