@@ -208,6 +208,8 @@ QUEUE_SERVICE_LEVEL_WINDOW_SECONDS = 900
 LIVE_VIEW_TICKET_TTL_SECONDS = 30
 LIVE_VIEW_KEEPALIVE_SECONDS = 15
 LIVE_VIEW_STREAM_BUFFER = 256
+# gateway -> owner account pairs the live view's hub remembers (gateway events carry no account)
+LIVE_VIEW_GATEWAY_OWNERS_CACHED = 10000
 # calls in progress a snapshot lists (newest first); the count ``callsInProgress`` is exact
 LIVE_VIEW_CALLS_LISTED = 200
 # A recording's media ticket (docs/api.md "Call records"): the console's <audio> player cannot

@@ -264,3 +264,45 @@ def test_given_a_burst_of_events_for_three_pages_then_the_board_is_read_once_for
                timeout=10, what="the board read and pushed to the three pages")
     assert len(reads) == 1  # 20 events before the read began, three pages: one read
     assert [stream.pending.qsize() for stream, _ in pages] == [1, 1, 1]
+
+
+def _gateway(api, tenant, address: str) -> str:
+    admin = api.login(tenant, "admin")
+    carrier = admin.post("/api/carriers", json={"name": f"carrier-{uuid.uuid4().hex[:6]}"}).get_json()
+    response = admin.post(f"/api/carriers/{carrier['id']}/gateways", json={"ipv4": address})
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()["id"]
+
+
+def test_given_gateways_of_two_tenants_and_the_platform_when_their_state_changes_then_a_stream_gets_only_its_own(
+        api, seed, live_server, owner_engine) -> None:
+    from app.events.payloads import gateway_registration, gateway_state
+    from app.models import Carrier, Gateway
+    from tests.api_management.helpers import insert
+
+    mine, theirs = seed.tenant(), seed.tenant()
+    my_gateway, their_gateway = _gateway(api, mine, "203.0.113.21"), _gateway(api, theirs, "203.0.113.22")
+    platform = Carrier(id=uuid.uuid4(), account_id=None, name=f"platform-{uuid.uuid4().hex[:6]}")
+    platform_gateway = uuid.uuid4()
+    insert(owner_engine, platform, Gateway(id=platform_gateway, account_id=None, carrier_id=platform.id,
+                                           ipv4="192.0.2.23"))
+    stream = Events(live_server, mine.host, _ticket(api, mine))
+    eventually(lambda: stream.of("snapshot"), timeout=10, what="the first snapshot")
+
+    # the controller publishes them as platform events (no account on the envelope)
+    for gateway in (their_gateway, platform_gateway, uuid.uuid4()):
+        emit("system.gateway.down", gateway_state(gateway, carrier_id=None, address="x", state="down",
+                                                  sip_status="408", phrase="Request Timeout"))
+    emit("system.gateway.down", gateway_state(my_gateway, carrier_id=None, address="203.0.113.21:5060",
+                                              state="down", sip_status="408", phrase="Request Timeout"))
+    emit("system.gateway.registration", gateway_registration(my_gateway, carrier_id=None, gateway="gw",
+                                                             state="FAIL_WAIT", previous="TRYING", sip_status="403"))
+    emit("system.gateway.up", gateway_state(my_gateway, carrier_id=None, address="203.0.113.21:5060", state="up"))
+    eventually(lambda: len(stream.of("gateway")) == 3, timeout=10, what="my gateway's three changes")
+
+    got = stream.of("gateway")
+    assert [g["gatewayId"] for g in got] == [my_gateway] * 3
+    assert (got[0]["health"], got[0]["sipStatus"], got[0]["phrase"]) == ("down", "408", "Request Timeout")
+    assert got[1]["registration"] == {"state": "FAIL_WAIT", "previous": "TRYING", "sipStatus": "403", "phrase": None}
+    assert "health" not in got[1] and got[2]["health"] == "up"
+    stream.close()

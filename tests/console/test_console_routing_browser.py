@@ -7,11 +7,14 @@ Provisioned through the REST API: two carriers with gateways and an LCR plan who
 overlap (``^44`` before ``^4``), so reordering them changes what "Explain this number" answers.
 One outbound gateway is marked down in the live health store (the hash FreeSWITCH's
 ``sofia::gateway_state`` events fill, docs/trunks.md "Gateway health"), so the screens show a
-down gateway and the explanation skips it."""
+down gateway and the explanation skips it. A gateway's change then arrives as the controller
+publishes it (``system.gateway.down``/``.registration`` through the product's outbox publisher,
+tests/console/bus_publish.py) and is pushed to the open page."""
 from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Iterator
 
 import pytest
@@ -26,6 +29,12 @@ recording_dir = base.recording_dir
 api_port = base.api_port
 
 E2E_TESTS = 4  # the tests of web/e2e/routing.test.js: all of them must have run
+
+
+@pytest.fixture
+def routing_api_port(amqp_vhost: str, api_port: int) -> int:
+    """The API with this run's RabbitMQ vhost made first: the gateway events reach its stream."""
+    return api_port
 
 
 @pytest.fixture
@@ -60,13 +69,16 @@ def _routing(admin: base.Rest, redis_client: redis.Redis, redis_prefix: str, dow
 
 @pytest.mark.timeout(base.SUITE_TIMEOUT_SECONDS + 60)
 def test_carriers_and_lcr_work_in_chromium_against_the_real_api_with_no_accessibility_violation(
-        api_port: int, redis_client: redis.Redis, redis_prefix: str,
+        routing_api_port: int, redis_client: redis.Redis, redis_prefix: str,
         down_gateways: list[str]) -> None:
+    api_port = routing_api_port
     missing = base._missing()
     if missing:
         skip_or_fail_in_ci(f"console browser tests: {missing}")
-    subdomain, _, admin = base._tenant(api_port, ["api-access"])
+    # queue-mgmt: the live stream's ticket, over which the carrier page gets its gateways' changes
+    subdomain, _, admin = base._tenant(api_port, ["api-access", "queue-mgmt"])
     setup = {"port": api_port, "password": base.PASSWORD, "artifacts": str(base.ARTIFACTS),
+             "python": sys.executable, "root": str(base.ROOT),
              "subdomain": subdomain, "routing": _routing(admin, redis_client, redis_prefix, down_gateways)}
     base.ARTIFACTS.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, CONSOLE_E2E=json.dumps(setup), CHROMIUM=base.CHROMIUM)

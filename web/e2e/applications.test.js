@@ -61,6 +61,14 @@ test('Applications: the verb list checked as typed with JSON Pointers, a private
   await problems.waitFor();
   const pointers = await problems.locator('code').allInnerTexts();
   assert.ok(pointers.some((p) => p.startsWith('/1/target/0')), `a pointer into the dial target: ${pointers}`);
+  // the same problem beside the dial's target in its form; then the form fixes it
+  await page.getByText('Edit the verbs in forms').click();
+  const dial = page.getByRole('group', { name: 'Verb 2: dial' });
+  await page.waitForFunction(() => document.querySelector('[name="verb-1-target"]')?.getAttribute('aria-invalid') === 'true');
+  assert.deepEqual(await axeViolations(page), []);
+  await dial.getByLabel('target (required)').fill('[{"type": "phone", "name": "+15551230000"}]');
+  await page.getByText('The server accepts it: say, dial.').waitFor();
+  assert.deepEqual(JSON.parse(await verbs.inputValue())[1].target, [{ type: 'phone', name: '+15551230000' }]);
   await verbs.fill('[{"verb": "say", "text": "Sorry, we are closed."}, {"verb": "hangup"}]');
   await page.getByText('The server accepts it: say, hangup.').waitFor();
 
@@ -151,6 +159,25 @@ test('The flow editor: nodes added, linked and branched from the keyboard, dragg
   await page.getByLabel('Next goes to').selectOption('menu');
   await page.getByText('The server accepts this flow.').waitFor();
 
+  // the verbs' forms (from the server's verb schema): the gather's input refused by the server,
+  // beside its field; then the welcome's loop set in its form
+  await page.getByLabel('Selected node').selectOption('menu');
+  const gather = page.getByRole('group', { name: 'gather: fields' });
+  await gather.getByLabel('input', { exact: true }).fill('["fax"]');
+  await page.getByRole('button', { name: 'Apply verb' }).click();
+  await page.waitForFunction(() => document.querySelector('[name="verb-input"]')?.getAttribute('aria-invalid') === 'true');
+  assert.match(await gather.locator('.field-error').first().innerText(), /^0: /u);
+  assert.deepEqual(await axeViolations(page), []);
+  await page.locator('.verb-form').evaluate((el) => el.scrollIntoView());
+  await screenshot(page, 'flow-verb-form-refused');
+  await gather.getByLabel('input', { exact: true }).fill('["dtmf", "speech"]');
+  await page.getByRole('button', { name: 'Apply verb' }).click();
+  await page.getByText('The server accepts this flow.').waitFor();
+  await page.getByLabel('Selected node').selectOption('start');
+  await page.getByRole('group', { name: 'say: fields' }).getByLabel('loop', { exact: true }).fill('2');
+  await page.getByRole('button', { name: 'Apply verb' }).click();
+  await page.getByText('The server accepts this flow.').waitFor();
+
   // delete, then undo
   await page.getByLabel('Selected node').selectOption('sales');
   await page.getByRole('button', { name: 'Delete node sales' }).click();
@@ -185,6 +212,8 @@ test('The flow editor: nodes added, linked and branched from the keyboard, dragg
   assert.equal(exported.nodes.start.next, 'menu');
   assert.deepEqual(exported.nodes.menu.branches, { 1: 'sales', sales: 'sales' });
   assert.equal(exported.nodes.menu.default, 'start', 'connected by mouse');
+  assert.equal(exported.nodes.start.verb.loop, 2, 'set in the say form');
+  assert.deepEqual(exported.nodes.menu.verb.input, ['dtmf', 'speech'], 'set in the gather form');
 
   await page.getByRole('button', { name: 'Save flow' }).click();
   await page.getByText('Saved.').waitFor();

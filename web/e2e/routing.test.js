@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { SETUP, axeViolations, launch, screenshot, signIn, withPageOf } from './browser.js';
+import { startBus } from './bus.js';
 
 const R = SETUP.routing;
 let browser;
@@ -104,6 +105,24 @@ test('Gateways: addresses and CIDR, live health (down, up, not probed), a refuse
 
   await page.goto(page.url().replace(R.acme.id, R.backup.id));
   assert.equal(await gatewayRow(page, '203.0.113.20/32').getByRole('cell').nth(5).innerText(), 'Up');
+
+  // pushed: the controller's events for this gateway change the row without a reload
+  await page.getByText(/changes are pushed as the switch reports them/u).waitFor();
+  await page.evaluate(() => { window.stillThisPage = true; });
+  const bus = startBus(SETUP);
+  try {
+    const gateway = { gatewayId: R.backupOut.id, carrierId: R.backup.id, address: '203.0.113.20:5080',
+      gateway: 'gw', sipStatus: '408', phrase: 'Request Timeout', pingMs: null, at: new Date().toISOString() };
+    await bus.send({ action: 'emit', account: null, type: 'system.gateway.down', payload: { ...gateway, state: 'down' } });
+    const row = gatewayRow(page, '203.0.113.20/32');
+    await row.getByRole('cell', { name: 'Down: routing skips it' }).waitFor({ timeout: 10000 });
+    await bus.send({ action: 'emit', account: null, type: 'system.gateway.up', payload: { ...gateway, state: 'up' } });
+    await row.getByRole('cell', { name: 'Up', exact: true }).waitFor({ timeout: 10000 });
+    assert.equal(await page.evaluate(() => window.stillThisPage), true, 'no reload');
+    assert.deepEqual(await axeViolations(page), []);
+  } finally {
+    bus.stop();
+  }
 }));
 
 async function explain(page, number) {

@@ -20,7 +20,7 @@ export function useResource(load, deps) {
     );
   }, deps); // eslint-disable-line react-hooks/exhaustive-deps
   useEffect(() => { run(); }, [run]);
-  return { ...state, reload: run, setData: (data) => setState((s) => ({ ...s, data })) };
+  return { ...state, reload: run, setData: (data) => setState((s) => ({ ...s, data: typeof data === 'function' ? data(s.data) : data })) };
 }
 
 /**

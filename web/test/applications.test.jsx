@@ -57,6 +57,27 @@ describe('an application', () => {
     expect(checks.at(-1).body).toEqual({ app_json: [{ verb: 'dial' }] });
   });
 
+  test('each verb with a form is edited in it: the list\'s text follows, the server\'s problem is beside its field', async () => {
+    const server = fakeServer({
+      'POST /auth/refresh': () => [200, loginBody(localStorage.getItem('admin_auth_token'))],
+      'GET /api/applications/a1': () => [200, app],
+      'GET /api/call-flows': () => [200, { items: [], next_cursor: null }],
+      'POST /api/applications/validate': () => [200, { valid: false, verbs: [], warnings: [],
+        errors: [{ index: 1, verb: 'dial', field: 'target', path: '/1/target/0/name', message: 'Not a valid phone number.' }] }],
+    });
+    renderAt('/applications/a1');
+    const box = await screen.findByLabelText('Verb list (app_json)');
+    fireEvent.change(box, { target: { value: '[{"verb": "say", "text": "Hello"}, {"verb": "dial", "target": [{"type": "phone", "name": "x"}]}, {"verb": "queue", "name": "q"}]' } });
+    expect(screen.getByRole('group', { name: 'Verb 1: say' })).toBeTruthy();
+    expect(screen.getByRole('group', { name: 'Verb 2: dial' })).toBeTruthy();
+    expect(screen.queryByRole('group', { name: 'Verb 3: queue' })).toBeNull(); // no form: the text only
+    await screen.findByText('0.name: Not a valid phone number.');
+    const say = screen.getByRole('group', { name: 'Verb 1: say' });
+    fireEvent.change(say.querySelector('[name="verb-0-loop"]'), { target: { value: '2' } });
+    expect(JSON.parse(screen.getByLabelText('Verb list (app_json)').value)[0]).toEqual({ verb: 'say', text: 'Hello', loop: 2 });
+    await waitFor(() => expect(server.calls.filter((c) => c.path === '/api/applications/validate').at(-1).body.app_json[0].loop).toBe(2));
+  });
+
   test('a refused save keeps everything typed and says the server\'s refusal beside the field', async () => {
     fakeServer({
       'POST /auth/refresh': () => [200, loginBody(localStorage.getItem('admin_auth_token'))],

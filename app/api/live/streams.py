@@ -12,7 +12,12 @@ What a page is sent (docs/api.md "Live view"), as server-sent events:
   event that changes a waiting line, an agent or the calls in progress (read once per account
   for all its pages; events arriving during a read make one more read, not one each);
 - ``queue``: a ``queue.metrics`` payload as the controllers published it (every 30 s);
-- ``call``: a call started, was answered, ended or failed (the calls-in-progress list).
+- ``call``: a call started, was answered, ended or failed (the calls-in-progress list);
+- ``gateway``: one of the account's gateways changed health (``system.gateway.up``/``.down``)
+  or registration state (``system.gateway.registration``), for the Carriers screen. These
+  events are platform events (the controller knows the gateway, not whose it is), so the hub
+  finds the gateway's owner in the database (``GatewayOwners``) and hands the event only to that
+  account's streams; a platform carrier's gateway, or an unknown one, reaches no page.
 
 Events missed while the process is cut off from the broker are not replayed: the next event
 brings a fresh snapshot, and a page that loses its stream opens a new one (a new snapshot).
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from collections import defaultdict
 from typing import Any, Callable, Iterator, Optional
 
@@ -43,8 +49,9 @@ CALL_PHASES = {"call.started": "started", "call.answered": "answered", "call.end
 REFRESHING = ("queue.caller.enqueued", "queue.caller.dequeued", "queue.caller.abandoned",
               "agent.state.changed", "agent.offer", "agent.accept", "agent.missed", "agent.reject",
               *CALL_PHASES)
+GATEWAY_EVENTS = ("system.gateway.up", "system.gateway.down", "system.gateway.registration")
 BINDINGS = [(SYSTEM_EVENTS, key) for key in (QUEUE_METRICS, *REFRESHING) if not key.startswith("call.")] + \
-           [(CALL_EVENTS, key) for key in CALL_PHASES]
+           [(CALL_EVENTS, key) for key in CALL_PHASES] + [(SYSTEM_EVENTS, key) for key in GATEWAY_EVENTS]
 _CLOSE = None  # what ``close`` puts in a stream's queue
 
 
@@ -58,13 +65,68 @@ def _call(env: Envelope) -> dict[str, Any]:
             "from": p.get("from"), "to": p.get("to"), "at": p.get("at") or env.occurred_at}
 
 
+def _gateway(env: Envelope) -> dict[str, Any]:
+    """A gateway event as the Carriers screen applies it: ``health`` (up/down) or
+    ``registration`` ({state, previous, sipStatus, phrase}), never both."""
+    p = env.payload
+    out: dict[str, Any] = {"gatewayId": p.get("gatewayId"), "carrierId": p.get("carrierId"),
+                           "at": p.get("at") or env.occurred_at}
+    if env.type == "system.gateway.registration":
+        out["registration"] = {"state": p.get("state"), "previous": p.get("previous"),
+                               "sipStatus": p.get("sipStatus"), "phrase": p.get("phrase")}
+    else:
+        out["health"] = "up" if env.type == "system.gateway.up" else "down"
+        out["sipStatus"], out["phrase"] = p.get("sipStatus"), p.get("phrase")
+    return out
+
+
 def render(env: Envelope) -> Optional[str]:
     """What the page is sent for ``env`` itself (None: only the board read again)."""
+    if env.type in GATEWAY_EVENTS:
+        return sse("gateway", _gateway(env))
     if env.type == QUEUE_METRICS:
         return sse("queue", {k: v for k, v in env.payload.items() if k != "accountSid"})
     if env.type in CALL_PHASES:
         return sse("call", _call(env))
     return None
+
+
+class GatewayOwners:
+    """Gateway id -> the account that owns it (None: a platform gateway, or none such), read
+    from the database with the platform session: the gateway events carry no account. An owner
+    never changes (a gateway stays with its carrier), so owners are remembered; an unknown id
+    is not (its row may not be committed yet)."""
+
+    def __init__(self, limit: int = limits.LIVE_VIEW_GATEWAY_OWNERS_CACHED) -> None:
+        self.known: dict[str, Optional[str]] = {}
+        self.limit = limit
+
+    def lookup(self, gateway_id: str) -> tuple[bool, Optional[str]]:
+        """(found, owner account) from the database."""
+        from sqlalchemy import select
+
+        from app.db import platform_session
+        from app.models import Gateway
+
+        try:
+            key = uuid.UUID(gateway_id)
+        except (TypeError, ValueError):
+            return False, None
+        with platform_session() as db:
+            row = db.execute(select(Gateway.account_id).where(Gateway.id == key)).first()
+        return (row is not None), (str(row[0]) if row is not None and row[0] is not None else None)
+
+    def owner(self, gateway_id: Optional[str]) -> Optional[str]:
+        if not gateway_id:
+            return None
+        if gateway_id in self.known:
+            return self.known[gateway_id]
+        found, owner = self.lookup(gateway_id)
+        if found:
+            if len(self.known) >= self.limit:
+                self.known.clear()
+            self.known[gateway_id] = owner
+        return owner
 
 
 class LiveStream:
@@ -109,8 +171,9 @@ class LiveHub:
     of its own (the consumer goes on with other accounts' events meanwhile); events that ask for
     it while it is being read make one more read after it, not one each."""
 
-    def __init__(self, board: Board) -> None:
+    def __init__(self, board: Board, owners: Optional[GatewayOwners] = None) -> None:
         self.board = board
+        self.owners = owners if owners is not None else GatewayOwners()
         self.streams: dict[str, set[LiveStream]] = defaultdict(set)
         self.consumer: Optional[EventConsumer] = None
         self._reading: set[str] = set()   # accounts whose board is being read
@@ -123,6 +186,14 @@ class LiveHub:
 
     def deliver(self, env: Envelope) -> None:
         account = env.account or ""
+        if env.type in GATEWAY_EVENTS:
+            if not self.streams:
+                return  # nobody watches: no database read
+            try:
+                account = self.owners.owner(env.payload.get("gatewayId")) or ""
+            except Exception:  # the database away: the Carriers page still has its own reads
+                log.warning("live view: a gateway's owner could not be read", exc_info=True)
+                return
         if not self.streams.get(account):
             return
         text = render(env)

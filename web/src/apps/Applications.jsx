@@ -6,6 +6,8 @@ import { Field } from '../components/Field.jsx';
 import { useCursorPages, useDraft, useResource, useSubmit } from '../hooks.js';
 import { humanMessage } from '../messages.js';
 import { LoadFailed } from '../routing/Shell.jsx';
+import { VerbForm } from '../flows/VerbForm.jsx';
+import { problemsOfVerb, verbFields } from '../flows/verbForm.js';
 import './apps.css';
 import { NEW_APPLICATION, appBody, appErrors, appValues, parseVerbList, words } from './appForm.js';
 
@@ -239,7 +241,32 @@ function VerbListField({ value, onChange, error, saveProblems }) {
           {warnings.map((w) => <li key={`${w.path}:${w.message}`}><code>{w.path}</code> {w.message}</li>)}
         </ul>
       )}
+      <VerbListForms text={value} onChange={onChange}
+        problems={[...problems, ...(verdict.state === 'valid' ? [] : saveProblems)]} />
     </div>
+  );
+}
+
+/** Each verb of the list that has a form (say, play, gather, dial, record, hangup, redirect) as
+ * that form; a change rewrites the list's text, which the server checks again as typed. */
+function VerbListForms({ text, onChange, problems }) {
+  const parsed = parseVerbList(text);
+  const list = Array.isArray(parsed.value) ? parsed.value : [];
+  const shown = list.map((verb, index) => ({ verb, index }))
+    .filter(({ verb }) => verb && typeof verb === 'object' && verbFields(verb.verb).length > 0);
+  if (!shown.length) return null;
+  const write = (index, verb) => {
+    const next = list.map((v, i) => (i === index ? verb : v));
+    onChange({ target: { value: JSON.stringify(next, null, 2) } });
+  };
+  return (
+    <details className="verb-forms">
+      <summary>Edit the verbs in forms</summary>
+      {shown.map(({ verb, index }) => (
+        <VerbForm key={`${index}:${verb.verb}`} verb={verb} legend={`Verb ${index + 1}: ${verb.verb}`} prefix={`verb-${index}-`}
+          problems={problemsOfVerb(problems, index)} onChange={(v) => write(index, v)} />
+      ))}
+    </details>
   );
 }
 

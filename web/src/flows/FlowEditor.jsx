@@ -4,6 +4,7 @@ import '@xyflow/react/dist/style.css';
 import './flows.css';
 import { useAuth } from '../auth.jsx';
 import { Field } from '../components/Field.jsx';
+import { VerbForm } from './VerbForm.jsx';
 import {
   DEFAULT_BRANCH, ENDS_CALL, NODE_ID_PATTERN, VERB_TEMPLATES, addNode, connect, deleteNode, freshId, isGather,
   layout, outputs, parseImport, problemsByNode, problemsFromError, pushHistory, renameNode, setStart, setVerb,
@@ -226,6 +227,7 @@ export function FlowEditor({ flowId, initial, draftKey, onSave, saveLabel = 'Sav
           </ReactFlow>
         </div>
         <NodePanel definition={definition} selected={selected} setSelected={setSelected} problems={problems}
+          rawProblems={[...checked.problems, ...save.problems]}
           editDefinition={editDefinition} setPositions={setPositions} positions={positions} />
       </div>
       <ImportExport definition={definition} onImport={(d) => {
@@ -247,7 +249,7 @@ function SaveError({ error }) {
 }
 
 /** The keyboard's way to everything the canvas does: add, select, link, edit, delete. */
-function NodePanel({ definition, selected, setSelected, problems, editDefinition, setPositions, positions }) {
+function NodePanel({ definition, selected, setSelected, problems, rawProblems, editDefinition, setPositions, positions }) {
   const ids = Object.keys(definition.nodes);
   const [verb, setVerbName] = useState('say');
   const [newId, setNewId] = useState('');
@@ -292,12 +294,23 @@ function NodePanel({ definition, selected, setSelected, problems, editDefinition
         )}
       </Field>
       {node && <NodeForm key={selected} id={selected} node={node} definition={definition} problems={problems[selected] || []}
+        nodeProblems={(rawProblems || []).filter((p) => p.node === selected)}
         editDefinition={editDefinition} setSelected={setSelected} setPositions={setPositions} />}
     </aside>
   );
 }
 
-function NodeForm({ id, node, definition, problems, editDefinition, setSelected, setPositions }) {
+/** The verb the JSON box holds, or null while it is not a JSON object (the form then hides). */
+function parsedVerb(text) {
+  try {
+    const verb = JSON.parse(text);
+    return verb && typeof verb === 'object' && !Array.isArray(verb) ? verb : null;
+  } catch {
+    return null;
+  }
+}
+
+function NodeForm({ id, node, definition, problems, nodeProblems, editDefinition, setSelected, setPositions }) {
   const ids = Object.keys(definition.nodes);
   const [verbText, setVerbText] = useState(() => JSON.stringify(node.verb, null, 2));
   const [verbError, setVerbError] = useState(null);
@@ -357,7 +370,9 @@ function NodeForm({ id, node, definition, problems, editDefinition, setSelected,
         {(p) => <input {...p} name="rename" value={rename} onChange={(e) => setRename(e.target.value)} />}
       </Field>
       <button type="button" className="secondary" onClick={doRename} disabled={rename.trim() === id}>Rename</button>
-      <Field label="Verb (JSON)" error={verbError} hint="The verb's fields as in a webhook reply (docs/webhooks.md).">
+      <VerbForm verb={parsedVerb(verbText)} problems={nodeProblems}
+        onChange={(verb) => { setVerbError(null); setVerbText(JSON.stringify(verb, null, 2)); }} />
+      <Field label="Verb (JSON)" error={verbError} hint="The verb's fields as in a webhook reply (docs/webhooks.md). The form above edits the same text.">
         {(p) => <textarea {...p} name="verb_json" rows={8} spellCheck={false} value={verbText} onChange={(e) => setVerbText(e.target.value)} />}
       </Field>
       <button type="button" onClick={applyVerb}>Apply verb</button>

@@ -5,10 +5,12 @@ import { OutageBanner } from '../components/Banner.jsx';
 import { Field } from '../components/Field.jsx';
 import { useDraft, useResource } from '../hooks.js';
 import { Check } from './Check.jsx';
+import { applyGatewayEvent, useGatewayPush } from './gatewayLive.js';
 import { defined, optionalInt, useSubmit } from './form.js';
 import { LoadFailed, SaveForm } from './Shell.jsx';
 
-/** How often a carrier's page re-reads its gateways' live health (sofia pings every 30 s). */
+/** How often a carrier's page re-reads its gateways' live health when the push stream is not
+ * available (sofia pings every 30 s). */
 export const HEALTH_REFRESH_MS = 15000;
 const LIST_LIMIT = 200;
 
@@ -160,23 +162,28 @@ function direction(g) {
   return g.inbound ? 'Inbound' : 'Outbound';
 }
 
-/** The carrier's gateways, re-read every HEALTH_REFRESH_MS for their live health. */
+/** The carrier's gateways, their health and registration pushed as they change (gatewayLive.js),
+ * or re-read every HEALTH_REFRESH_MS when the push stream is not available. */
 function Gateways({ carrierId }) {
   const { call } = useAuth();
   const list = useResource(() => call(`/api/carriers/${carrierId}/gateways`), [call, carrierId]);
   const [editing, setEditing] = useState(null);
-  const { reload } = list;
+  const { reload, setData } = list;
+  const push = useGatewayPush(call, (data) => setData((items) => applyGatewayEvent(items, data)), reload);
   useEffect(() => {
+    if (push === 'live') return undefined;
     const timer = setInterval(reload, HEALTH_REFRESH_MS);
     return () => clearInterval(timer);
-  }, [reload]);
+  }, [reload, push]);
   const items = list.data || [];
   return (
     <section aria-labelledby="gateways">
       <h2 id="gateways">Gateways</h2>
       <OutageBanner error={list.error?.isOutage ? list.error : null} onRetry={reload} />
-      <p className="hint">Health is live from the gateways&apos; SIP OPTIONS pings, re-read every {HEALTH_REFRESH_MS / 1000} s.
-        Registration is the state the switch last reported for a gateway that registers with the carrier.</p>
+      <p className="hint" role="status" data-push={push}>{push === 'live'
+        ? 'Health (the gateways’ SIP OPTIONS pings) and registration are live: changes are pushed as the switch reports them.'
+        : `Health is live from the gateways’ SIP OPTIONS pings, re-read every ${HEALTH_REFRESH_MS / 1000} s.`}
+        {' '}Registration is the state the switch last reported for a gateway that registers with the carrier.</p>
       <table>
         <caption className="visually-hidden">Gateways of this carrier</caption>
         <thead>
