@@ -13,6 +13,7 @@ concurrently, each bounded by ``limits.CHILD_READINESS_TIMEOUT_SECONDS``.
 """
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import time
@@ -69,7 +70,10 @@ class ChildrenReadiness:
         views = list(self.children())
         jobs = [gevent.spawn(self._probe, view) for view in views]
         gevent.joinall(jobs)
-        states = [job.value for job in jobs]
+        states = [job.value if job.successful() else
+                  {"name": view.name, "index": view.index, "pid": view.pid, "url": view.url,
+                   "restarts": view.restarts, "status": UNREACHABLE, "error": _describe(job.exception)}
+                  for view, job in zip(views, jobs)]
         ready_count = sum(1 for s in states if s["status"] == READY)
         ready = bool(states) and ready_count == len(states)
         return ready, {"status": READY if ready else NOT_READY, "process": self.process,
@@ -83,8 +87,10 @@ class ChildrenReadiness:
             return {**state, "status": RESTARTING}
         try:
             code, body = _get_json(f"{view.url}/readyz", self.timeout)
-        except (OSError, ValueError) as exc:  # refused, timed out, not JSON
+        except (OSError, ValueError, http.client.HTTPException) as exc:  # refused, timed out, cut short, not JSON
             return {**state, "status": UNREACHABLE, "error": _describe(exc)}
+        if not isinstance(body, dict):
+            return {**state, "status": UNREACHABLE, "error": f"answered a JSON {type(body).__name__}, not an object"}
         if body.get("pid") != view.pid:
             return {**state, "status": UNREACHABLE,
                     "error": f"port answered by pid {body.get('pid')}, not this child"}
@@ -92,7 +98,7 @@ class ChildrenReadiness:
         return {**state, "status": status, "checks": body.get("checks", {})}
 
 
-def _get_json(url: str, timeout: float) -> tuple[int, dict[str, Any]]:
+def _get_json(url: str, timeout: float) -> tuple[int, Any]:
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
             return response.status, json.loads(response.read())

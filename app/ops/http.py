@@ -33,7 +33,12 @@ class OpsEndpoints:
         if path == "/healthz":
             return _send(start_response, "200 OK", _JSON, _json(self.readiness.liveness()))
         if path == "/readyz":
-            ready, body = self.readiness.readiness()
+            try:
+                ready, body = self.readiness.readiness()
+            except Exception as exc:  # a check's own bug: a 503 an orchestrator reads, never a bare 500
+                log.exception("%s: readiness check failed", self.readiness.process)
+                ready, body = False, {"status": "not_ready", "process": self.readiness.process,
+                                      "error": f"readiness check failed: {type(exc).__name__}"}
             return _send(start_response, "200 OK" if ready else "503 Service Unavailable", _JSON, _json(body))
         if path == "/metrics":
             payload, content_type = render()

@@ -59,10 +59,15 @@ def free_port(kind: int = socket.SOCK_STREAM) -> int:
             continue
 
 
+EPHEMERAL_PORTS_START = 32768
+
+
 def free_rtp_range(size: int = 2000) -> tuple[int, int]:
-    """An even-aligned RTP range whose first port is free; runs in parallel pick different ones."""
+    """An even-aligned RTP range below the kernel's ephemeral ports (32768-60999 on Linux), so
+    no client socket (sipp's signalling, a TCP connection) ever lands inside a switch's RTP
+    range and into a capture of it; runs in parallel pick different ones."""
     import random
-    start = random.randrange(20000, 60000 - size, 2)
+    start = random.randrange(10000, EPHEMERAL_PORTS_START - size, 2)
     return start, start + size
 
 
