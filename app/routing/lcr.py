@@ -337,6 +337,12 @@ def answering_carrier(variable: Callable[[str], str | None],
     caller's leg after the bridge (``variable``: Event.variable); None when no routed leg did."""
     if not dial_id or variable(DIAL_ID_VARIABLE) != dial_id:
         return None
+    return leg_carrier(variable)
+
+
+def leg_carrier(variable: Callable[[str], str | None]) -> tuple[uuid.UUID, uuid.UUID] | None:
+    """(carrier, gateway) a routed leg was dialled through, read from that leg's own variables
+    (its ``[...]`` block); None when it is not a routed leg (``_undef_`` or nothing)."""
     try:
         return uuid.UUID(variable(LCR_CARRIER_VARIABLE) or ""), uuid.UUID(variable(LCR_GATEWAY_VARIABLE) or "")
     except ValueError:

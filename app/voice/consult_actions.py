@@ -7,7 +7,7 @@ FreeSWITCH 1.10 mapping:
 | action | commands | why |
 |---|---|---|
 | consult | ``uuid_setvar <caller> hangup_after_bridge false``, ``… hangup_after_conference false``; ``uuid_transfer <agent leg> 'set:park_after_bridge=true,park' inline``; ``bgapi originate {origination_uuid=<leg>,api_on_answer=…,api_hangup_hook='uuid_break <caller>'}<target> &intercept(<agent leg>)`` | the agent leaves the caller's bridge (which returns to the session: the caller gets hold music) and is parked; the target, once it answers, takes the parked agent. When the consulted leg ends, its hangup hook breaks the caller's music: the session takes the agent back |
-| consult_complete | ``uuid_setvar <leg> api_hangup_hook`` (unset), ``uuid_transfer <leg> 'set:park_after_bridge=true,park' inline``, ``uuid_break <caller>`` | the consulted leg is parked out of its bridge with the agent (the agent's leg is hung up by the switch as its bridge ends); the session (app/verbs/consult_hold.py) moves the consulted leg into a two-party conference and joins it |
+| consult_complete | ``uuid_setvar <leg> api_hangup_hook`` (unset), for a number ``uuid_getvar <leg> lcr_carrier_id`` / ``lcr_gateway_id`` (the call record's carrier), ``uuid_transfer <leg> 'set:park_after_bridge=true,park' inline``, ``uuid_break <caller>`` | the consulted leg is parked out of its bridge with the agent (the agent's leg is hung up by the switch as its bridge ends); the session (app/verbs/consult_hold.py) moves the consulted leg into a two-party conference and joins it |
 | consult_cancel | ``uuid_kill <leg>`` and ``uuid_break <caller>`` | the agent's leg stays parked; the session moves it into a two-party conference with the caller |
 | consult_reject | ``uuid_kill <leg> CALL_REJECTED`` and ``uuid_break <caller>`` | the consulted agent's ``reject`` of its ringing offer: as a cancel, the agent is back with its caller (told ``consult`` ``failed``) |
 | consult_swap (to the caller) | ``uuid_setvar <leg> park_after_bridge true``, ``uuid_transfer <agent leg> 'conference:<room>' inline``, ``uuid_dump <leg>`` until parked, ``uuid_transfer <leg> 'endless_playback:<music>' inline``, ``uuid_break <caller>`` | the agent leaves the consulted party (parked, then the queue's music) for a room the caller's session joins |
@@ -32,6 +32,7 @@ from app.calls.transfers import InvalidTarget, TransferTarget, parse_target
 from app.contact.presence import Candidate
 from app.errors import SbcError
 from app.events.payloads import call_transferred
+from app.routing.lcr import leg_carrier
 from app.verbs.consult_hold import next_room
 from app.verbs.queue import HOLD_MUSIC_VARIABLE
 from app.voice.live_actions import LiveHandle, Refused, Requester, bridged_leg, ensure_alive, switch_api
@@ -203,6 +204,7 @@ def consult_complete(call: LiveHandle, _params: dict[str, Any], _by: Requester) 
         raise Refused("consult_not_answered", "The consulted party has not answered yet.")
     switch_api(call, f"uuid_setvar {consult.consult_leg} api_hangup_hook")
     consult.outcome = COMPLETE
+    _record_carrier(call, consult)
     if consult.swapped:  # the agent leaves the room it shares with the caller (it ends)
         switch_api(call, f"uuid_transfer {consult.agent_leg} '{PARK}' inline")
     # the consulted leg leaves its bridge with the agent and parks until the caller's session
@@ -212,6 +214,20 @@ def consult_complete(call: LiveHandle, _params: dict[str, Any], _by: Requester) 
                                       to=consult.target.as_dict(), by=consult.by))
     switch_api(call, f"uuid_break {call.call_id}")
     return {"kind": "attended", "to": consult.target.as_dict()}
+
+
+def _record_carrier(call: LiveHandle, consult: Consult) -> None:
+    """A number the caller now talks to through a carrier: the call record (and ``call.ended``)
+    name that carrier and gateway (``dial_carrier_id``/``dial_gateway_id``), as a ``dial``
+    verb's routed leg does; read from the consulted leg's own ``[...]`` variables."""
+    if consult.target.kind != "number":
+        return
+    leg = consult.consult_leg
+    answered = leg_carrier(lambda name: call.conn.api(f"uuid_getvar {leg} {name}").strip())
+    if answered is not None:
+        call.ctx.record_dial_carrier(*answered)
+    else:
+        log.warning("call %s: consulted leg %s names no carrier", call.call_id, leg)
 
 
 def _channel_state(call: LiveHandle, leg: str) -> str:

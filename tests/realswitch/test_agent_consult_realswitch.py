@@ -268,6 +268,8 @@ def test_given_an_agent_consulting_a_phone_number_when_it_completes_then_the_cal
         assert flips and f'<{caller_id.lstrip("+")}> to' in flips[0].replace("<+", "<"), flips
         record = tenant.wait_record(number)[0]
         assert str(record["call_id"]) == call_id and str(record["agent_id"]) == agent.id
+        # the carrier the caller now talks through, as a dial verb's routed leg names it
+        assert (str(record["dial_carrier_id"]), str(record["dial_gateway_id"])) == (carrier_id, gateway_id), record
         [transferred] = [e["payload"] for e in tenant.events("call.transferred") if e["payload"]["callId"] == call_id]
         assert (transferred["kind"], transferred["from"], transferred["to"]) == ("attended", {"agentId": agent.id}, target)
         details = _details(tenant, record, 1)

@@ -70,8 +70,12 @@ def uuid_transfer(call: "SimOutboundCall", args: list[str], command: str) -> str
 
 
 def originate(call: "SimOutboundCall", command: str) -> str:
-    """``originate {vars}<endpoint> &intercept(<leg>)``: rings the scenario's next consult phone."""
-    variables = dict((k, v.strip("'")) for k, v in _VAR.findall(command.split("}", 1)[0]))
+    """``originate {vars}<endpoint> &intercept(<leg>)``: rings the scenario's next consult phone.
+    A routed number's ``[vars]`` of its first gateway are that leg's too (the first one answers)."""
+    head, _, rest = command.partition("}")
+    variables = dict((k, v.strip("'")) for k, v in _VAR.findall(head))
+    if rest.startswith("["):
+        variables.update(_VAR.findall(rest[1:].split("]", 1)[0]))
     leg_id = variables.get("origination_uuid", "")
     match = re.search(r"&intercept\(([0-9a-f-]{36})\)", command)
     call.controls.append(command)
