@@ -103,6 +103,34 @@ def test_given_an_offer_when_the_agent_rejects_on_the_channel_then_agent_reject_
         a for app, a in result.apps() if app == "bridge"][0]
 
 
+@pytest.mark.parametrize(("refuse", "cause"), [("decline", "CALL_REJECTED"), ("busy", "USER_BUSY")])
+def test_given_an_offer_when_the_agents_desk_phone_declines_it_then_it_reads_rejected_as_a_browser_decline_not_a_miss(
+        channel_server, desk, run_on_call, owner_conn, refuse, cause):
+    """The phone's own 603 Decline / 486 Busy, no channel command: the same reading as the SDK's
+    decline (``offer`` ``withdrawn`` ``rejected``, ``agent.reject``, no miss, no segment: a
+    segment opens only when an agent answers), and the next agent gets the caller."""
+    client = channel_server().connect(desk.tenant.host)
+    client.auth(desk.token)
+    phone = RingingPhone()
+    run = _queue_call(run_on_call, desk, Call().bridge_rings(phone).bridge_answers(talk=0.2))
+    offer = client.expect("offer")
+
+    getattr(phone, refuse)()
+
+    withdrawn = client.expect("offer", lambda m: m["phase"] == "withdrawn")
+    assert (withdrawn["reason"], withdrawn["cause"]) == ("rejected", cause)
+    result = run.get(timeout=40)
+    assert result.outcome.reason == "queue_answered" and result.outcome.data["agentId"] == desk.agent_ids[1]
+    call_id = offer["offerId"]
+    assert [(p["agentId"], p["cause"]) for p in _outbox(owner_conn, call_id, "agent.reject")] == [
+        (desk.agent_ids[0], cause)]
+    assert _outbox(owner_conn, call_id, "agent.missed") == []
+    assert not desk.presence.redis.get(f"{desk.presence.prefix}cc:{desk.account_id}:misses:{desk.agent_ids[0]}")
+    segments = owner_conn.execute(text("SELECT agent_id FROM interaction_segment WHERE call_id = :c"),
+                                  {"c": call_id}).scalars().all()
+    assert desk.agent_ids[0] not in [str(a) for a in segments]
+
+
 def test_given_a_connected_call_then_hold_dtmf_and_hangup_reach_the_switch_and_call_ended_is_relayed(
         channel_server, desk, run_on_call, call_control, owner_conn):
     client = channel_server().connect(desk.tenant.host)

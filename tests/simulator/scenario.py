@@ -49,7 +49,7 @@ class BridgeOutcome:
 
 class RingingPhone:
     """A far end that rings until someone decides: ``answer()`` (then talks until a hang-up),
-    ``decline()`` (603, CALL_REJECTED), or nothing (the bridge's ``leg_timeout`` ends it with
+    ``decline()`` (603, CALL_REJECTED), ``busy()`` (486, USER_BUSY), or nothing (the bridge's ``leg_timeout`` ends it with
     NO_ANSWER). ``uuid_kill <b-leg> CAUSE`` while it rings ends it with CAUSE, and once
     answered ``hangup()`` ends the bridge. For tests whose "agent's phone" is driven from
     outside the call (the agent SDK's tests answer it when the agent accepts)."""
@@ -70,6 +70,10 @@ class RingingPhone:
 
     def decline(self) -> None:
         self._end("CALL_REJECTED", "603")
+
+    def busy(self) -> None:
+        """A desk phone's "busy" (486, USER_BUSY), e.g. its Do Not Disturb."""
+        self._end("USER_BUSY", "486")
 
     def hangup(self) -> None:
         """The answered phone hangs up (the bridge ends NORMAL_CLEARING)."""
