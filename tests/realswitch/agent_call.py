@@ -33,12 +33,13 @@ def agent_leg(tenant, agent) -> str:
 @contextmanager
 def caller_with_agent(product, tenant, channel_queue, sipp, real_switch, *, caller_scenario: str = "uac-bye-after.xml",
                       caller_seconds: int | None = None, codec: str = "PCMU",
-                      second_scenario: str = "agent-answer-ooc.xml", phone_seconds: int = 60) -> Iterator[AgentCall]:
-    """Both agents' phones registered (the second answering with ``second_scenario``), the
+                      first_scenario: str = "agent-answer-ooc.xml", second_scenario: str = "agent-answer-ooc.xml",
+                      phone_seconds: int = 60) -> Iterator[AgentCall]:
+    """Both agents' phones registered (answering with ``first_scenario``/``second_scenario``), the
     caller (``caller_scenario``; ``caller_seconds``: when uac-bye-after hangs up) connected to
     the first agent. Closes the channel and waits for the phones at the end."""
     queue, (first, second) = channel_queue
-    phones = [sip_agents.register(sipp, real_switch, first, "agent-answer-ooc.xml", seconds=phone_seconds),
+    phones = [sip_agents.register(sipp, real_switch, first, first_scenario, seconds=phone_seconds),
               sip_agents.register(sipp, real_switch, second, second_scenario, seconds=phone_seconds)]
     client = channel_tests._channel(product, tenant, first)
     try:

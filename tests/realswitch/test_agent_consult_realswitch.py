@@ -1,7 +1,7 @@
 """An agent's attended transfer and three-way call on the real switch: a sipp caller in a queue
 answered by a sipp agent who, on the agent channel (the real ``sbc api``), consults a second
-sipp agent, then completes, cancels (and consults again), swaps, or adds it to a three-way call
-and leaves (app/voice/consult_actions.py, app/voice/three_way_actions.py,
+sipp agent, then completes, cancels (and consults again), swaps, adds it to a three-way call
+and leaves, or the second agent hangs up (app/voice/consult_actions.py, app/voice/three_way_actions.py,
 app/verbs/consult_hold.py, app/verbs/three_way.py).
 
 What only the real switch can say: that ``uuid_transfer … inline`` of the agent's leg returns
@@ -205,6 +205,46 @@ def test_given_a_three_way_call_when_the_agent_leaves_then_the_caller_and_the_ta
         details = _details(tenant, record, 2)
         assert [(s["agent_id"], s["transferred"], s["conferenced"]) for s in details["segments"]] == [
             (first.id, False, True), (second.id, False, True)]
+        assert details["summary"]["transfer_count"] == 0
+
+
+HANG_UP_PHONE_SECONDS = 15  # the phones stay registered this long (the caller is hung up ~8 s in)
+
+
+def test_given_an_agent_consulting_another_agent_when_the_consulted_agent_hangs_up_then_the_agent_and_the_caller_hear_each_other(
+        product, tenant, channel_queue, sipp, real_switch):
+    """The consulted agent's phone answers, then hangs up itself (agent-answer-bye-ooc.xml: its
+    BYE 2.5 s after the answer). The caller and the first agent's phone both talk: once back in
+    their room, each is sent the other's speech."""
+    with caller_with_agent(product, tenant, channel_queue, sipp, real_switch, codec="PCMA",
+                           caller_scenario="uac-talk-until-bye.xml", first_scenario="phone-answer-talk-ooc.xml",
+                           second_scenario="agent-answer-bye-ooc.xml", phone_seconds=HANG_UP_PHONE_SECONDS) as call:
+        first, second = call.first, call.second
+        _consult(call, tenant)
+
+        failed = call.client.expect("consult", lambda m: m["phase"] == "failed", timeout=15)
+        eventually(lambda: _in_room(real_switch, call.call_id, call.leg), timeout=10,
+                   what="the caller and the first agent in their room")
+        heard = _heard(real_switch, {"caller": call.call_id, "agent": call.leg}, "consulted-hung-up")
+        print("consulted party hung up: loudness (RMS) of what each party is sent:", heard)
+        tenant.admin.post(f"/api/calls/{call.call_id}/actions", {"action": "hangup", "reason": "test_done"})
+
+        assert heard["caller"] > LOUD, heard  # the caller hears the first agent
+        assert heard["agent"] > LOUD, heard   # the first agent hears the caller
+        assert (failed["reason"], failed["to"]) == ("missed", {"type": "agent", "agentId": second.id}), failed
+        result = call.caller.wait()
+        assert result.ok, result.errors or result.stdout[-1500:]
+        record = tenant.wait_record(call.number)[0]
+        assert str(record["call_id"]) == call.call_id and str(record["agent_id"]) == first.id
+        [failed_event] = [e["payload"] for e in tenant.events("agent.consult.failed")
+                          if e["payload"]["callId"] == call.call_id]
+        assert (failed_event["agentId"], failed_event["reason"]) == (first.id, "missed")
+        [withdrawn] = [e["payload"] for e in tenant.events("agent.consult.withdrawn")
+                       if e["payload"]["callId"] == call.call_id]
+        assert (withdrawn["agentId"], withdrawn["reason"]) == (second.id, "missed")
+        assert [e for e in tenant.events("call.transferred") if e["payload"]["callId"] == call.call_id] == []
+        details = _details(tenant, record, 1)
+        assert [(s["agent_id"], s["transferred"]) for s in details["segments"]] == [(first.id, False)]
         assert details["summary"]["transfer_count"] == 0
 
 
