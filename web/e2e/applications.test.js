@@ -66,7 +66,7 @@ test('Applications: the verb list checked as typed with JSON Pointers, a private
   const dial = page.getByRole('group', { name: 'Verb 2: dial' });
   await page.waitForFunction(() => document.querySelector('[name="verb-1-target"]')?.getAttribute('aria-invalid') === 'true');
   assert.deepEqual(await axeViolations(page), []);
-  await dial.getByLabel('target (required)').fill('[{"type": "phone", "name": "+15551230000"}]');
+  await dial.getByLabel('Who to call (required)').fill('[{"type": "phone", "name": "+15551230000"}]');
   await page.getByText('The server accepts it: say, dial.').waitFor();
   assert.deepEqual(JSON.parse(await verbs.inputValue())[1].target, [{ type: 'phone', name: '+15551230000' }]);
   await verbs.fill('[{"verb": "say", "text": "Sorry, we are closed."}, {"verb": "hangup"}]');
