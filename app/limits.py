@@ -208,6 +208,10 @@ QUEUE_SERVICE_LEVEL_WINDOW_SECONDS = 900
 LIVE_VIEW_TICKET_TTL_SECONDS = 30
 LIVE_VIEW_KEEPALIVE_SECONDS = 15
 LIVE_VIEW_STREAM_BUFFER = 256
+# how often the live view's hub looks whether its bus consumer holds the broker: a change is
+# pushed to the pages (``bus`` event: "Live updates paused"), and on the way back each page
+# gets a fresh snapshot (the events missed meanwhile are not replayed)
+LIVE_VIEW_BUS_CHECK_SECONDS = 1.0
 # gateway -> owner account pairs the live view's hub remembers (gateway events carry no account)
 LIVE_VIEW_GATEWAY_OWNERS_CACHED = 10000
 # calls in progress a snapshot lists (newest first); the count ``callsInProgress`` is exact

@@ -4,6 +4,9 @@
   ``admin`` user acting in an admin session (an admin who exchanged into an agent session is
   refused, like any agent or supervisor). The spec names only three fine-grained permissions;
   management is guarded by role, so no new permission strings are invented.
+* ``require_supervisor`` — running the queues' day (reading the queues, rescheduling and
+  cancelling their callbacks) is also a supervisor's: the caller's role must be ``admin`` or
+  ``supervisor``, in any session (the roles that may supervise any call of the account).
 * ``get_owned`` — one lookup that filters on ``account_id`` explicitly *and* runs under RLS, and
   answers 404 for anything not the caller's (another tenant's id is indistinguishable from a
   missing one: nothing leaks).
@@ -42,6 +45,20 @@ def require_admin(view: F) -> F:
         me = current_identity()
         if me.role != SUPERUSER_ROLE or me.session != "admin":
             raise Forbidden("An administrator session is required.", code="admin_required")
+        return view(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+SUPERVISOR_ROLES = frozenset({SUPERUSER_ROLE, "supervisor"})
+
+
+def require_supervisor(view: F) -> F:
+    @functools.wraps(view)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if current_identity().role not in SUPERVISOR_ROLES:
+            raise Forbidden("An administrator or a supervisor is required.",
+                            code="supervisor_required", details={"roles": sorted(SUPERVISOR_ROLES)})
         return view(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]

@@ -147,13 +147,13 @@ def test_given_a_callback_not_pending_when_rescheduling_then_409_and_unchanged(a
     assert client.get(_path(queue_id, cb)).get_json()["scheduled_at"] is None
 
 
-def test_given_an_agent_when_rescheduling_then_403_admin_required(api, seed):
+def test_given_an_agent_when_rescheduling_then_403_supervisor_required(api, seed):
     acme = seed.tenant()
     seed.user(acme, "alice", role="agent", agent=True)
     queue_id = seed.queue(acme)
     cb = api.login(acme).post(_path(queue_id), json={"phone_number": "15550001"}).get_json()["id"]
     response = api.login(acme, "alice").patch(_path(queue_id, cb), json={"priority": 3})
-    assert response.status_code == 403 and response.get_json()["code"] == "admin_required"
+    assert response.status_code == 403 and response.get_json()["code"] == "supervisor_required"
 
 
 def test_given_a_queue_when_deleting_the_collection_then_only_pending_callbacks_are_cancelled(api, seed, owner_engine):

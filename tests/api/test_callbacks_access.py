@@ -2,9 +2,11 @@
 
 The license used to be the only check: an agent session (or an agent's API key) listed any
 queue's customers, created callbacks to any number (the platform dials them at the account's
-cost) and cancelled them all. Each role × method below, for sessions and API keys: changes need
-an admin session (``admin_required``), reads an admin or supervisor, or an agent of the queue
-(``not_a_queue_member`` for the others, unknown queue included)."""
+cost) and cancelled them all. Each role × method below, for sessions and API keys: creating
+needs an admin session (``admin_required``); rescheduling and cancelling an admin or a
+supervisor (``supervisor_required``: they run the queues' day, issue 22); reads an admin or
+supervisor, or an agent of the queue (``not_a_queue_member`` for the others, unknown queue
+included)."""
 from __future__ import annotations
 
 import uuid
@@ -19,20 +21,21 @@ from app.models.contact_center import Callback
 from app.models.users import ApiKey
 
 OK, ADMIN_REQUIRED, NOT_MEMBER = "ok", "admin_required", "not_a_queue_member"
+SUPERVISOR_REQUIRED = "supervisor_required"
 METHODS = ("list", "get", "create", "cancel", "cancel_all", "reschedule")
+# an agent: creates nothing, reschedules and cancels nothing
+AGENT_CHANGES = {"create": ADMIN_REQUIRED, "cancel": SUPERVISOR_REQUIRED,
+                 "cancel_all": SUPERVISOR_REQUIRED, "reschedule": SUPERVISOR_REQUIRED}
+# a supervisor (or an admin in an agent session): acts on the callbacks, creates none
+SUPERVISOR = {**dict.fromkeys(METHODS, OK), "create": ADMIN_REQUIRED}
 # caller → what each method answers on the queue the callback belongs to
 EXPECTED = {
     "admin": dict.fromkeys(METHODS, OK),
-    "admin_in_agent_session": {"list": OK, "get": OK, "create": ADMIN_REQUIRED,
-                               "cancel": ADMIN_REQUIRED, "cancel_all": ADMIN_REQUIRED, "reschedule": ADMIN_REQUIRED},
-    "supervisor": {"list": OK, "get": OK, "create": ADMIN_REQUIRED, "cancel": ADMIN_REQUIRED,
-                   "cancel_all": ADMIN_REQUIRED, "reschedule": ADMIN_REQUIRED},
-    "agent_of_the_queue": {"list": OK, "get": OK, "create": ADMIN_REQUIRED, "cancel": ADMIN_REQUIRED,
-                           "cancel_all": ADMIN_REQUIRED, "reschedule": ADMIN_REQUIRED},
-    "agent_of_another_queue": {"list": NOT_MEMBER, "get": NOT_MEMBER, "create": ADMIN_REQUIRED,
-                               "cancel": ADMIN_REQUIRED, "cancel_all": ADMIN_REQUIRED, "reschedule": ADMIN_REQUIRED},
-    "agent_of_no_queue": {"list": NOT_MEMBER, "get": NOT_MEMBER, "create": ADMIN_REQUIRED,
-                          "cancel": ADMIN_REQUIRED, "cancel_all": ADMIN_REQUIRED, "reschedule": ADMIN_REQUIRED},
+    "admin_in_agent_session": SUPERVISOR,
+    "supervisor": SUPERVISOR,
+    "agent_of_the_queue": {"list": OK, "get": OK, **AGENT_CHANGES},
+    "agent_of_another_queue": {"list": NOT_MEMBER, "get": NOT_MEMBER, **AGENT_CHANGES},
+    "agent_of_no_queue": {"list": NOT_MEMBER, "get": NOT_MEMBER, **AGENT_CHANGES},
 }
 SUCCESS = {"list": 200, "get": 200, "create": 201, "cancel": 204, "cancel_all": 200, "reschedule": 200}
 
@@ -157,13 +160,11 @@ def test_given_an_agent_of_the_queue_when_listing_then_the_queues_callbacks_with
 
 @pytest.mark.parametrize(("owner", "scope", "expected"), [
     # an agent's key: reads its queue, changes nothing
-    ("amy", "queues", {"list": OK, "get": OK, "create": ADMIN_REQUIRED, "cancel": ADMIN_REQUIRED,
-                       "cancel_all": ADMIN_REQUIRED, "reschedule": ADMIN_REQUIRED}),
+    ("amy", "queues", {"list": OK, "get": OK, **AGENT_CHANGES}),
     # an agent's key on a queue it is not in
-    ("otto", "queues", {"list": NOT_MEMBER, "get": NOT_MEMBER, "create": ADMIN_REQUIRED,
-                        "cancel": ADMIN_REQUIRED, "cancel_all": ADMIN_REQUIRED, "reschedule": ADMIN_REQUIRED}),
-    ("sue", "queues", {"list": OK, "get": OK, "create": ADMIN_REQUIRED, "cancel": ADMIN_REQUIRED,
-                       "cancel_all": ADMIN_REQUIRED, "reschedule": ADMIN_REQUIRED}),
+    ("otto", "queues", {"list": NOT_MEMBER, "get": NOT_MEMBER, **AGENT_CHANGES}),
+    # a supervisor's key: reads, reschedules and cancels, creates nothing
+    ("sue", "queues", SUPERVISOR),
     ("admin", "queues", dict.fromkeys(METHODS, OK)),
     # a read-only key of an admin: the scope refuses the changes first
     ("admin", "queues:read", {"list": OK, "get": OK, "create": "scope_required",

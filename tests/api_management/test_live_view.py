@@ -244,6 +244,51 @@ def test_given_the_board_cannot_be_read_when_an_event_asks_for_it_then_the_strea
     assert hub.streams == {}
 
 
+class _Numbered:
+    """A board that says how many times it was read (its ``at``)."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def snapshot(self, _account: str) -> dict:
+        self.reads += 1
+        return {"queues": [], "at": self.reads}
+
+
+def _sent(stream: LiveStream) -> list[tuple[str, Any]]:
+    out = []
+    while not stream.pending.empty():
+        text = stream.pending.get_nowait()
+        event, data = text.split("\n", 1)
+        out.append((event[len("event: "):], json.loads(data.strip()[len("data: "):])))
+    return out
+
+
+def test_given_open_pages_when_the_bus_is_lost_then_back_then_they_are_told_and_read_the_board_again() -> None:
+    account = str(uuid.uuid4())
+    hub = LiveHub(_Numbered())  # type: ignore[arg-type]
+    stream, first = hub.open(account)
+    assert first["at"] == 1
+
+    hub.bus_changed(False)
+    assert _sent(stream) == [("bus", {"available": False})]
+    hub.bus_changed(True)
+    eventually(lambda: stream.pending.qsize() == 2 and not hub._reading, timeout=5,
+               what="the bus back and a fresh snapshot pushed")
+    assert _sent(stream) == [("bus", {"available": True}), ("snapshot", {"queues": [], "at": 2})]
+
+
+def test_given_the_bus_away_when_a_page_opens_then_its_snapshot_is_followed_by_bus_unavailable() -> None:
+    hub = LiveHub(_Numbered())  # type: ignore[arg-type]
+    hub.bus_available = False
+    stream, first = hub.open(str(uuid.uuid4()))
+    body = hub.body(stream, first)
+    assert next(body).startswith("retry: 2000\nevent: snapshot\n")
+    assert next(body) == 'event: bus\ndata: {"available":false}\n\n'
+    stream.close()
+    assert list(body) == []
+
+
 def test_given_a_burst_of_events_for_three_pages_then_the_board_is_read_once_for_all(
         redis_client, seed) -> None:
     tenant = seed.tenant()

@@ -60,6 +60,23 @@ def test_given_another_tenants_queue_when_accessed_then_404(api, seed, app_role_
     assert admin_a.delete(f"/api/queues/{queue['id']}").status_code == 204
 
 
+def test_given_a_supervisor_when_using_queues_then_they_read_every_queue_and_change_none(api, seed):
+    tenant = seed.tenant()
+    queue = seed.queue(tenant)
+    seed.user(tenant, "sue", role="supervisor")
+    seed.user(tenant, "amy", role="agent", agent=True)
+    sue = api.login(tenant, "sue")
+
+    listed = sue.get("/api/queues")
+
+    assert [q["id"] for q in listed.get_json()["items"]] == [str(queue)]
+    assert sue.get(f"/api/queues/{queue}").get_json()["id"] == str(queue)
+    assert_error(sue.post("/api/queues", json={"name": "q"}), 403, "admin_required")
+    assert_error(sue.patch(f"/api/queues/{queue}", json={"name": "x"}), 403, "admin_required")
+    assert_error(sue.delete(f"/api/queues/{queue}"), 403, "admin_required")
+    assert_error(api.login(tenant, "amy").get("/api/queues"), 403, "supervisor_required")
+
+
 # --- users -----------------------------------------------------------------------------------
 
 def test_given_a_new_user_when_created_then_password_is_bcrypt_and_never_returned_and_they_can_log_in(api, seed, owner_engine):

@@ -29,7 +29,7 @@ from tests.console.test_console_browser import (  # noqa: F401  (fixtures)
 from tests.plugins.skips import skip_or_fail_in_ci
 
 SUITE_TIMEOUT_SECONDS = 240
-E2E_TESTS = 4  # the tests of web/e2e/live.test.js: all of them must have run
+E2E_TESTS = 5  # the tests of web/e2e/live.test.js: all of them must have run
 MOH_WAV = ROOT / "tests" / "fixtures" / "moh" / "tone-660hz-16k-stereo.wav"
 
 
@@ -71,12 +71,14 @@ def test_the_live_view_and_queues_work_in_chromium_with_pushed_events_and_no_oth
     users = admin.call("GET", "/api/users")["items"]
     agent_user = next(u for u in users if u["username"] == "agent1")
     admin.call("POST", "/api/agents", {"user_id": agent_user["id"], "contact": "user/1001"})
+    callback = admin.call("POST", f"/api/queues/{my_queue['id']}/callbacks", {"phone_number": "15550007777"})
     upload = admin.put_raw("/api/moh/lobby", MOH_WAV.read_bytes(), "audio/wav")
     assert upload.status_code in (200, 201), upload.text
     setup = {
         "port": live_api_port, "password": PASSWORD, "artifacts": str(ARTIFACTS),
         "python": sys.executable, "root": str(ROOT),
-        "live": {"subdomain": mine, "account": str(my_account), "queue": my_queue},
+        "live": {"subdomain": mine, "account": str(my_account), "queue": my_queue,
+                 "callback": callback["phone_number"]},
         "other": {"subdomain": theirs, "account": str(their_account), "queue": their_queue},
     }
     output = run_e2e("e2e/live.test.js", setup, E2E_TESTS, SUITE_TIMEOUT_SECONDS)
@@ -86,4 +88,7 @@ def test_the_live_view_and_queues_work_in_chromium_with_pushed_events_and_no_oth
     assert (support["moh"], support["strategy"], support["service_level_seconds"]) == ("lobby", "ring_all", 30)
     agent = next(a for a in admin.call("GET", "/api/agents")["items"] if a["username"] == "agent1")
     assert agent["memberships"] == [{"queue_id": support["id"], "tier": 2}]
+    # the supervisor cancelled the queue's callback on the Callbacks screen
+    cancelled = admin.call("GET", f"/api/queues/{my_queue['id']}/callbacks/{callback['id']}")
+    assert cancelled["status"] == "cancelled"
     print("\n".join(line for line in output.splitlines() if line.startswith("# ")))

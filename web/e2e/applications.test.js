@@ -66,7 +66,7 @@ test('Applications: the verb list checked as typed with JSON Pointers, a private
   const dial = page.getByRole('group', { name: 'Verb 2: dial' });
   await page.waitForFunction(() => document.querySelector('[name="verb-1-target"]')?.getAttribute('aria-invalid') === 'true');
   assert.deepEqual(await axeViolations(page), []);
-  await dial.getByLabel('target (required)').fill('[{"type": "phone", "name": "+15551230000"}]');
+  await dial.getByLabel('Who to call (required)').fill('[{"type": "phone", "name": "+15551230000"}]');
   await page.getByText('The server accepts it: say, dial.').waitFor();
   assert.deepEqual(JSON.parse(await verbs.inputValue())[1].target, [{ type: 'phone', name: '+15551230000' }]);
   await verbs.fill('[{"verb": "say", "text": "Sorry, we are closed."}, {"verb": "hangup"}]');
@@ -163,18 +163,18 @@ test('The flow editor: nodes added, linked and branched from the keyboard, dragg
   // beside its field; then the welcome's loop set in its form
   await page.getByLabel('Selected node').selectOption('menu');
   const gather = page.getByRole('group', { name: 'gather: fields' });
-  await gather.getByLabel('input', { exact: true }).fill('["fax"]');
+  await gather.getByLabel('Listen for (keys, speech)', { exact: true }).fill('["fax"]');
   await page.getByRole('button', { name: 'Apply verb' }).click();
   await page.waitForFunction(() => document.querySelector('[name="verb-input"]')?.getAttribute('aria-invalid') === 'true');
   assert.match(await gather.locator('.field-error').first().innerText(), /^0: /u);
   assert.deepEqual(await axeViolations(page), []);
   await page.locator('.verb-form').evaluate((el) => el.scrollIntoView());
   await screenshot(page, 'flow-verb-form-refused');
-  await gather.getByLabel('input', { exact: true }).fill('["dtmf", "speech"]');
+  await gather.getByLabel('Listen for (keys, speech)', { exact: true }).fill('["dtmf", "speech"]');
   await page.getByRole('button', { name: 'Apply verb' }).click();
   await page.getByText('The server accepts this flow.').waitFor();
   await page.getByLabel('Selected node').selectOption('start');
-  await page.getByRole('group', { name: 'say: fields' }).getByLabel('loop', { exact: true }).fill('2');
+  await page.getByRole('group', { name: 'say: fields' }).getByLabel('Times to say it', { exact: true }).fill('2');
   await page.getByRole('button', { name: 'Apply verb' }).click();
   await page.getByText('The server accepts this flow.').waitFor();
 

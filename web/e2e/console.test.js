@@ -319,20 +319,20 @@ test('an account that requires a second factor: sign-in becomes the set-up (QR, 
   assert.deepEqual(await axeViolations(page), []);
   await screenshot(page, 'mfa-recovery-codes');
   await page.getByRole('button', { name: 'I have saved my recovery codes' }).click();
-  // a supervisor of an account with queue-mgmt only: the live view, no admin screen, no API keys
+  // a supervisor of an account with queue-mgmt only: the live view and callbacks, no admin screen, no API keys
   await page.getByRole('heading', { name: 'Second factor', exact: true }).waitFor();
   await page.getByText('Recovery codes left').waitFor();
   const nav = page.getByRole('navigation', { name: 'Screens' });
-  assert.deepEqual(await nav.getByRole('link').allInnerTexts(), ['Live view']);
+  assert.deepEqual(await nav.getByRole('link').allInnerTexts(), ['Live view', 'Callbacks']);
   assert.match(await page.evaluate(() => localStorage.getItem('admin_auth_token')), /^ey/);
   assert.equal(await page.getByText(secret).count(), 0, 'the secret is not shown again');
 }));
 
-test('roles shape the screens: a supervisor sees API keys without create or revoke and the live view, no admin screen, and the server refuses all the same', () => withPage(async (page) => {
+test('roles shape the screens: a supervisor sees API keys without create or revoke, the live view and the callbacks, no admin screen, and the server refuses all the same', () => withPage(async (page) => {
   await signIn(page, FULL.subdomain, '/', FULL.supervisor);
   await page.getByRole('heading', { name: 'API keys' }).waitFor();
   const nav = page.getByRole('navigation', { name: 'Screens' });
-  assert.deepEqual(await nav.getByRole('link').allInnerTexts(), ['API keys', 'Live view']);
+  assert.deepEqual(await nav.getByRole('link').allInnerTexts(), ['API keys', 'Live view', 'Callbacks']);
   assert.equal(await page.getByRole('heading', { name: 'Create a key' }).count(), 0, 'no api_keys.create');
   assert.equal(await page.getByRole('button', { name: /^Revoke/ }).count(), 0, 'no api_keys.delete');
   assert.deepEqual(await axeViolations(page), []);

@@ -73,6 +73,41 @@ test('the live view: a caller queued appears without a reload; the other tenant\
   await page.getByRole('cell', { name: '15550001111' }).waitFor({ state: 'detached' });
 }));
 
+test('the stream lost: "Live updates paused — reconnecting…" with the figures greyed, then live again with the state now', () => withPage(async (page) => {
+  // keep the page's EventSource at hand, to end it as a dropped connection ends it
+  await page.addInitScript(() => {
+    const Native = window.EventSource;
+    window.__streams = [];
+    window.EventSource = class extends Native {
+      constructor(...args) { super(...args); window.__streams.push(this); }
+    };
+  });
+  await signIn(page, LIVE.subdomain, '/live');
+  await page.getByText('Live: figures are pushed as they change.').waitFor();
+  const status = page.getByRole('status').filter({ hasText: 'Live' });
+  assert.equal(await status.getAttribute('aria-live'), 'polite');
+  // the new ticket is held until the paused page has been looked at
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  await page.route('**/api/live/tickets', async (route) => { await held; await route.continue(); });
+  await page.evaluate(() => {
+    const stream = window.__streams.at(-1);
+    stream.close();
+    stream.onerror(new Event('error'));
+  });
+  await page.getByText('Live updates paused — reconnecting…').waitFor();
+  assert.match(await status.innerText(), /The connection to the server was lost\.[\s\S]*may be out of date\./);
+  assert.equal(await page.locator('.stale table.board').count(), 1, 'the figures are marked stale');
+  assert.deepEqual(await axeViolations(page), []);
+  await screenshot(page, 'live-view-paused');
+  release();
+  await page.getByText('Live: figures are pushed as they change.').waitFor();
+  await page.unroute('**/api/live/tickets');
+  assert.equal(await page.locator('.stale').count(), 0);
+  assert.equal(await waitingCell(page).textContent(), '1', 'the caller queued by the first test, read again');
+  assert.equal(await page.evaluate(() => window.__streams.length), 2, 'a new stream, with a new ticket');
+}));
+
 test('a page opened mid-call lists the calls already running, and not the other tenant\'s', () => withPage(async (page) => {
   await bus.send({ action: 'running', account: OTHER.account, callId: randomUUID(), direction: 'inbound', from: '15559993333', to: '15559994444' });
   const running = randomUUID();
@@ -126,7 +161,7 @@ test('queues: the list, a taken name refused beside its field, a new queue with 
   assert.equal(await page.getByLabel('Strategy').inputValue(), 'ring_all');
 }));
 
-test('a supervisor: the live view is theirs too; the Queues screen (administrators only) is not offered and says so when opened', () => withPage(async (page) => {
+test('a supervisor: the live view and the Callbacks screen are theirs too; the Queues screen (administrators only) is not offered and says so when opened', () => withPage(async (page) => {
   await page.goto(consoleUrl(LIVE.subdomain, '/live'));
   await page.getByLabel('Username').fill('sup1');
   await page.getByLabel('Password').fill(SETUP.password);
@@ -137,5 +172,14 @@ test('a supervisor: the live view is theirs too; the Queues screen (administrato
   assert.equal(await page.getByRole('link', { name: 'Queues' }).count(), 0, 'no Queues link for a supervisor');
   await page.goto(consoleUrl(LIVE.subdomain, '/queues'));
   await page.getByRole('heading', { name: 'Not available' }).waitFor();
+  assert.deepEqual(await axeViolations(page), []);
+
+  // the Callbacks screen is theirs: the queue's callback listed, cancelled by the supervisor
+  await page.getByRole('link', { name: 'Callbacks' }).click();
+  await page.getByRole('heading', { name: 'Callbacks' }).waitFor();
+  await page.getByLabel('Queue').selectOption({ label: 'Sales' });
+  page.once('dialog', (dialog) => dialog.accept());
+  await page.getByRole('button', { name: `Cancel ${LIVE.callback}` }).click();
+  await page.getByText(`The callback to ${LIVE.callback} is cancelled.`).waitFor();
   assert.deepEqual(await axeViolations(page), []);
 }));

@@ -12,8 +12,9 @@ export const SCREEN_RULES = {
   lcr: ({ role }) => role === 'admin',
   liveView: ({ role, licenses }) => ['admin', 'supervisor'].includes(role) && licenses.includes('queue-mgmt'),
   queues: ({ role, licenses }) => role === 'admin' && licenses.includes('queue-mgmt'),
-  // the list needs the queues (GET /api/queues: admin); cancel and reschedule need an admin too
-  callbacks: ({ role, licenses }) => role === 'admin' && licenses.includes('queue-mgmt'),
+  // supervisors run the queues' day: they read the queues (GET /api/queues), list, cancel and
+  // reschedule callbacks (docs/api.md "Queue callbacks"); creating one stays an admin's
+  callbacks: ({ role, licenses }) => ['admin', 'supervisor'].includes(role) && licenses.includes('queue-mgmt'),
   applications: ({ role }) => role === 'admin',
   callFlows: ({ role }) => role === 'admin',
   // not a screen: the live view's listen/whisper/barge buttons (the API's supervision rule)

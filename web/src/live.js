@@ -47,6 +47,15 @@ export function applyEvent(board, kind, data) {
   return board;
 }
 
+/**
+ * A snapshot after a gap in the stream (a new stream after a drop, or the bus back after an
+ * outage): the events of the gap are lost, so the calls are the snapshot's alone; a call that
+ * ended meanwhile must not stay listed. The calls seen ending are still remembered.
+ */
+export function resync(board, data) {
+  return applyEvent({ ...board, calls: [] }, 'snapshot', data);
+}
+
 /** "75% of 4 within 20 s", or a dash when nobody was answered in the window. */
 export function serviceLevelText(level) {
   if (!level || level.percent === null || level.percent === undefined) return '—';

@@ -15,6 +15,10 @@ describe('screens shown by role, permission and license', () => {
     ['callRecords', SUPERVISOR, false], ['callRecords', LICENSELESS_SUPERVISOR, true],
     ['liveView', SUPERVISOR, true], ['liveView', ADMIN, false], ['queues', SUPERVISOR, false],
     ['carriers', ADMIN, true], ['carriers', SUPERVISOR, false],
+    ['callbacks', SUPERVISOR, true], ['callbacks', LICENSELESS_SUPERVISOR, true],
+    ['callbacks', identity('admin', [], ['queue-mgmt']), true], ['callbacks', ADMIN, false],
+    ['callbacks', identity('agent', [], ['queue-mgmt']), false],
+    ['callbacks', identity('supervisor', [], ['api-access']), false],
   ])('%s for %o is %s', (screen, who, shown) => {
     expect(canSee(who, screen)).toBe(shown);
   });

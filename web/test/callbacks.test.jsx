@@ -2,6 +2,7 @@ import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-li
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { MemoryRouter, Route, Routes } from 'react-router';
 import { AuthProvider } from '../src/auth.jsx';
+import { Layout, RequireScreen } from '../src/components/Layout.jsx';
 import { Callbacks } from '../src/screens/Callbacks.jsx';
 import { callbackActions, rescheduleBody, toLocalInput } from '../src/screens/callbacks.js';
 import { fakeServer, jwt, loginBody } from './fake-server.js';
@@ -117,5 +118,40 @@ describe('the Callbacks screen', () => {
     expect(bodies[1]).toEqual({ scheduled_at: new Date('2030-01-02T10:00').toISOString(), priority: 5 });
     await waitFor(() => expect(screen.queryByText('As soon as an agent is free')).toBeNull());
     expect(screen.getByText(new Date('2030-01-02T10:00').toLocaleString())).toBeTruthy();
+  });
+});
+
+describe('a supervisor', () => {
+  const supervisorRefresh = () => {
+    const body = loginBody(localStorage.getItem('admin_auth_token'));
+    return [200, { ...body, user: { ...body.user, username: 'sue', role: 'supervisor' },
+      account: { ...body.account, licenses: ['queue-mgmt'] } }];
+  };
+
+  test('sees Callbacks in the navigation, opens the screen and cancels a pending callback', async () => {
+    let deletes = 0;
+    fakeServer({
+      'POST /auth/refresh': supervisorRefresh,
+      'GET /api/queues': () => [200, QUEUES],
+      'GET /api/queues/q1/callbacks': () => [200, { items: [cb()], next_cursor: null }],
+      'DELETE /api/queues/q1/callbacks/c1': () => { deletes += 1; return [204, null]; },
+    });
+    render(
+      <MemoryRouter initialEntries={['/callbacks']}>
+        <AuthProvider>
+          <Routes>
+            <Route element={<Layout />}>
+              <Route path="/callbacks" element={<RequireScreen screen="callbacks"><Callbacks /></RequireScreen>} />
+            </Route>
+          </Routes>
+        </AuthProvider>
+      </MemoryRouter>,
+    );
+    const nav = await screen.findByRole('navigation', { name: 'Screens' });
+    await waitFor(() => expect(within(nav).getByRole('link', { name: 'Callbacks' })).toBeTruthy());
+    expect(within(nav).queryByRole('link', { name: 'Queues' })).toBeNull(); // queue settings stay an admin's
+    fireEvent.click(await screen.findByRole('button', { name: 'Cancel 4930111' }));
+    expect(await screen.findByText('The callback to 4930111 is cancelled.')).toBeTruthy();
+    expect(deletes).toBe(1);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { EMPTY_BOARD, applyEvent, reconnectDelayMs, serviceLevelText, waitText } from '../src/live.js';
+import { EMPTY_BOARD, applyEvent, reconnectDelayMs, resync, serviceLevelText, waitText } from '../src/live.js';
 import { queueBody } from '../src/screens/Queues.jsx';
 
 const sales = { queueId: 'q1', queue: 'Sales', waiting: 0, longestWaitSeconds: 0 };
@@ -17,6 +17,17 @@ describe('the live view folds the stream\'s events into the board', () => {
     // c2: its call.started came before the controller registered it; only its end removes it
     expect(board.calls.map((c) => [c.callId, c.phase, c.since])).toEqual(
       [['c2', 'started', 't2'], ['c1', 'answered', 't1'], ['c0', 'answered', 't-9']]);
+  });
+
+  test('a snapshot after a gap replaces the calls whole: one that ended during the gap is gone', () => {
+    let board = applyEvent(EMPTY_BOARD, 'call', { callId: 'c1', phase: 'answered', from: '1', at: 't1' });
+    board = applyEvent(board, 'call', { callId: 'c9', phase: 'ended' });
+    board = resync(board, { queues: [support], callsInProgress: 1, at: 9, calls: [
+      { callId: 'c2', phase: 'started', from: '2', at: 't2', since: 't2' },
+      { callId: 'c9', phase: 'answered', from: '9', at: 't0', since: 't0' }] });
+    expect(board.calls.map((c) => c.callId)).toEqual(['c2']); // c1 ended unseen; c9 was seen ending
+    expect(board.queues).toEqual([support]);
+    expect(board.callsInProgress).toBe(1);
   });
 
   test('a snapshot read before the controller unregistered an ended call does not bring it back', () => {

@@ -60,12 +60,50 @@ describe('the live view', () => {
     expect(screen.getByRole('rowheader', { name: 'Sales' }).nextSibling.textContent).toBe('5');
     expect(screen.getByText('75% (3 of 4 within 20 s)')).toBeTruthy();
 
+    first.send('call', { callId: 'c1', phase: 'answered', from: '4930111', to: '100', direction: 'inbound', at: 't1' });
+    expect(screen.getByRole('cell', { name: '4930111' })).toBeTruthy();
+
     first.fail();
     expect(first.closed).toBe(true);
-    expect(screen.getByText('Connection lost. Reconnecting…')).toBeTruthy();
+    const status = screen.getByRole('status');
+    expect(status.getAttribute('aria-live')).toBe('polite');
+    expect(status.textContent).toContain('Live updates paused — reconnecting…');
+    expect(status.textContent).toContain('The connection to the server was lost.');
+    expect(status.textContent).toMatch(/The figures below are from .* and may be out of date\./);
     await waitFor(() => expect(FakeEventSource.opened).toHaveLength(2), { timeout: 3000 }); // after 1 s
     expect(FakeEventSource.opened.map((s) => s.url)).toEqual(['/api/live/stream?ticket=t1', '/api/live/stream?ticket=t2']);
     expect(server.calls.filter((c) => c.path === '/api/live/tickets').every((c) => c.auth?.startsWith('Bearer '))).toBe(true);
+
+    // the new stream's snapshot is the state now: the call that ended during the gap is gone
+    FakeEventSource.opened[1].send('snapshot', { queues: [sales(2)], callsInProgress: 0, calls: [], at: 2 });
+    expect(screen.getByRole('status').textContent).toBe('Live: figures are pushed as they change.');
+    expect(screen.getByRole('rowheader', { name: 'Sales' }).nextSibling.textContent).toBe('2');
+    expect(screen.queryByRole('cell', { name: '4930111' })).toBeNull();
+  });
+
+  test('the server says its bus is unavailable: paused in words, then the snapshot sent when it is back resumes', async () => {
+    fakeServer({
+      'POST /auth/refresh': () => [200, loginBody(localStorage.getItem('admin_auth_token'))],
+      'POST /api/live/tickets': () => [201, { ticket: 't1', expires_in_seconds: 30, stream_url: '/api/live/stream?ticket=t1' }],
+    });
+    render(<MemoryRouter><AuthProvider><LiveView /></AuthProvider></MemoryRouter>);
+    await waitFor(() => expect(FakeEventSource.opened).toHaveLength(1));
+    const stream = FakeEventSource.opened[0];
+    stream.send('snapshot', { queues: [sales(1)], callsInProgress: 1, at: 1 });
+
+    stream.send('bus', { available: false });
+    const status = screen.getByRole('status');
+    expect(status.textContent).toContain('Live updates paused — reconnecting…');
+    expect(status.textContent).toContain('The server cannot reach its event bus (RabbitMQ)');
+    expect(screen.getByRole('table', { name: /Each queue now/ }).closest('.stale')).toBeTruthy();
+    expect(stream.closed).toBe(false); // the stream stays: the server resumes it
+
+    stream.send('bus', { available: true });
+    stream.send('snapshot', { queues: [sales(4)], callsInProgress: 0, at: 3 });
+    expect(screen.getByRole('status').textContent).toBe('Live: figures are pushed as they change.');
+    expect(screen.getByRole('rowheader', { name: 'Sales' }).nextSibling.textContent).toBe('4');
+    expect(screen.getByRole('table', { name: /Each queue now/ }).closest('.stale')).toBeNull();
+    expect(FakeEventSource.opened).toHaveLength(1);
   });
 
   test('a refused ticket is said in words, and nothing is retried', async () => {

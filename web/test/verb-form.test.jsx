@@ -18,6 +18,17 @@ describe('per-verb forms from the verb schema', () => {
     expect(verbFields('queue')).toEqual([]); // no form: the JSON box only
   });
 
+  test('every field is labelled in plain English words, never the verb language\'s property name', () => {
+    for (const verb of FORM_VERBS) {
+      for (const field of verbFields(verb)) {
+        expect(field.label, `${verb}.${field.name}`).not.toBe(field.name);
+        expect(field.label, `${verb}.${field.name}`).toMatch(/^[A-Z][a-z]/); // a sentence, not an identifier
+        expect(field.label, `${verb}.${field.name}`).not.toMatch(/[a-z][A-Z]/); // no camelCase left
+      }
+    }
+    expect(verbFields('gather').find((f) => f.name === 'actionHook').label).toBe('When done, send what the caller entered to (URL)');
+  });
+
   test('a change rewrites the verb; empty leaves the property out; bad JSON keeps the verb', () => {
     const loop = verbFields('say').find((f) => f.name === 'loop');
     expect(withField({ verb: 'say', text: 'hi' }, loop, '3').verb).toEqual({ verb: 'say', text: 'hi', loop: 3 });
@@ -53,11 +64,11 @@ describe('per-verb forms from the verb schema', () => {
       );
     }
     const { container } = render(<Harness />);
-    const target = screen.getByLabelText('target (required)');
+    const target = screen.getByLabelText('Who to call (required)');
     expect(target.getAttribute('aria-invalid')).toBe('true');
     expect(screen.getByText('0.name: Not a valid phone number.')).toBeTruthy();
     fireEvent.change(target, { target: { value: '[{"type":"phone","name":"+15551234567"}]' } });
-    fireEvent.change(screen.getByLabelText('timeout'), { target: { value: '20' } });
+    fireEvent.change(screen.getByLabelText('Ring for at most (seconds)'), { target: { value: '20' } });
     expect(JSON.parse(screen.getByTestId('verb').textContent))
       .toEqual({ verb: 'dial', target: [{ type: 'phone', name: '+15551234567' }], timeout: 20 });
     const results = await axe.run(container, { rules: { region: { enabled: false } } });

@@ -1,5 +1,6 @@
-"""/api/queues/:queueId/callbacks — license ``queue-mgmt``; changes by an admin session, reads
-by admins, supervisors and the queue's agents (app/api/callbacks/access.py says why)."""
+"""/api/queues/:queueId/callbacks — license ``queue-mgmt``; created by an admin session,
+rescheduled and cancelled by admins and supervisors, read by those and the queue's agents
+(app/api/callbacks/access.py says why)."""
 from __future__ import annotations
 
 import uuid
@@ -18,7 +19,7 @@ from app.api.callbacks.schemas import (
     CallbacksCancelledSchema,
     CallbackSchema,
 )
-from app.api.common import require_admin
+from app.api.common import require_admin, require_supervisor
 from app.api.security import current_identity, require_license, tenant_db
 
 blp = Blueprint(
@@ -65,7 +66,7 @@ class Callbacks(MethodView):
             )
 
     @require_license("queue-mgmt")
-    @require_admin
+    @require_supervisor
     @blp.response(200, CallbacksCancelledSchema)
     def delete(self, queue_id: uuid.UUID):
         """Cancel every pending callback of the queue."""
@@ -86,7 +87,7 @@ class CallbackById(MethodView):
             return service.get_callback(db, me.account_id, queue_id, callback_id)
 
     @require_license("queue-mgmt")
-    @require_admin
+    @require_supervisor
     @blp.arguments(CallbackRescheduleSchema)
     @blp.response(200, CallbackSchema)
     def patch(self, data: dict[str, Any], queue_id: uuid.UUID, callback_id: uuid.UUID):
@@ -97,7 +98,7 @@ class CallbackById(MethodView):
             return service.reschedule_callback(db, me.account_id, queue_id, callback_id, data)
 
     @require_license("queue-mgmt")
-    @require_admin
+    @require_supervisor
     @blp.response(204)
     def delete(self, queue_id: uuid.UUID, callback_id: uuid.UUID):
         """Cancel one callback (kept with status ``cancelled``); 409 if dialling or finished."""

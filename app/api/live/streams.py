@@ -19,8 +19,14 @@ What a page is sent (docs/api.md "Live view"), as server-sent events:
   finds the gateway's owner in the database (``GatewayOwners``) and hands the event only to that
   account's streams; a platform carrier's gateway, or an unknown one, reaches no page.
 
-Events missed while the process is cut off from the broker are not replayed: the next event
-brings a fresh snapshot, and a page that loses its stream opens a new one (a new snapshot).
+- ``bus``: ``{"available": false}`` when this process's consumer lost the broker (RabbitMQ
+  away: the figures on the page stop changing, and the page says so rather than showing them
+  as live), ``{"available": true}`` when it is back; also right after the first snapshot of a
+  stream opened while the broker is away.
+
+Events missed while the process is cut off from the broker are not replayed: when the broker
+is back every page gets a fresh snapshot, and a page that loses its stream opens a new one (a
+new snapshot).
 """
 from __future__ import annotations
 
@@ -57,6 +63,10 @@ _CLOSE = None  # what ``close`` puts in a stream's queue
 
 def sse(event: str, data: Any) -> str:
     return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+def bus_event(available: bool) -> str:
+    return sse("bus", {"available": available})
 
 
 def _call(env: Envelope) -> dict[str, Any]:
@@ -146,11 +156,15 @@ class LiveStream:
     def close(self) -> None:
         self.push(_CLOSE)
 
-    def events(self, first: dict[str, Any], done: Callable[[], None]) -> Iterator[str]:
-        """The response body: ``first`` snapshot, then what the hub pushes, until the page goes
-        (its next write fails), the stream overflows or is closed."""
+    def events(self, first: dict[str, Any], done: Callable[[], None],
+               bus_available: bool = True) -> Iterator[str]:
+        """The response body: ``first`` snapshot (then ``bus`` unavailable if the broker is away
+        now), then what the hub pushes, until the page goes (its next write fails), the stream
+        overflows or is closed."""
         try:
             yield "retry: 2000\n" + sse("snapshot", first)
+            if not bus_available:
+                yield bus_event(False)
             while not self.overflowed:
                 try:
                     text = self.pending.get(timeout=limits.LIVE_VIEW_KEEPALIVE_SECONDS)
@@ -178,11 +192,33 @@ class LiveHub:
         self.consumer: Optional[EventConsumer] = None
         self._reading: set[str] = set()   # accounts whose board is being read
         self._again: set[str] = set()     # ... and asked for again meanwhile
+        self.bus_available = True         # this process's consumer holds the broker
+        self._watcher: Optional[gevent.Greenlet] = None
 
     def start(self, **consumer_kw: Any) -> "LiveHub":
         self.consumer = EventConsumer(BINDINGS, self.deliver, **consumer_kw).start()
         self.consumer.ready.wait(10)  # events from now on reach this process's streams
+        self.bus_available = self.consumer.ready.is_set()
+        self._watcher = gevent.spawn(self._watch_bus)
         return self
+
+    def _watch_bus(self) -> None:
+        assert self.consumer is not None
+        while True:
+            available = self.consumer.ready.is_set()
+            if available != self.bus_available:
+                self.bus_changed(available)
+            gevent.sleep(limits.LIVE_VIEW_BUS_CHECK_SECONDS)
+
+    def bus_changed(self, available: bool) -> None:
+        """The consumer lost (or got back) the broker: every page is told; on the way back each
+        account's board is read again, as the events missed meanwhile are not replayed."""
+        self.bus_available = available
+        log.warning("live view: the bus is %s", "back" if available else "unavailable; pages told")
+        for account in list(self.streams):
+            self._push(account, bus_event(available))
+            if available:
+                self.refresh(account)
 
     def deliver(self, env: Envelope) -> None:
         account = env.account or ""
@@ -240,7 +276,7 @@ class LiveHub:
             raise
 
     def body(self, stream: LiveStream, first: dict[str, Any]) -> Iterator[str]:
-        return stream.events(first, lambda: self.close(stream))
+        return stream.events(first, lambda: self.close(stream), self.bus_available)
 
     def close(self, stream: LiveStream) -> None:
         streams = self.streams.get(stream.account_id)
@@ -250,6 +286,8 @@ class LiveHub:
                 del self.streams[stream.account_id]
 
     def stop(self) -> None:
+        if self._watcher is not None:
+            self._watcher.kill()
         if self.consumer is not None:
             self.consumer.stop()
         for streams in list(self.streams.values()):

@@ -1,4 +1,5 @@
-"""/api/queues CRUD — license queue-mgmt, admin session."""
+"""/api/queues CRUD — license queue-mgmt; changes by an admin session, reads by admins and
+supervisors (they run the queues' day: the live view, the callbacks)."""
 from __future__ import annotations
 
 import uuid
@@ -7,7 +8,7 @@ from typing import Any
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from app.api.common import ListQuerySchema, page_schema, require_admin
+from app.api.common import ListQuerySchema, page_schema, require_admin, require_supervisor
 from app.api.queues import service
 from app.api.queues.schemas import QueuePatchSchema, QueueSchema, QueueWriteSchema
 from app.api.security import current_identity, require_license, tenant_db
@@ -18,7 +19,7 @@ blp = Blueprint("queues", __name__, url_prefix="/api/queues", description="Queue
 @blp.route("")
 class Queues(MethodView):
     @require_license("queue-mgmt")
-    @require_admin
+    @require_supervisor
     @blp.arguments(ListQuerySchema, location="query")
     @blp.response(200, page_schema(QueueSchema))
     def get(self, query: dict[str, Any]):
@@ -38,7 +39,7 @@ class Queues(MethodView):
 @blp.route("/<uuid:queue_id>")
 class QueueById(MethodView):
     @require_license("queue-mgmt")
-    @require_admin
+    @require_supervisor
     @blp.response(200, QueueSchema)
     def get(self, queue_id: uuid.UUID):
         with tenant_db() as db:

@@ -29,7 +29,7 @@ export function VerbForm({ verb, onChange, problems, legend, prefix = 'verb-' })
       {fields.map((field) => {
         const text = texts[field.name] ?? fieldText(field, verb[field.name]);
         const error = errors[field.name] || localProblem(field, verb[field.name]) || server[field.name] || null;
-        const label = field.required ? `${field.name} (required)` : field.name;
+        const label = field.required ? `${field.label} (required)` : field.label;
         const hint = hintOf(field);
         if (field.kind === 'boolean') {
           return (
@@ -73,7 +73,7 @@ export function VerbForm({ verb, onChange, problems, legend, prefix = 'verb-' })
 
 function hintOf(field) {
   const s = field.schema;
-  const bits = [];
+  const bits = [`“${field.name}” in the verb list.`];
   if (field.kind === 'json') bits.push(s.type === 'array' ? 'A JSON list.' : 'A JSON object.');
   if (s.default !== undefined && field.kind !== 'boolean' && field.kind !== 'choice') bits.push(`Default ${JSON.stringify(s.default)}.`);
   if (field.kind === 'number' && s.exclusiveMinimum !== undefined) {
@@ -81,5 +81,5 @@ function hintOf(field) {
   } else if (field.kind === 'number' && (s.minimum !== undefined || s.maximum !== undefined)) {
     bits.push(`${s.minimum ?? '…'} to ${s.maximum ?? '…'}.`);
   }
-  return bits.join(' ') || undefined;
+  return bits.join(' ');
 }

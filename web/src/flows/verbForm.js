@@ -13,18 +13,51 @@ import SCHEMAS from './verb-schemas.json';
 
 export const FORM_VERBS = Object.keys(SCHEMAS);
 
+/**
+ * Each form field's label in plain English, for someone who does not read the verb language;
+ * the property's own name (SPEC's: `numDigits`, `actionHook` …) is in the field's hint. A
+ * vitest fails when a verb of the schema copy has a property without a label here.
+ */
+export const FIELD_LABELS = {
+  dial: {
+    callerId: 'Caller number to show',
+    record: 'Record the call',
+    target: 'Who to call',
+    timeout: 'Ring for at most (seconds)',
+  },
+  gather: {
+    actionHook: 'When done, send what the caller entered to (URL)',
+    finishOnKey: 'Key that ends the input',
+    input: 'Listen for (keys, speech)',
+    numDigits: 'Number of digits to collect',
+    play: 'Audio to play while listening',
+    say: 'Words to say while listening',
+    timeout: 'Wait for the caller (seconds)',
+  },
+  hangup: { reason: 'Reason for hanging up' },
+  play: { loop: 'Times to play it', url: 'Audio file address (URL)' },
+  record: {
+    format: 'File format',
+    statusHook: 'When the recording is ready, notify (URL)',
+    stereo: 'Caller and other party on separate channels (stereo)',
+  },
+  redirect: { url: 'Get the next instructions from (URL)' },
+  say: { language: 'Language', loop: 'Times to say it', text: 'Words to say', voice: 'Voice' },
+};
+
 export function verbSchema(verb) {
   return SCHEMAS[verb] || null;
 }
 
-/** The form's fields of a verb: [{name, kind, required, schema}] in the schema's order, `verb` left out. */
+/** The form's fields of a verb: [{name, label, kind, required, schema}] in the schema's order, `verb` left out. */
 export function verbFields(verb) {
   const schema = verbSchema(verb);
   if (!schema) return [];
   const required = new Set(schema.required || []);
   return Object.entries(schema.properties || {})
     .filter(([name]) => name !== 'verb')
-    .map(([name, prop]) => ({ name, required: required.has(name), schema: prop, kind: kindOf(prop) }));
+    .map(([name, prop]) => ({ name, label: FIELD_LABELS[verb]?.[name] ?? name, required: required.has(name),
+      schema: prop, kind: kindOf(prop) }));
 }
 
 function kindOf(prop) {

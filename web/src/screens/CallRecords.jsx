@@ -22,9 +22,9 @@ const when = (iso) => (iso ? new Date(iso).toLocaleString() : '');
 const toInstant = (local) => (local ? new Date(local).toISOString() : '');
 
 /**
- * The agents and queues a filter can choose from. Listing them needs the admin role and the
- * queue-mgmt license; without them (a supervisor with recordings.view) the choice is not
- * offered, and a filter already in the address still applies.
+ * The agents and queues a filter can choose from. Listing them needs the queue-mgmt license
+ * and the admin role (the queues: admin or supervisor); a list refused is not offered, and a
+ * filter already in the address still applies.
  */
 function useFilterChoices(call) {
   return useResource(async () => {

@@ -2,17 +2,21 @@ import { useEffect, useRef, useState } from 'react';
 import { canSee } from '../access.js';
 import { useAuth } from '../auth.jsx';
 import { OutageBanner } from '../components/Banner.jsx';
-import { EMPTY_BOARD, applyEvent, reconnectDelayMs, serviceLevelText, waitText } from '../live.js';
+import { EMPTY_BOARD, applyEvent, reconnectDelayMs, resync, serviceLevelText, waitText } from '../live.js';
 import { Supervise } from './Supervise.jsx';
 
 const EVENT_KINDS = ['snapshot', 'queue', 'call'];
+const when = (ms) => new Date(ms).toLocaleTimeString();
 
 /**
  * The live view: pushed by the server (server-sent events fed by the bus), never polled.
  * An EventSource cannot send the Bearer token, so each connection first asks for a single-use
  * ticket (POST /api/live/tickets) and opens /api/live/stream?ticket=… with it. When the stream
  * drops, the EventSource is closed (its own retry would reuse the spent ticket) and a new
- * ticket is asked for after 1 s, 2 s, 4 s … (at most 15 s).
+ * ticket is asked for after 1 s, 2 s, 4 s … (at most 15 s). While the stream is down, or the
+ * server says its bus is (`bus` {available: false}), the page says "Live updates paused" and
+ * greys the figures, as of their time; the next snapshot (the new stream's first, or the one
+ * the server sends when the bus is back) replaces the board whole (`resync`).
  */
 export function LiveView() {
   const { call, identity } = useAuth();
@@ -20,16 +24,21 @@ export function LiveView() {
   const [board, setBoard] = useState(EMPTY_BOARD);
   const [status, setStatus] = useState('connecting');
   const [error, setError] = useState(null);
+  const [pausedBy, setPausedBy] = useState(null); // 'stream' | 'bus' while the figures may be stale
+  const [updatedAt, setUpdatedAt] = useState(null);
   const attempt = useRef(0);
+  const gap = useRef(true); // the next snapshot follows a gap: it replaces the board whole
   const [generation, setGeneration] = useState(0);
 
   useEffect(() => {
     let source = null;
     let timer = null;
     let stopped = false;
+    gap.current = true;
     const retry = () => {
       if (stopped) return;
-      setStatus('reconnecting');
+      setStatus('paused');
+      setPausedBy((p) => p || 'stream');
       timer = setTimeout(() => setGeneration((g) => g + 1), reconnectDelayMs(attempt.current));
       attempt.current += 1;
     };
@@ -43,10 +52,22 @@ export function LiveView() {
           if (kind === 'snapshot') {
             attempt.current = 0;
             setStatus('live');
+            setPausedBy(null);
+            const whole = gap.current;
+            gap.current = false;
+            setBoard((b) => (whole ? resync(b, data) : applyEvent(b, kind, data)));
+          } else {
+            setBoard((b) => applyEvent(b, kind, data));
           }
-          setBoard((b) => applyEvent(b, kind, data));
+          setUpdatedAt(Date.now());
         });
       }
+      source.addEventListener('bus', (event) => {
+        if (JSON.parse(event.data).available) return; // the snapshot that follows resumes
+        gap.current = true;
+        setStatus('paused');
+        setPausedBy('bus');
+      });
       source.onerror = () => {
         source.close();
         retry();
@@ -73,7 +94,16 @@ export function LiveView() {
       <h1>Live view</h1>
       <OutageBanner error={error?.isOutage ? error : null} onRetry={() => { attempt.current = 0; setGeneration((g) => g + 1); }} />
       {error && !error.isOutage && <p className="form-error" role="alert">{error.message}</p>}
-      <p className="live-status" role="status">{STATUS_TEXT[status]}</p>
+      <div className={status === 'paused' ? 'live-status banner paused' : 'live-status'} role="status" aria-live="polite" id="live-status">
+        <p>{STATUS_TEXT[status]}</p>
+        {status === 'paused' && (
+          <p className="why">
+            {PAUSE_REASON[pausedBy] || PAUSE_REASON.stream}{' '}
+            {updatedAt ? `The figures below are from ${when(updatedAt)} and may be out of date.` : 'No figures yet.'}
+          </p>
+        )}
+      </div>
+      <div className={status === 'paused' ? 'stale' : undefined} aria-describedby={status === 'paused' ? 'live-status' : undefined}>
       <section aria-labelledby="live-queues">
         <h2 id="live-queues">Queues</h2>
         <table className="board">
@@ -125,6 +155,7 @@ export function LiveView() {
         </table>
         <p className="hint">The newest 200 calls are listed; the count is every call of the account.</p>
       </section>
+      </div>
     </>
   );
 }
@@ -132,6 +163,11 @@ export function LiveView() {
 const STATUS_TEXT = {
   connecting: 'Connecting…',
   live: 'Live: figures are pushed as they change.',
-  reconnecting: 'Connection lost. Reconnecting…',
+  paused: 'Live updates paused — reconnecting…',
   refused: 'The live view is not available to you.',
+};
+
+const PAUSE_REASON = {
+  stream: 'The connection to the server was lost.',
+  bus: 'The server cannot reach its event bus (RabbitMQ), so nothing new arrives.',
 };
