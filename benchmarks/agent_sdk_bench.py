@@ -17,7 +17,6 @@ installs them). The machine is shared and noisy: compare figures within one run 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 from pathlib import Path
@@ -32,10 +31,9 @@ from app.gevent_setup import patch  # noqa: E402
 
 patch()
 
-from sqlalchemy import create_engine, pool  # noqa: E402
+from sqlalchemy.engine import Engine  # noqa: E402
 
-from app.db.urls import sqlalchemy_url  # noqa: E402
-from tests.realswitch.freeswitch import RealSwitch, SwitchPorts, freeswitch_tree, missing_reason  # noqa: E402
+from tests.realswitch.freeswitch import RealSwitch  # noqa: E402
 from tests.realswitch.product import Product  # noqa: E402
 from tests.realswitch.provision import create_tenant_with_trunk, poll  # noqa: E402
 from tests.realswitch.sipp import Sipp  # noqa: E402
@@ -50,14 +48,9 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-def run(calls: int, work: Path) -> None:
-    switch = RealSwitch(freeswitch_tree(), work / "fs", SwitchPorts.pick(), "bench-esl")
-    switch.start()
-    product = Product(switch, work)
-    engine = create_engine(sqlalchemy_url(os.environ["SBC_DATABASE_URL"]), poolclass=pool.NullPool)
+def run(calls: int, work: Path, switch: RealSwitch, product: Product, engine: Engine) -> None:
     server = browser = None
     try:
-        product.start()
         tenant = create_tenant_with_trunk(product, engine)
         queue = tenant.admin.post("/api/queues", {"name": "bench", "offer_timeout_seconds": 20,
                                                   "wrap_up_seconds": 0, "announce_position": False})
@@ -90,21 +83,13 @@ def run(calls: int, work: Path) -> None:
             browser.close()
         if server is not None:
             server.stop()
-        product.stop()
-        switch.stop()
-        engine.dispose()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=20)
     args = parser.parse_args()
-    reason = missing_reason(freeswitch_tree()) or browser_missing()
-    if reason:
-        print(f"skipped: {reason}")
-        return
-    with private_stack.private_stack(RUN) as work:
-        run(args.calls, work)
+    private_stack.on_real_switch(RUN, lambda *stack: run(args.calls, *stack), also_missing=browser_missing)
 
 
 if __name__ == "__main__":

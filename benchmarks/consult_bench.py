@@ -22,7 +22,6 @@ engineers' suites): compare figures within one run only.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -38,14 +37,13 @@ from app.gevent_setup import patch  # noqa: E402
 
 patch()
 
-from sqlalchemy import create_engine, pool  # noqa: E402
+from sqlalchemy.engine import Engine  # noqa: E402
 
-from app.db.urls import sqlalchemy_url  # noqa: E402
 from benchmarks.live_control_bench import percentile  # noqa: E402
 from tests.agent_channel.client import ChannelClient  # noqa: E402
 from tests.realswitch import agents as sip_agents  # noqa: E402
 from tests.realswitch import outbound  # noqa: E402
-from tests.realswitch.freeswitch import RealSwitch, SwitchPorts, freeswitch_tree, missing_reason  # noqa: E402
+from tests.realswitch.freeswitch import RealSwitch  # noqa: E402
 from tests.realswitch.product import Product  # noqa: E402
 from tests.realswitch.provision import create_tenant_with_trunk, poll  # noqa: E402
 from tests.realswitch.sipp import Sipp, _messages  # noqa: E402
@@ -69,80 +67,65 @@ def _line(name: str, times: list[float]) -> str:
             f"p95 {percentile(times, 95):.0f} ms, min {min(times):.0f} ms, max {max(times):.0f} ms")
 
 
-def run(consults: int, work: Path) -> None:
-    switch = RealSwitch(freeswitch_tree(), work / "fs", SwitchPorts.pick(), "bench-esl")
-    switch.start()
-    product = Product(switch, work)
-    engine = create_engine(sqlalchemy_url(os.environ["SBC_DATABASE_URL"]), poolclass=pool.NullPool)
+def run(consults: int, work: Path, switch: RealSwitch, product: Product, engine: Engine) -> None:
     sipp = Sipp(switch, work / "sipp")
-    try:
-        product.start()
-        tenant = create_tenant_with_trunk(product, engine)
-        carrier = sipp.carrier(scenario="uas-answer.xml", extra=("-trace_msg",))
-        carrier_id, gateway_id = outbound.carrier(tenant, "consulted", carrier.port)
-        prefix = outbound.prefix()
-        outbound.route(product, tenant, prefix, [carrier_id])
-        outbound.wait_gateways(switch, gateway_id)
-        queue = tenant.admin.post("/api/queues", {"name": "bench", "offer_timeout_seconds": 15,
-                                                  "wrap_up_seconds": 1, "announce_position": False})
-        first = sip_agents.new_agent(tenant, [queue["id"]], prefix="cx")
-        consulted = sip_agents.new_agent(tenant, [], prefix="cx")
-        for agent in (first, consulted):
-            assert poll(lambda a=agent: sip_agents.in_directory(switch, a), 15), "directory not applied"
-        seconds = 30 + 2 * consults * ROUND_SECONDS
-        phones = [sip_agents.register(sipp, switch, agent, "agent-answer-ooc.xml", seconds=seconds)
-                  for agent in (first, consulted)]
-        client = ChannelClient(product.api_port, f"{tenant.subdomain}.localhost")
-        client.auth(sip_agents.login_token(product, tenant, first))
-        number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
-        targets = {"agent": {"type": "agent", "agentId": consulted.id},
-                   "number": {"type": "number", "number": f"+{prefix}5550123"}}
-        sent_at: dict[str, list[float]] = {kind: [] for kind in targets}
-        acked_ms: list[float] = []
-        sip_agents.make_available(tenant, first)
-        sip_agents.make_available(tenant, consulted)
-        for round_ in range(2 * consults):
-            kind = "agent" if round_ % 2 == 0 else "number"
-            for agent in (first, consulted):  # back from the last round's wrap-up (1 s)
-                assert poll(lambda a=agent: tenant.admin.get(f"/api/agents/{a.id}")["state"] == "available", 15)
-            caller = sipp.start_calls(number, scenario="uac-wait-bye.xml")
-            offer = client.expect("offer", timeout=20)
-            client.expect("call", lambda m: m["phase"] == "connected", timeout=20)
-            sent_at[kind].append(time.time())
-            started = time.perf_counter()
-            ack = client.command("consult", target=targets[kind])
-            acked_ms.append((time.perf_counter() - started) * 1000)
-            assert ack["ok"] is True, ack
-            # refused consult_not_answered until the target answered
-            assert poll(lambda: client.command("completeTransfer")["ok"], 20), f"round {round_}: never completed"
-            client.expect("call", lambda m: m["phase"] == "transferred", timeout=20)
-            tenant.admin.post(f"/api/calls/{offer['offerId']}/actions", {"action": "hangup"}, expect=200)
-            assert caller.wait(30).ok
-        client.close()
-        results = [phone.stop() for phone in phones]
-        rings = {"agent": _ringing_stamps(results[1].messages), "number": _ringing_stamps(carrier.stop().messages)}
-        print(_line("consult command → the consulted agent's phone ringing (its 180)",
-                    _to_ring(sent_at["agent"], rings["agent"])))
-        print(_line("consult command → the number's carrier ringing (its 180, through LCR)",
-                    _to_ring(sent_at["number"], rings["number"])))
-        print(f"consult command → ack (agent parked, originate accepted), {len(acked_ms)} consultations: "
-              f"p50 {statistics.median(acked_ms):.0f} ms, p95 {percentile(acked_ms, 95):.0f} ms")
-    finally:
-        product.stop()
-        switch.stop()
-        engine.dispose()
+    tenant = create_tenant_with_trunk(product, engine)
+    carrier = sipp.carrier(scenario="uas-answer.xml", extra=("-trace_msg",))
+    carrier_id, gateway_id = outbound.carrier(tenant, "consulted", carrier.port)
+    prefix = outbound.prefix()
+    outbound.route(product, tenant, prefix, [carrier_id])
+    outbound.wait_gateways(switch, gateway_id)
+    queue = tenant.admin.post("/api/queues", {"name": "bench", "offer_timeout_seconds": 15,
+                                              "wrap_up_seconds": 1, "announce_position": False})
+    first = sip_agents.new_agent(tenant, [queue["id"]], prefix="cx")
+    consulted = sip_agents.new_agent(tenant, [], prefix="cx")
+    for agent in (first, consulted):
+        assert poll(lambda a=agent: sip_agents.in_directory(switch, a), 15), "directory not applied"
+    seconds = 30 + 2 * consults * ROUND_SECONDS
+    phones = [sip_agents.register(sipp, switch, agent, "agent-answer-ooc.xml", seconds=seconds)
+              for agent in (first, consulted)]
+    client = ChannelClient(product.api_port, f"{tenant.subdomain}.localhost")
+    client.auth(sip_agents.login_token(product, tenant, first))
+    number = tenant.number_for([{"verb": "queue", "name": queue["name"]}])
+    targets = {"agent": {"type": "agent", "agentId": consulted.id},
+               "number": {"type": "number", "number": f"+{prefix}5550123"}}
+    sent_at: dict[str, list[float]] = {kind: [] for kind in targets}
+    acked_ms: list[float] = []
+    sip_agents.make_available(tenant, first)
+    sip_agents.make_available(tenant, consulted)
+    for round_ in range(2 * consults):
+        kind = "agent" if round_ % 2 == 0 else "number"
+        for agent in (first, consulted):  # back from the last round's wrap-up (1 s)
+            assert poll(lambda a=agent: tenant.admin.get(f"/api/agents/{a.id}")["state"] == "available", 15)
+        caller = sipp.start_calls(number, scenario="uac-wait-bye.xml")
+        offer = client.expect("offer", timeout=20)
+        client.expect("call", lambda m: m["phase"] == "connected", timeout=20)
+        sent_at[kind].append(time.time())
+        started = time.perf_counter()
+        ack = client.command("consult", target=targets[kind])
+        acked_ms.append((time.perf_counter() - started) * 1000)
+        assert ack["ok"] is True, ack
+        # refused consult_not_answered until the target answered
+        assert poll(lambda: client.command("completeTransfer")["ok"], 20), f"round {round_}: never completed"
+        client.expect("call", lambda m: m["phase"] == "transferred", timeout=20)
+        tenant.admin.post(f"/api/calls/{offer['offerId']}/actions", {"action": "hangup"}, expect=200)
+        assert caller.wait(30).ok
+    client.close()
+    results = [phone.stop() for phone in phones]
+    rings = {"agent": _ringing_stamps(results[1].messages), "number": _ringing_stamps(carrier.stop().messages)}
+    print(_line("consult command → the consulted agent's phone ringing (its 180)",
+                _to_ring(sent_at["agent"], rings["agent"])))
+    print(_line("consult command → the number's carrier ringing (its 180, through LCR)",
+                _to_ring(sent_at["number"], rings["number"])))
+    print(f"consult command → ack (agent parked, originate accepted), {len(acked_ms)} consultations: "
+          f"p50 {statistics.median(acked_ms):.0f} ms, p95 {percentile(acked_ms, 95):.0f} ms")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--consults", type=int, default=10, help="consultations per target kind")
     args = parser.parse_args()
-    reason = missing_reason(freeswitch_tree())
-    if reason:
-        print(f"skipped: {reason}")
-        return
-    with private_stack.private_stack(RUN) as work:
-        run(args.consults, work)
+    private_stack.on_real_switch(RUN, lambda *stack: run(args.consults, *stack))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ engineers' suites): compare figures within one run only.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -29,10 +28,9 @@ from app.gevent_setup import patch  # noqa: E402
 
 patch()
 
-from sqlalchemy import create_engine, pool  # noqa: E402
+from sqlalchemy.engine import Engine  # noqa: E402
 
-from app.db.urls import sqlalchemy_url  # noqa: E402
-from tests.realswitch.freeswitch import RealSwitch, SwitchPorts, freeswitch_tree, missing_reason  # noqa: E402
+from tests.realswitch.freeswitch import RealSwitch  # noqa: E402
 from tests.realswitch.product import Product  # noqa: E402
 from tests.realswitch.provision import create_tenant_with_trunk, poll  # noqa: E402
 from tests.realswitch.sipp import Sipp  # noqa: E402
@@ -43,52 +41,37 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-def run(requests: int, work: Path) -> None:
-    switch = RealSwitch(freeswitch_tree(), work / "fs", SwitchPorts.pick(), "bench-esl")
-    switch.start()
-    product = Product(switch, work)
-    engine = create_engine(sqlalchemy_url(os.environ["SBC_DATABASE_URL"]), poolclass=pool.NullPool)
-    try:
-        product.start()
-        tenant = create_tenant_with_trunk(product, engine)
-        number = tenant.number_for([{"verb": "pause", "length": 120}])
-        caller = Sipp(switch, work / "sipp").start_calls(number, scenario="uac-wait-bye.xml")
-        answered = poll(lambda: [e["payload"]["callId"] for e in tenant.events("call.answered")], 20)
-        assert answered, "the call was never answered"
-        path = f"/api/calls/{answered[0]}/actions"
-        figures: dict[str, list[float]] = {"dtmf": [], "mute/unmute": []}
-        for n in range(requests):
-            started = time.perf_counter()
-            tenant.admin.post(path, {"action": "dtmf", "digits": "1"}, expect=200)
-            figures["dtmf"].append((time.perf_counter() - started) * 1000)
-            started = time.perf_counter()
-            tenant.admin.post(path, {"action": "mute" if n % 2 == 0 else "unmute"}, expect=200)
-            figures["mute/unmute"].append((time.perf_counter() - started) * 1000)
+def run(requests: int, work: Path, switch: RealSwitch, product: Product, engine: Engine) -> None:
+    tenant = create_tenant_with_trunk(product, engine)
+    number = tenant.number_for([{"verb": "pause", "length": 120}])
+    caller = Sipp(switch, work / "sipp").start_calls(number, scenario="uac-wait-bye.xml")
+    answered = poll(lambda: [e["payload"]["callId"] for e in tenant.events("call.answered")], 20)
+    assert answered, "the call was never answered"
+    path = f"/api/calls/{answered[0]}/actions"
+    figures: dict[str, list[float]] = {"dtmf": [], "mute/unmute": []}
+    for n in range(requests):
         started = time.perf_counter()
-        tenant.admin.post(path, {"action": "hangup", "reason": "bench"}, expect=200)
-        hangup_ms = (time.perf_counter() - started) * 1000
-        caller.wait(30)
-        for name, times in figures.items():
-            print(f"{name}: request → switch +OK → 200 over {len(times)} requests: "
-                  f"p50 {statistics.median(times):.1f} ms, p95 {percentile(times, 95):.1f} ms, "
-                  f"min {min(times):.1f} ms, max {max(times):.1f} ms")
-        print(f"hangup: {hangup_ms:.1f} ms")
-    finally:
-        product.stop()
-        switch.stop()
-        engine.dispose()
+        tenant.admin.post(path, {"action": "dtmf", "digits": "1"}, expect=200)
+        figures["dtmf"].append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        tenant.admin.post(path, {"action": "mute" if n % 2 == 0 else "unmute"}, expect=200)
+        figures["mute/unmute"].append((time.perf_counter() - started) * 1000)
+    started = time.perf_counter()
+    tenant.admin.post(path, {"action": "hangup", "reason": "bench"}, expect=200)
+    hangup_ms = (time.perf_counter() - started) * 1000
+    caller.wait(30)
+    for name, times in figures.items():
+        print(f"{name}: request → switch +OK → 200 over {len(times)} requests: "
+              f"p50 {statistics.median(times):.1f} ms, p95 {percentile(times, 95):.1f} ms, "
+              f"min {min(times):.1f} ms, max {max(times):.1f} ms")
+    print(f"hangup: {hangup_ms:.1f} ms")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=20)
     args = parser.parse_args()
-    reason = missing_reason(freeswitch_tree())
-    if reason:
-        print(f"skipped: {reason}")
-        return
-    with private_stack.private_stack(RUN) as work:
-        run(args.requests, work)
+    private_stack.on_real_switch(RUN, lambda *stack: run(args.requests, *stack))
 
 
 if __name__ == "__main__":

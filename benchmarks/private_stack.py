@@ -2,7 +2,9 @@
 
 ``configure(name)`` must run before anything imports ``app`` (the settings are read once, and
 the entry point monkey-patches gevent next); ``private_stack`` creates the database and vhost,
-yields a scratch folder, and removes all three afterwards, whatever happened.
+yields a scratch folder, and removes all three afterwards, whatever happened. ``on_real_switch``
+is a real-switch bench's start-up: skipped (said) without ../shared/freeswitch, else the private
+stack, a FreeSWITCH and the product started on it, the bench's body run, all stopped after.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import tempfile
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator, Optional
 
 
 def configure(name: str) -> str:
@@ -45,3 +47,32 @@ def private_stack(run: str) -> Iterator[Path]:
         reset_engines()
         _maintenance(f'DROP DATABASE IF EXISTS "sbc_{run}" WITH (FORCE)')
         shutil.rmtree(work, ignore_errors=True)
+
+
+def on_real_switch(run: str, body: Callable[[Path, Any, Any, Any], None], *,
+                   also_missing: Optional[Callable[[], Optional[str]]] = None, switch_class: Any = None) -> None:
+    """``body(work, switch, product, engine)`` with a started switch (``switch_class``, by default
+    tests/realswitch's RealSwitch) and product, and an owner engine on the private database;
+    prints ``skipped: …`` instead when the switch tree (or ``also_missing()``) says why not."""
+    from sqlalchemy import create_engine, pool
+
+    from app.db.urls import sqlalchemy_url
+    from tests.realswitch.freeswitch import RealSwitch, SwitchPorts, freeswitch_tree, missing_reason
+    from tests.realswitch.product import Product
+
+    reason = missing_reason(freeswitch_tree()) or (also_missing() if also_missing else None)
+    if reason:
+        print(f"skipped: {reason}")
+        return
+    with private_stack(run) as work:
+        switch = (switch_class or RealSwitch)(freeswitch_tree(), work / "fs", SwitchPorts.pick(), "bench-esl")
+        switch.start()
+        product = Product(switch, work)
+        engine = create_engine(sqlalchemy_url(os.environ["SBC_DATABASE_URL"]), poolclass=pool.NullPool)
+        try:
+            product.start()
+            body(work, switch, product, engine)
+        finally:
+            product.stop()
+            switch.stop()
+            engine.dispose()

@@ -40,10 +40,10 @@ from app.gevent_setup import patch  # noqa: E402
 
 patch()
 
-from sqlalchemy import create_engine, pool, text  # noqa: E402
+from sqlalchemy import text  # noqa: E402
+from sqlalchemy.engine import Engine  # noqa: E402
 
-from app.db.urls import sqlalchemy_url  # noqa: E402
-from tests.realswitch.freeswitch import RealSwitch, SwitchPorts, freeswitch_tree, missing_reason  # noqa: E402
+from tests.realswitch.freeswitch import RealSwitch  # noqa: E402
 from tests.realswitch.product import Product  # noqa: E402
 from tests.realswitch.provision import create_tenant_with_trunk  # noqa: E402
 from tests.realswitch.sipp import Sipp  # noqa: E402
@@ -291,6 +291,37 @@ def _print_costs(costs: list[tuple[int, dict[str, float], dict[str, float]]]) ->
         print(f"| {rate} | " + " | ".join(cells) + f" | {totals} |", flush=True)
 
 
+def measure(args: argparse.Namespace, work: Path, switch: RealSwitch, product: Product, engine: Engine) -> None:
+    """The product has started: all N controller processes are ready (their /readyz)."""
+    print(f"controller: {args.controller_processes} process(es) ready in "
+          f"{product.controller_ready_seconds:.1f} s", flush=True)
+    tenant = create_tenant_with_trunk(product, engine)  # each process applies both writes
+    number = tenant.number_for(PRODUCT_VERBS)
+    held_number = tenant.number_for(HELD_VERBS)
+    sipp = Sipp(switch, work / "sipp")
+    sipp.call(number, calls=5, rate=5)  # warm up both paths
+    sipp.call(STATIC_NUMBER, calls=5, rate=5)
+    pid = product.controller.pid
+    print(f"controller pid {pid}, {args.controller_processes} process(es)", flush=True)
+    print("| calls/s | static ok/failed | static p50/p95 ms | product ok/failed | "
+          "product p50/p95 ms | controller CPU ms/call | channels left |")
+    print("|---|---|---|---|---|---|---|")
+    costs = []
+    for rate in [int(r) for r in args.rates.split(",") if r]:
+        s = (run_rate(sipp, switch, engine, STATIC_NUMBER, rate, args.seconds, None)
+             if not args.product_only else
+             {"ok": 0, "failed": 0, "p50": float("nan"), "p95": float("nan"), "left": 0,
+              "cpu": {}})
+        p = run_rate(sipp, switch, engine, number, rate, args.seconds, pid)
+        costs.append((rate, s["cpu"], p["cpu"]))
+        print(f"| {rate} | {s['ok']}/{s['failed']} | {s['p50']:.0f}/{s['p95']:.0f} | "
+              f"{p['ok']}/{p['failed']} | {p['p50']:.0f}/{p['p95']:.0f} | "
+              f"{p['cpu_ms_per_call']:.1f} | {s['left']}/{p['left']} |", flush=True)
+    _print_costs(costs)
+    if args.held:
+        held_memory(sipp, switch, (STATIC_HELD_NUMBER, held_number), args.held, pid)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rates", default="25,50,75,100")
@@ -304,49 +335,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.rates, args.seconds, args.held = "25,50", 4.0, 100
-    reason = missing_reason(freeswitch_tree())
-    if reason:
-        print(f"skipped: {reason}")
-        return
-    with private_stack.private_stack(RUN) as work:
-        switch = BenchSwitch(freeswitch_tree(), work / "fs", SwitchPorts.pick(), "bench-esl")
-        switch.start()
-        os.environ["SBC_CONTROLLER_PROCESSES"] = str(args.controller_processes)
-        product = Product(switch, work)
-        engine = create_engine(sqlalchemy_url(os.environ["SBC_DATABASE_URL"]), poolclass=pool.NullPool)
-        try:
-            product.start()  # returns once all N controller processes are ready (their /readyz)
-            print(f"controller: {args.controller_processes} process(es) ready in "
-                  f"{product.controller_ready_seconds:.1f} s", flush=True)
-            tenant = create_tenant_with_trunk(product, engine)  # each process applies both writes
-            number = tenant.number_for(PRODUCT_VERBS)
-            held_number = tenant.number_for(HELD_VERBS)
-            sipp = Sipp(switch, work / "sipp")
-            sipp.call(number, calls=5, rate=5)  # warm up both paths
-            sipp.call(STATIC_NUMBER, calls=5, rate=5)
-            pid = product.controller.pid
-            print(f"controller pid {pid}, {args.controller_processes} process(es)", flush=True)
-            print("| calls/s | static ok/failed | static p50/p95 ms | product ok/failed | "
-                  "product p50/p95 ms | controller CPU ms/call | channels left |")
-            print("|---|---|---|---|---|---|---|")
-            costs = []
-            for rate in [int(r) for r in args.rates.split(",") if r]:
-                s = (run_rate(sipp, switch, engine, STATIC_NUMBER, rate, args.seconds, None)
-                     if not args.product_only else
-                     {"ok": 0, "failed": 0, "p50": float("nan"), "p95": float("nan"), "left": 0,
-                      "cpu": {}})
-                p = run_rate(sipp, switch, engine, number, rate, args.seconds, pid)
-                costs.append((rate, s["cpu"], p["cpu"]))
-                print(f"| {rate} | {s['ok']}/{s['failed']} | {s['p50']:.0f}/{s['p95']:.0f} | "
-                      f"{p['ok']}/{p['failed']} | {p['p50']:.0f}/{p['p95']:.0f} | "
-                      f"{p['cpu_ms_per_call']:.1f} | {s['left']}/{p['left']} |", flush=True)
-            _print_costs(costs)
-            if args.held:
-                held_memory(sipp, switch, (STATIC_HELD_NUMBER, held_number), args.held, pid)
-        finally:
-            product.stop()
-            switch.stop()
-            engine.dispose()
+    os.environ["SBC_CONTROLLER_PROCESSES"] = str(args.controller_processes)
+    private_stack.on_real_switch(RUN, lambda *stack: measure(args, *stack), switch_class=BenchSwitch)
 
 
 if __name__ == "__main__":

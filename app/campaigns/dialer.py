@@ -230,8 +230,8 @@ class CampaignDialer:
         dialled: list[Dialled] = []
         try:
             with tenant_session(account_id) as db:
-                campaign = db.get(Campaign, campaign_id)
-                if campaign is None or campaign.status != "running":
+                campaign = picking.running_campaign(db, campaign_id)
+                if campaign is None:
                     return []
                 free = self.free_agents(db, campaign)
                 lines = pacing.progressive(pacing.Lines(ready_agents=len(free), busy_elapsed=(),

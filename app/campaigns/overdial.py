@@ -72,8 +72,8 @@ def dial(dialer: "CampaignDialer", account_id: uuid.UUID, campaign_id: uuid.UUID
     dialled: list[Dialled] = []
     try:
         with tenant_session(account_id) as db:
-            campaign = db.get(Campaign, campaign_id)
-            if campaign is None or campaign.status != "running":
+            campaign = picking.running_campaign(db, campaign_id)
+            if campaign is None:
                 return []
             free = dialer.free_agents(db, campaign, skip_waiting_groups=False)
             groups = dict(db.execute(select_group_names(campaign)).all())

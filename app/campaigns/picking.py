@@ -68,6 +68,12 @@ def waiting_for(contact: CampaignContact, window: CallingWindow, now: datetime) 
     return None
 
 
+def running_campaign(db: Session, campaign_id: uuid.UUID) -> Optional[Campaign]:
+    """The campaign when it is running (a dialling round's start), else None."""
+    campaign = db.get(Campaign, campaign_id)
+    return campaign if campaign is not None and campaign.status == "running" else None
+
+
 def pick(db: Session, campaign: Campaign, now: datetime, limit: int) -> list[Picked]:
     """Take up to ``limit`` contacts to dial now (marked ``in_progress``, attempt counted).
     Listed numbers become ``do_not_call`` and are never dialled; contacts outside their window

@@ -194,8 +194,8 @@ class PreviewDialer:
         made: list[PreviewOffer] = []
         try:
             with tenant_session(account_id) as db:
-                campaign = db.get(Campaign, campaign_id)
-                if campaign is None or campaign.status != "running":
+                campaign = picking.running_campaign(db, campaign_id)
+                if campaign is None:
                     return []
                 free = self.free_agents(db, campaign)
                 wanted = self.headroom(db, campaign, len(free))

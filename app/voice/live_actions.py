@@ -135,6 +135,11 @@ def hangup(call: LiveHandle, params: dict[str, Any], _by: Requester) -> dict[str
             or not _REASON.match(reason):
         raise ValueError("reason")
     ensure_alive(call)
+    return hang_up_caller(call, reason)
+
+
+def hang_up_caller(call: LiveHandle, reason: str) -> dict[str, Any]:
+    """The caller's leg is hung up, the record's ``hangup_reason`` being ``reason``."""
     call.ending = True
     call.ctx.hangup_reason = reason
     try:

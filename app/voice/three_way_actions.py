@@ -23,7 +23,7 @@ from app.calls.interaction_times import utc_now
 from app.events.payloads import call_conference_left, call_conferenced
 from app.verbs.consult_hold import three_way_room
 from app.voice.consult_actions import consulting, ensure_talking, wait_parked
-from app.voice.live_actions import LiveHandle, Refused, Requester, ensure_alive, switch_api
+from app.voice.live_actions import LiveHandle, Refused, Requester, ensure_alive, hang_up_caller, switch_api
 from esl.errors import EslError
 
 log = logging.getLogger(__name__)
@@ -80,13 +80,7 @@ def conference_end(call: LiveHandle, _params: dict[str, Any], _by: Requester) ->
     consult = _three_way(call)
     for leg in (consult.consult_leg, consult.agent_leg):
         _quiet(call, f"uuid_kill {leg} NORMAL_CLEARING")
-    call.ending = True
-    call.ctx.hangup_reason = THREE_WAY_ENDED_REASON
-    try:
-        call.conn.hangup("NORMAL_CLEARING")
-    except EslError:
-        pass  # the socket is gone: the call is over all the same
-    return {"reason": THREE_WAY_ENDED_REASON}
+    return hang_up_caller(call, THREE_WAY_ENDED_REASON)
 
 
 def _quiet(call: LiveHandle, command: str) -> None:

@@ -125,6 +125,14 @@ def test_given_consult_commands_with_a_queue_or_bad_target_or_no_call_then_valid
         assert ack["error"]["code"] == "no_call", (command, ack)
 
 
+def _ben_signed_in(channel_server, seed, api, owner_conn):
+    """Agents ana and ben; ben's channel connected and signed in. Returns (tenant, ids, ben)."""
+    tenant, ids = _agents(seed, api, owner_conn, "ana", "ben")
+    ben = channel_server().connect(tenant.host)
+    ben.auth(api.mint(tenant, "ben", session="agent"))
+    return tenant, ids, ben
+
+
 def _consult_offer(tenant, agent_id: str, from_agent: str, call_id: str) -> None:
     emit("agent.consult.offer", {"callId": call_id, "agentId": agent_id, "fromAgentId": from_agent,
                                  "legId": str(uuid.uuid4()), "from": "+15550001111", "to": "+15550002222",
@@ -133,10 +141,7 @@ def _consult_offer(tenant, agent_id: str, from_agent: str, call_id: str) -> None
 
 def test_given_a_consulted_agent_when_it_accepts_and_the_transfer_completes_then_it_has_the_call_connected(
         channel_server, seed, api, owner_conn):
-    tenant, ids = _agents(seed, api, owner_conn, "ana", "ben")
-    server = channel_server()
-    ben = server.connect(tenant.host)
-    ben.auth(api.mint(tenant, "ben", session="agent"))
+    tenant, ids, ben = _ben_signed_in(channel_server, seed, api, owner_conn)
     call_id = str(uuid.uuid4())
     _consult_offer(tenant, ids["ben"], ids["ana"], call_id)
     offer = ben.expect("offer")
@@ -154,10 +159,7 @@ def test_given_a_consulted_agent_when_it_accepts_and_the_transfer_completes_then
 
 def test_given_a_consult_offer_when_the_consultation_is_cancelled_then_the_offer_is_withdrawn_cancelled(
         channel_server, seed, api, owner_conn):
-    tenant, ids = _agents(seed, api, owner_conn, "ana", "ben")
-    server = channel_server()
-    ben = server.connect(tenant.host)
-    ben.auth(api.mint(tenant, "ben", session="agent"))
+    tenant, ids, ben = _ben_signed_in(channel_server, seed, api, owner_conn)
     call_id = str(uuid.uuid4())
     _consult_offer(tenant, ids["ben"], ids["ana"], call_id)
     ben.expect("offer")
@@ -175,9 +177,7 @@ def test_given_a_consulted_agent_when_it_rejects_then_the_controller_is_asked_an
     from app.errors import Conflict
     from app.settings import get_settings
 
-    tenant, ids = _agents(seed, api, owner_conn, "ana", "ben")
-    ben = channel_server().connect(tenant.host)
-    ben.auth(api.mint(tenant, "ben", session="agent"))
+    tenant, ids, ben = _ben_signed_in(channel_server, seed, api, owner_conn)
     call_id, leg = str(uuid.uuid4()), str(uuid.uuid4())
     asked = []
 

@@ -16,27 +16,16 @@ import time
 
 import gevent
 
-from app.contact.distribution import ContactCentre
 from tests.plugins.eventually import eventually
-from tests.session.desk import agent_desk
-from tests.session.test_agent_consult import _ask
-from tests.simulator import Call
-from tests.simulator.scenario import RingingPhone
+from tests.session.test_agent_consult import _answered_by_ana, _ask
 
 ROUNDS = int(os.environ.get("SBC_BENCH_ROUNDS", "10"))
 OUT = os.environ.get("SBC_BENCH_OUT", "")
 
 
 def _round(controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client) -> dict:
-    account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support"}])
-    agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
-    services.contact = ContactCentre(presence)
-    ana_phone, ben_phone = RingingPhone(), RingingPhone()
-    call = simulate_call(Call(callee=number).bridge_rings(ana_phone).consult_rings(ben_phone), controller)
-    assert ana_phone.ringing.wait(10), "ana was not offered the call"
-    ana_phone.answer()
-    eventually(lambda: services.live_sessions.get(call.uuid) and services.live_sessions[call.uuid].other_leg,
-               timeout=10, interval=0.005, what="the caller bridged to ana")
+    account, agents, _presence, call, _ana_phone, ben_phone = _answered_by_ana(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
     figures: dict[str, float] = {}
     started = time.perf_counter()
 

@@ -46,35 +46,51 @@ def _handle_samples(redis_client, account, call_id: str) -> list[tuple[str, int]
     return out
 
 
-def _consulting(controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
-                ben_node: str | None = None):
-    """A caller answered by ana, who consults ben; ben answers. Returns what the tests need.
-    ``ben_node``: the switch (Core-UUID) ben's phone registered on, when not the caller's."""
-    account, agents, call, ana_phone, ben_phone, ana_leg = _consult_ringing(
-        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client, ben_node)
-    ben_phone.answer()
-    eventually(lambda: ben_phone.b_leg_uuid in call.legs and call.legs[ben_phone.b_leg_uuid].answered,
-               timeout=10, what="ben answered")
-    return account, agents, call, ana_phone, ben_phone, ana_leg
-
-
-def _consult_ringing(controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
-                     ben_node: str | None = None):
-    """A caller answered by ana, who consults ben; ben's phone rings (not answered)."""
+def _answered_by_ana(controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+                     ben_node: str | None = None, ben_talk: float = 3600.0, scenario=None):
+    """A caller of the ``support`` queue answered by ana (bridged); ben's phone is the one a
+    consultation rings, talking ``ben_talk`` seconds with the caller once they meet.
+    ``ben_node``: the switch (Core-UUID) ben's phone registered on, when not the caller's.
+    ``scenario``: the caller's scenario to start from (its callee is set here)."""
     account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support", "priority": 3}])
     agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
     if ben_node is not None:
         presence.registered(_subdomain(owner_conn, account), _sip_username(owner_conn, agents["ben"]), 60,
                             node=ben_node)
     services.contact = ContactCentre(presence)
-    ana_phone, ben_phone = RingingPhone(), RingingPhone()
-    call = simulate_call(Call(callee=number).bridge_rings(ana_phone).consult_rings(ben_phone), controller)
+    ana_phone, ben_phone = RingingPhone(), RingingPhone(talk=ben_talk)
+    scenario = scenario or Call()
+    scenario.callee = number
+    call = simulate_call(scenario.bridge_rings(ana_phone).consult_rings(ben_phone), controller)
     assert ana_phone.ringing.wait(10), "ana was not offered the call"
     ana_phone.answer()
-    eventually(lambda: services.live_sessions.get(call.uuid) and services.live_sessions[call.uuid].other_leg,
-               timeout=10, what="the caller bridged to ana")
+
+    def with_ana():
+        live = services.live_sessions.get(call.uuid)
+        return live is not None and live.other_leg and live.ctx.agent_id == agents["ana"]
+    eventually(with_ana, timeout=10, what="the caller bridged to ana, the session's agent")
+    return account, agents, presence, call, ana_phone, ben_phone
+
+
+def _consulting(*fixtures, **options):
+    """A caller answered by ana, who consults ben; ben answers. Returns what the tests need
+    (the arguments as ``_answered_by_ana``'s)."""
+    account, agents, _presence, call, ana_phone, ben_phone = _answered_by_ana(*fixtures, **options)
+    ana_leg = _consult_ben(fixtures[5], fixtures[6], account, agents, call, ben_phone, answer=True)
+    return account, agents, call, ana_phone, ben_phone, ana_leg
+
+
+def _consult_ringing(*fixtures, **options):
+    """A caller answered by ana, who consults ben; ben's phone rings (not answered)."""
+    account, agents, _presence, call, ana_phone, ben_phone = _answered_by_ana(*fixtures, **options)
+    ana_leg = _consult_ben(fixtures[5], fixtures[6], account, agents, call, ben_phone, answer=False)
+    return account, agents, call, ana_phone, ben_phone, ana_leg
+
+
+def _consult_ben(services, redis_client, account, agents, call, ben_phone, answer: bool) -> str:
+    """Ana, bridged to the caller, consults ben: his phone rings (and he answers, with
+    ``answer``), the caller holds with the queue's music. Returns ana's leg."""
     ana_leg = services.live_sessions[call.uuid].other_leg
-    time.sleep(1.0)  # scenario: ana talks 1 s before she consults
 
     reply = _ask(redis_client, account, call.uuid, agents["ana"], "consult",
                  {"target": {"type": "agent", "agentId": agents["ben"]}})
@@ -87,7 +103,11 @@ def _consult_ringing(controller, simulate_call, number_with_app, owner_engine, o
                timeout=10, what="the caller's hold music")
     assert services.live_sessions[call.uuid].other_leg is None, call.controls
     assert reply["answered"] is True
-    return account, agents, call, ana_phone, ben_phone, ana_leg
+    if answer:
+        ben_phone.answer()
+        eventually(lambda: ben_phone.b_leg_uuid in call.legs and call.legs[ben_phone.b_leg_uuid].answered,
+                   timeout=10, what="ben answered")
+    return ana_leg
 
 
 def _subdomain(owner_conn, account) -> str:
@@ -102,7 +122,9 @@ def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_call
         controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
         live_control):
     account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
-        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        ben_talk=1.5)  # ben talks 1.5 s with the caller, then hangs up
+    completing = time.monotonic()
 
     _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
 
@@ -120,11 +142,10 @@ def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_call
     accepts = outbox_payloads(owner_conn, call.uuid, "agent.accept")
     assert [(a["agentId"], a.get("kind")) for a in accepts] == [(agents["ana"], None), (agents["ben"], "consult")]
     assert outbox_payloads(owner_conn, call.uuid, "agent.consult.withdrawn") == []
-    time.sleep(1.5)  # scenario: ben talks 1.5 s with the caller, then hangs up
-    ben_phone.hangup()
     assert call.wait(15), "the call did not end"
 
     record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    recorded = time.monotonic()
     assert record["agent_id"] == uuid.UUID(agents["ben"])
     [event] = outbox_payloads(owner_conn, call.uuid, "call.transferred")
     assert event["kind"] == "attended" and event["to"] == {"type": "agent", "agentId": agents["ben"]}
@@ -133,7 +154,8 @@ def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_call
                      c=call.uuid)
     assert [(str(s["agent_id"]), s["transferred"]) for s in segments] == [(agents["ana"], True),
                                                                          (agents["ben"], False)]
-    assert 1300 <= segments[1]["talk_ms"] <= 2500  # ben's window: from the completion
+    # ben's window: from the completion, his 1.5 s with the caller and no more than it took to end
+    assert 1500 <= segments[1]["talk_ms"] <= (recorded - completing) * 1000, segments[1]["talk_ms"]
     assert segments[0]["ended_at"] <= segments[1]["started_at"]
     [summary] = rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
     assert summary["transfer_count"] == 1
@@ -143,24 +165,32 @@ def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_call
 def test_given_a_completed_attended_transfer_when_the_caller_hangs_up_then_one_handle_time_per_agent_leg(
         controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
         live_control):
-    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
-        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+    arranging = time.monotonic()
+    account, agents, _presence, call, _ana_phone, ben_phone = _answered_by_ana(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        scenario=Call().hangup_in_room(1.0))  # the caller talks 1 s with ben, then hangs up
+    bridged = time.monotonic()  # ana has the caller (her leg's sample runs from before now)
+    ana_leg = _consult_ben(services, redis_client, account, agents, call, ben_phone, answer=True)
     ben_leg = ben_phone.b_leg_uuid
+    completing = time.monotonic()
+
     _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
+
     eventually(lambda: call.rejoined == [ben_leg], timeout=10, what="the caller with ben")
     eventually(lambda: [leg for leg, _ms in _handle_samples(redis_client, account, call.uuid)] == [ana_leg],
                timeout=10, what="ana's handle time at the completion")
-    time.sleep(1.0)  # scenario: ben talks 1 s with the caller, then the caller hangs up
-
-    call._spawn_hangup("NORMAL_CLEARING", "send_bye")
-
+    completed = time.monotonic()
     assert call.wait(15), "the call did not end"
     eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
     samples = _handle_samples(redis_client, account, call.uuid)
+    sampled = time.monotonic()
     # before: ana's sample twice (the completion, then the caller's hang-up) and none for ben
     assert [leg for leg, _ms in samples] == [ana_leg, ben_leg], samples
     ana_ms, ben_ms = samples[0][1], samples[1][1]
-    assert ana_ms >= 1000 and 900 <= ben_ms <= 2500, samples
+    # ana's: her leg from her answer to the completion (the consultation in it)
+    assert int((completing - bridged) * 1000) <= ana_ms <= (completed - arranging) * 1000, samples
+    # ben's: from the completion, the caller's second with him, and no more than it took to end
+    assert 1000 <= ben_ms <= (sampled - completing) * 1000, samples
 
 
 def test_given_an_agent_consulting_another_agent_when_it_cancels_then_the_consulted_leg_ends_and_the_agent_has_the_caller_again(
@@ -300,15 +330,8 @@ def test_given_a_cancelled_consultation_when_the_agent_consults_again_and_comple
 def test_given_a_target_agent_on_another_call_when_the_agent_consults_it_then_it_is_refused_busy_and_the_caller_keeps_its_agent(
         controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
         live_control):
-    account, _number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support"}])
-    agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
-    services.contact = ContactCentre(presence)
-    ana_phone, ben_phone = RingingPhone(), RingingPhone()
-    call = simulate_call(Call(callee=_number).bridge_rings(ana_phone).consult_rings(ben_phone), controller)
-    assert ana_phone.ringing.wait(10), "ana was not offered the call"
-    ana_phone.answer()
-    eventually(lambda: services.live_sessions.get(call.uuid) and services.live_sessions[call.uuid].other_leg,
-               timeout=10, what="the caller bridged to ana")
+    account, agents, presence, call, ana_phone, ben_phone = _answered_by_ana(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
     other_call = str(uuid.uuid4())
     assert presence.claim_agent(str(account.id), agents["ben"], other_call, None, 60) is not None  # ben busy
 
@@ -366,17 +389,9 @@ def test_given_the_consulted_agent_registered_on_a_node_nobody_knows_when_the_ag
         live_control):
     """Its phone could not be rung from the caller's switch (a queue never offers it either):
     refused before it is claimed or anything is touched."""
-    account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support"}])
-    agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
-    presence.registered(_subdomain(owner_conn, account), _sip_username(owner_conn, agents["ben"]), 60,
-                        node=f"unknown-{uuid.uuid4()}")
-    services.contact = ContactCentre(presence)
-    ana_phone, ben_phone = RingingPhone(), RingingPhone()
-    call = simulate_call(Call(callee=number).bridge_rings(ana_phone).consult_rings(ben_phone), controller)
-    assert ana_phone.ringing.wait(10), "ana was not offered the call"
-    ana_phone.answer()
-    eventually(lambda: services.live_sessions.get(call.uuid) and services.live_sessions[call.uuid].other_leg,
-               timeout=10, what="the caller bridged to ana")
+    account, agents, presence, call, ana_phone, ben_phone = _answered_by_ana(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        ben_node=f"unknown-{uuid.uuid4()}")
 
     with pytest.raises(Conflict) as refused:
         _ask(redis_client, account, call.uuid, agents["ana"], "consult",
@@ -400,15 +415,8 @@ def test_given_a_number_or_sip_target_the_account_may_not_reach_when_the_agent_c
         live_control, target, code):
     """The blind transfer's rules (a callerId of the account's, a route, a listed host),
     refused before anything is touched: the agent keeps its caller."""
-    account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support"}])
-    agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
-    services.contact = ContactCentre(presence)
-    ana_phone = RingingPhone()
-    call = simulate_call(Call(callee=number).bridge_rings(ana_phone), controller)
-    assert ana_phone.ringing.wait(10), "ana was not offered the call"
-    ana_phone.answer()
-    eventually(lambda: services.live_sessions.get(call.uuid) and services.live_sessions[call.uuid].other_leg,
-               timeout=10, what="the caller bridged to ana")
+    account, agents, _presence, call, ana_phone, _ben_phone = _answered_by_ana(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
 
     with pytest.raises(Conflict) as refused:
         _ask(redis_client, account, call.uuid, agents["ana"], "consult", {"target": target})
@@ -472,7 +480,6 @@ def test_given_an_answered_consultation_when_the_agent_swaps_twice_then_it_talks
     eventually(lambda: call.rejoined == [ana_leg], timeout=10, what="the caller with ana (swap)")
     assert any(c.startswith(f"uuid_transfer {ben_leg} 'endless_playback:") for c in call.controls), call.controls
     assert call.legs[ben_leg].partner is None and ben_leg not in call.killed_legs
-    time.sleep(1.0)  # scenario: ana talks 1 s with the caller while ben holds
 
     _ask(redis_client, account, call.uuid, agents["ana"], "consult_swap")
 
@@ -493,9 +500,11 @@ def test_given_an_answered_consultation_when_the_agent_conferences_then_leaves_t
         controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
         live_control):
     account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
-        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        ben_talk=2.5)  # ben talks 2.5 s with the caller from his joining, then hangs up
     ben_leg = ben_phone.b_leg_uuid
     presence = services.contact.presence
+    conferencing = time.monotonic()
 
     _ask(redis_client, account, call.uuid, agents["ana"], "conference")
 
@@ -508,18 +517,21 @@ def test_given_an_answered_consultation_when_the_agent_conferences_then_leaves_t
         timeout=10, what="ben's window opened on joining")
     assert [(str(s["agent_id"]), s["conferenced"], s["ended_at"]) for s in live] == [
         (agents["ana"], True, None), (agents["ben"], True, None)]
-    time.sleep(1.0)  # scenario: the three talk 1 s
+    # the three talk 1 s: ana's own time in the room, which she ends by an action of hers (no
+    # party of the simulated call acts then, and no state of the call changes to wait for)
+    time.sleep(1.0)
+    leaving = time.monotonic()
     _ask(redis_client, account, call.uuid, agents["ana"], "conference_leave")
+    left_at = time.monotonic()
 
     assert ana_leg in call.killed_legs and ben_leg not in call.killed_legs
     eventually(lambda: presence.engaged_by(str(account.id), agents["ana"]) is None, timeout=10,
                what="ana released at once")
-    time.sleep(1.5)  # scenario: the caller and ben talk 1.5 s on their own
     assert not call.wait(0), "the caller was hung up when the agent left"
-    ben_phone.hangup()
-    assert call.wait(15), "the call did not end"
+    assert call.wait(15), "the call did not end"  # ben hung up, 2.5 s after his joining
 
     record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    recorded = time.monotonic()
     assert record["agent_id"] == uuid.UUID(agents["ben"])
     [added] = outbox_payloads(owner_conn, call.uuid, "call.conferenced")
     assert added["agentId"] == agents["ana"] and added["to"] == {"type": "agent", "agentId": agents["ben"]}
@@ -532,8 +544,9 @@ def test_given_an_answered_consultation_when_the_agent_conferences_then_leaves_t
         (agents["ana"], False, True), (agents["ben"], False, True)]
     assert segments[0]["started_at"] < segments[1]["started_at"] < segments[0]["ended_at"]  # joined, then ana left
     overlap_ms = (segments[0]["ended_at"] - segments[1]["started_at"]).total_seconds() * 1000
-    assert overlap_ms >= 900  # the three-way second
-    assert 2300 <= segments[1]["talk_ms"] <= 3900  # ben's window: from his joining (1 s + 1.5 s)
+    assert 1000 <= overlap_ms <= (left_at - conferencing) * 1000, overlap_ms  # the three-way second
+    # ben's window: from his joining, his 2.5 s with the caller, no more than it took to end
+    assert 2500 <= segments[1]["talk_ms"] <= (recorded - conferencing) * 1000, segments[1]["talk_ms"]
     assert "conference:agent" in record["journey"]
     [summary] = rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
     assert summary["transfer_count"] == 0
@@ -542,7 +555,8 @@ def test_given_an_answered_consultation_when_the_agent_conferences_then_leaves_t
     # the queue's handle times: ana's leg until she left, ben's from then, each once
     samples = _handle_samples(redis_client, account, call.uuid)
     assert [leg for leg, _ms in samples] == [ana_leg, ben_leg], samples
-    assert 1300 <= samples[1][1] <= 2600, samples
+    # ben's: from ana's leaving to his hang-up (2.5 s after his joining, which followed `conference`)
+    assert (conferencing + 2.5 - left_at) * 1000 <= samples[1][1] <= (recorded - leaving) * 1000, samples
 
 
 def test_given_a_three_way_call_when_the_agent_ends_all_then_every_leg_is_hung_up(

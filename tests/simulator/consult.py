@@ -162,9 +162,11 @@ def app_conference(call: "SimOutboundCall", arg: str) -> Optional[tuple[str, dic
         return None
     leg = call.legs.get(call.rooms.get(arg, ""))
     call.rejoined.append(leg.uuid if leg is not None else "")
+    talks = _Talks(call, [leg] if leg is not None else [])
     while leg is not None and not leg.ended.is_set() and call.rooms.get(arg) == leg.uuid:
         if call._interrupt.wait(0.01):
             break
+        talks.tick()
     if leg is not None and call.rooms.get(arg) == leg.uuid:  # not moved out: gone with the room
         call.rooms.pop(arg, None)
         call.legs.pop(leg.uuid, None)
@@ -188,8 +190,33 @@ def _three_way(call: "SimOutboundCall", arg: str) -> tuple[str, dict]:
     while not others() and time.monotonic() < deadline:  # the legs are moved in around the caller
         if call._interrupt.wait(0.01):
             break
+    talks = _Talks(call, [call.legs[leg] for leg in list(members) if leg in call.legs])
     while others() and not call._interrupt.is_set():
         call._interrupt.wait(0.01)
+        talks.tick()
     if not call._interrupt.is_set() and call.channel.vars.get("hangup_after_conference") != "false":
         call._spawn_hangup("NORMAL_CLEARING", "")
     return "_none_", {}
+
+
+class _Talks:
+    """The timed acts of a room the caller just joined: each consulted member's phone hangs up
+    after its ``talk`` seconds, the caller after the scenario's ``room_hangup`` (once a call)."""
+
+    def __init__(self, call: "SimOutboundCall", legs: list[SimLeg]) -> None:
+        now = time.monotonic()
+        self.call = call
+        bridged = list(call.bridge_phones.values())  # their talk counts from their answer
+        self.phones = [(leg.phone, now + leg.phone.talk) for leg in legs
+                       if leg.phone is not None and not any(leg.phone is phone for phone in bridged)]
+        seconds, call.scenario.room_hangup = call.scenario.room_hangup, None
+        self.caller_at = now + seconds if seconds is not None else None
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        for phone, at in self.phones:
+            if now >= at:
+                phone.hangup()
+        if self.caller_at is not None and now >= self.caller_at:
+            self.caller_at = None
+            self.call._spawn_hangup("NORMAL_CLEARING", "recv_bye")

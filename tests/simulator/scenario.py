@@ -3,7 +3,8 @@
     Call(caller="15551230000", callee="15557650000").press("12#", after=0.1).hangup_after(3.0)
 
 Times are seconds. ``hangup_after``/``dtmf``/``hold``/``fault`` count from the ``connect``
-command; ``press`` digits are typed ``after`` seconds into the next digit-collecting app
+command; ``hangup_in_room`` and a consulted ``RingingPhone``'s ``talk`` from the caller meeting
+that party in a room (the agent's action, whenever the test sends it); ``press`` digits are typed ``after`` seconds into the next digit-collecting app
 (play_and_get_digits), so gather tests do not race the controller.
 """
 from __future__ import annotations
@@ -52,7 +53,11 @@ class RingingPhone:
     ``decline()`` (603, CALL_REJECTED), ``busy()`` (486, USER_BUSY), or nothing (the bridge's ``leg_timeout`` ends it with
     NO_ANSWER). ``uuid_kill <b-leg> CAUSE`` while it rings ends it with CAUSE, and once
     answered ``hangup()`` ends the bridge. For tests whose "agent's phone" is driven from
-    outside the call (the agent SDK's tests answer it when the agent accepts)."""
+    outside the call (the agent SDK's tests answer it when the agent accepts).
+
+    ``talk``: seconds the answered phone talks with the caller, then it hangs up: from its
+    answer when bridged to the caller; rung for a consultation (``consult_rings``), from the
+    moment the caller meets it (in a completed transfer's room, or the three-way room)."""
 
     def __init__(self, talk: float = 3600.0) -> None:
         import gevent.event
@@ -124,6 +129,9 @@ class Call:
     greeting: tuple[str, str] = ("HUMAN", "HUMAN")
     amd_seconds: float = 0.05
     beep_after: Optional[float] = None
+    # seconds the caller talks once it meets a consulted party or its agent again in a room (an
+    # attended transfer's completion or swap), then it hangs up (None: it stays)
+    room_hangup: Optional[float] = None
 
     # -- builders (each returns self so a scenario reads like a call) -------------------------
     def press(self, digits: str, after: float = 0.05, gap: float = 0.02) -> "Call":
@@ -136,6 +144,12 @@ class Call:
 
     def hangup_after(self, seconds: float, cause: str = "NORMAL_CLEARING") -> "Call":
         self.steps.append(Step("hangup", seconds, cause))
+        return self
+
+    def hangup_in_room(self, seconds: float) -> "Call":
+        """The caller hangs up ``seconds`` after it meets the party of an attended transfer in a
+        room (tests/simulator/consult.py), whenever the agent completes it."""
+        self.room_hangup = seconds
         return self
 
     def hold(self, at: float, duration: float) -> "Call":
