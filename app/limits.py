@@ -220,6 +220,11 @@ LIVE_VIEW_CALLS_LISTED = 200
 # send the token, so it streams /api/recordings/:id/stream?ticket=… with HTTP Range; the ticket
 # opens that one recording for this long (several Range requests: one playback seeks).
 RECORDING_MEDIA_TICKET_TTL_SECONDS = 300
+# The console's waveform under the player (GET /api/recordings/:id/peaks): this many peaks per
+# recording, kept in Redis this long (a recording's file does not change once written; the key
+# names its size and modification time all the same).
+RECORDING_PEAKS = 200
+RECORDING_PEAKS_CACHE_SECONDS = 24 * 3600
 CONFERENCE_MAX_PARTICIPANTS = 1000
 PAUSE_DEFAULT_SECONDS = 1
 PAUSE_MAX_SECONDS = 3600

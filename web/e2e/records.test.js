@@ -26,7 +26,7 @@ after(async () => {
 const withPage = (fn) => withPageOf(browser, fn);
 const rows = (page) => page.locator('table tbody tr');
 
-test('call records: number, agent and queue filters; the CSV export of the same filters; a record\'s journey; the recording streamed by ranges with a ticket, never the token', () => withPage(async (page) => {
+test('call records: number, agent and queue filters; the CSV export of the same filters; a record\'s journey; the recording streamed by ranges with a ticket, never the token; its waveform seeks', () => withPage(async (page) => {
   await signIn(page, SETUP.subdomain, '/calls');
   await page.getByRole('heading', { name: 'Call records' }).waitFor();
   await page.waitForFunction((n) => document.querySelectorAll('table tbody tr').length === n, SETUP.records);
@@ -76,6 +76,16 @@ test('call records: number, agent and queue filters; the CSV export of the same 
     el.addEventListener('loadedmetadata', () => resolve(el.duration), { once: true });
   }));
   assert.ok(Math.abs(duration - SETUP.recording.seconds) < 0.05, `recording plays ${duration} s`);
+  // its waveform (GET …/peaks): 200 bars of the tone at 0.3 of full scale; a click halfway seeks to 3 s
+  const waveform = page.getByRole('slider', { name: /^Seek in the recording of/ });
+  await waveform.waitFor();
+  const heights = await waveform.locator('rect').evaluateAll((bars) => bars.map((b) => Number(b.getAttribute('height'))));
+  assert.equal(heights.length, 200);
+  assert.ok(heights.every((h) => h >= 29 && h <= 31), `peaks of a 0.3 tone: ${heights}`);
+  const box = await waveform.boundingBox();
+  await waveform.click({ position: { x: box.width / 2, y: box.height / 2 } });
+  const at = await audio.evaluate((el) => el.currentTime);
+  assert.ok(Math.abs(at - SETUP.recording.seconds / 2) < 0.1, `the click on the waveform seeks to ${at} s`);
   const src = await audio.getAttribute('src');
   const token = await page.evaluate(() => localStorage.getItem('admin_auth_token'));
   assert.match(src, /^\/api\/recordings\/[0-9a-f-]+\/stream\?ticket=/);

@@ -148,6 +148,25 @@ describe('call records', () => {
     await waitFor(() => expect(audio.getAttribute('src')).toBe('/api/recordings/rec1/stream?ticket=tk'));
     expect(audio.getAttribute('src')).not.toContain(token);
     expect(server.calls.some((c) => c.path.includes('/audio'))).toBe(false); // nothing downloaded whole
+    expect(screen.queryByRole('slider')).toBeNull(); // no peaks (404 here): the player alone
+  });
+
+  test('a record\'s recording has its waveform from the peaks endpoint; a click on it seeks the player', async () => {
+    fakeServer({
+      'POST /auth/refresh': refresh,
+      'GET /api/call-records/r1': () => [200, { id: 'r1', started_at: '2026-03-01T12:00:00Z', journey: null, segments: [] }],
+      'GET /api/call-records/r1/recordings': () => [200, { items: [{ id: 'rec1', created_at: '2026-03-01T12:00:00Z', format: 'wav', duration_ms: 8000 }] }],
+      'GET /api/call-records/r1/transcript': () => [404, { code: 'transcript_not_found', message: 'x' }],
+      'POST /api/recordings/rec1/tickets': () => [201, { stream_url: '/s?ticket=t1' }],
+      'GET /api/recordings/rec1/peaks': () => [200, { recording_id: 'rec1', duration_seconds: 8, peaks: Array(200).fill(0.25) }],
+    });
+    renderAt('/calls/r1');
+    const audio = await screen.findByLabelText(/^Recording of/);
+    const waveform = await screen.findByRole('slider', { name: /^Seek in the recording of/ });
+    expect(waveform.querySelectorAll('rect').length).toBe(200);
+    waveform.getBoundingClientRect = () => ({ left: 0, width: 400, top: 0, height: 48, right: 400, bottom: 48 });
+    fireEvent.click(waveform, { clientX: 300 });
+    expect(audio.currentTime).toBe(6);
   });
 
   test('an agentless answered call: the summary shows the IVR time and the talk with the application, not 0', async () => {

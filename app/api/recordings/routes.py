@@ -1,5 +1,5 @@
-"""/api/recordings/:id, /api/recordings/:id/audio, and per call record /recordings and
-/transcript. All need recordings.view.
+"""/api/recordings/:id, /api/recordings/:id/audio, /api/recordings/:id/peaks (the console's
+waveform), and per call record /recordings and /transcript. All need recordings.view.
 
 The audio is streamed from the shared recording directory with HTTP Range support (werkzeug's
 conditional responses: ``206 Partial Content``, ``Accept-Ranges: bytes``), so a browser player
@@ -29,6 +29,7 @@ from app.api.recordings.ranges import ignore_range
 from app.api.recordings.schemas import (
     MediaStreamQuerySchema,
     MediaTicketSchema,
+    PeaksSchema,
     RecordingListSchema,
     RecordingSchema,
     TranscriptSchema,
@@ -89,6 +90,20 @@ class RecordingAudio(MethodView):
             path, fmt = service.audio_path(db, current_identity().account_id, recording_id,
                                            get_config().recording_dir)
         return _send_audio(path, fmt, recording_id)
+
+
+@blp.route("/<uuid:recording_id>/peaks")
+class RecordingPeaks(MethodView):
+    @require_permission("recordings.view")
+    @blp.response(200, PeaksSchema)
+    def get(self, recording_id: uuid.UUID) -> dict[str, Any]:
+        """The recording's waveform: 200 peaks (0.0 silence .. 1.0 full scale), the console's.
+
+        Read from the file once, then cached. 404 ``recording_not_found`` for another tenant's,
+        ``recording_audio_not_found`` when the file is gone; 422 ``recording_audio_unreadable``."""
+        with tenant_db() as db:
+            return service.peaks(db, current_identity().account_id, recording_id, get_config().recording_dir,
+                                 _redis(), get_settings().redis_key_prefix)
 
 
 @blp.route("/<uuid:recording_id>/tickets")

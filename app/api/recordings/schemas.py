@@ -45,6 +45,14 @@ class TranscriptSchema(ma.Schema):
     created_at = ma.fields.AwareDateTime()
 
 
+class PeaksSchema(ma.Schema):
+    recording_id = ma.fields.UUID()
+    peaks = ma.fields.List(ma.fields.Float(), metadata={
+        "description": "RECORDING_PEAKS (200) equal slices of the recording in order, each its loudest sample "
+                       "over all channels as a fraction of full scale: 0.0 silence, 1.0 full scale"})
+    duration_seconds = ma.fields.Float(metadata={"description": "the file's length, which the peaks span"})
+
+
 class MediaTicketSchema(ma.Schema):
     ticket = ma.fields.String(metadata={"description": "Opens this recording's stream only, until it expires"})
     expires_in_seconds = ma.fields.Integer(metadata={"description": "Refused after this long"})

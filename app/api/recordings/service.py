@@ -2,14 +2,20 @@
 a plain 404."""
 from __future__ import annotations
 
+import json
+import os
 import uuid
 from typing import Any
 
+import redis
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.errors import NotFound
+from app import limits
+from app.errors import NotFound, ValidationFailed
+from app.media.audio import UnusableRecording
 from app.media.jobs import recording_url
+from app.media.peaks import read_peaks
 from app.media.storage import account_recording_file
 from app.models import CallRecord, Recording, Transcript
 
@@ -42,6 +48,29 @@ def audio_path(db: Session, account_id: uuid.UUID, recording_id: uuid.UUID,
     if real is None:
         raise NotFound("The recording's audio is not available.", code="recording_audio_not_found")
     return real, rec.format
+
+
+def peaks(db: Session, account_id: uuid.UUID, recording_id: uuid.UUID, recording_dir: str,
+          cache: redis.Redis, prefix: str) -> dict[str, Any]:
+    """The recording's waveform (``app.media.peaks``), read from its file once and then from
+    Redis. The tenant check comes first (``audio_path``): another tenant's id is a 404 whether
+    or not its peaks are cached. The key names the file's size and modification time, so a
+    file replaced under the same id is read again."""
+    path, _ = audio_path(db, account_id, recording_id, recording_dir)
+    stat = os.stat(path)
+    key = f"{prefix}recording-peaks:{recording_id}:{stat.st_size}:{stat.st_mtime_ns}"
+    cached = cache.get(key)
+    if cached:
+        return json.loads(cached)
+    try:
+        read = read_peaks(path, limits.RECORDING_PEAKS)
+    except UnusableRecording as exc:
+        raise ValidationFailed("The recording's audio cannot be read for a waveform.",
+                               code="recording_audio_unreadable", details={"reason": exc.reason}) from None
+    body = {"recording_id": str(recording_id), "peaks": read.peaks,
+            "duration_seconds": round(read.duration_seconds, 3)}
+    cache.set(key, json.dumps(body), ex=limits.RECORDING_PEAKS_CACHE_SECONDS)
+    return body
 
 
 def _call_record(db: Session, account_id: uuid.UUID, public_id: uuid.UUID) -> CallRecord:

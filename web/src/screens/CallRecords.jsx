@@ -8,6 +8,7 @@ import { useCursorPages, useResource, useSubmit } from '../hooks.js';
 import { errorsByField, humanMessage } from '../messages.js';
 import { journeySteps } from './journey.js';
 import { summaryTalk } from './summary.js';
+import { Waveform } from './Waveform.jsx';
 
 const PAGE_SIZE = 50;
 const FILTERS = ['from', 'to', 'direction', 'status', 'number', 'agent_id', 'queue_id', 'call_id'];
@@ -267,6 +268,8 @@ function sentiment(polarity) {
  * media ticket's URL (POST /api/recordings/:id/tickets, good for several Range requests for a
  * few minutes). When the ticket has expired by a later seek, the player fails; one new ticket
  * is asked for then, and a second failure is said in words (the file is gone or unreadable).
+ * Under the player, its waveform (GET /api/recordings/:id/peaks) seeks it; a recording whose
+ * peaks cannot be read has the player alone.
  */
 const UNPLAYABLE = { code: 'recording_unplayable', message: 'The recording could not be played: its file is gone or unreadable.' };
 
@@ -275,6 +278,8 @@ function Recording({ recording }) {
   const [src, setSrc] = useState(null);
   const [error, setError] = useState(null);
   const [renewals, setRenewals] = useState(0);
+  const [peaks, setPeaks] = useState(null);
+  const [audio, setAudio] = useState(null);
   useEffect(() => {
     let stopped = false;
     call(`/api/recordings/${recording.id}/tickets`, { method: 'POST' }).then(
@@ -282,14 +287,25 @@ function Recording({ recording }) {
       (err) => { if (!stopped) setError(err); });
     return () => { stopped = true; };
   }, [call, recording.id, renewals]);
+  useEffect(() => {
+    let stopped = false;
+    call(`/api/recordings/${recording.id}/peaks`).then((body) => { if (!stopped) setPeaks(body); }, () => {});
+    return () => { stopped = true; };
+  }, [call, recording.id]);
   const label = `Recording of ${when(recording.created_at)}`;
   return (
     <figure>
       <figcaption>{label} ({seconds(recording.duration_ms)}, {recording.format})</figcaption>
       {error ? <p role="alert">{humanMessage(error)}</p>
         : (
-          <audio controls preload="metadata" src={src || undefined} aria-label={label}
-            onError={() => { if (renewals < 1) setRenewals((n) => n + 1); else setError(UNPLAYABLE); }} />
+          <>
+            <audio controls preload="metadata" src={src || undefined} aria-label={label} ref={setAudio}
+              onError={() => { if (renewals < 1) setRenewals((n) => n + 1); else setError(UNPLAYABLE); }} />
+            {peaks && (
+              <Waveform peaks={peaks.peaks} duration={peaks.duration_seconds} audio={audio}
+                label={`Seek in the ${label.toLowerCase()}`} />
+            )}
+          </>
         )}
     </figure>
   );
