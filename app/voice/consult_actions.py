@@ -204,7 +204,7 @@ def consult_complete(call: LiveHandle, _params: dict[str, Any], _by: Requester) 
         raise Refused("consult_not_answered", "The consulted party has not answered yet.")
     switch_api(call, f"uuid_setvar {consult.consult_leg} api_hangup_hook")
     consult.outcome = COMPLETE
-    _record_carrier(call, consult)
+    record_carrier(call, consult)
     if consult.swapped:  # the agent leaves the room it shares with the caller (it ends)
         switch_api(call, f"uuid_transfer {consult.agent_leg} '{PARK}' inline")
     # the consulted leg leaves its bridge with the agent and parks until the caller's session
@@ -216,10 +216,11 @@ def consult_complete(call: LiveHandle, _params: dict[str, Any], _by: Requester) 
     return {"kind": "attended", "to": consult.target.as_dict()}
 
 
-def _record_carrier(call: LiveHandle, consult: Consult) -> None:
+def record_carrier(call: LiveHandle, consult: Consult) -> None:
     """A number the caller now talks to through a carrier: the call record (and ``call.ended``)
     name that carrier and gateway (``dial_carrier_id``/``dial_gateway_id``), as a ``dial``
-    verb's routed leg does; read from the consulted leg's own ``[...]`` variables."""
+    verb's routed leg does; read from the consulted leg's own ``[...]`` variables. At a
+    completion, and as the agent leaves a three-way call (app/voice/three_way_actions)."""
     if consult.target.kind != "number":
         return
     leg = consult.consult_leg

@@ -10,7 +10,7 @@ FreeSWITCH 1.10 mapping:
 | action | commands | why |
 |---|---|---|
 | conference | ``uuid_setvar <leg> api_hangup_hook`` (unset), ``uuid_setvar <leg> park_after_bridge true``, ``uuid_transfer <agent leg> 'conference:<room>' inline``, ``uuid_dump <leg>`` until parked, the same transfer for ``<leg>``, ``uuid_break <caller>`` | the agent leaves its bridge with the consulted party (or its swap room, which ends) for the three-way room; the consulted leg, parked as its bridge ends, follows; the caller's music is broken and its session joins the room (app/verbs/three_way.py). Room flags ``mintwo``: it ends once fewer than two remain |
-| conference_leave | ``uuid_kill <agent leg>`` | the agent's leg leaves; two remain: the caller and the consulted party keep talking |
+| conference_leave | for a number ``uuid_getvar <leg> lcr_carrier_id`` / ``lcr_gateway_id`` (the call record's carrier), ``uuid_kill <agent leg>`` | the agent's leg leaves; two remain: the caller and the consulted party keep talking |
 | conference_end | ``uuid_kill`` of both other legs, the caller hung up (``sendmsg`` hangup) | end all |
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from app.calls.consult import CONFERENCE, Consult
 from app.calls.interaction_times import utc_now
 from app.events.payloads import call_conference_left, call_conferenced
 from app.verbs.consult_hold import three_way_room
-from app.voice.consult_actions import consulting, ensure_talking, wait_parked
+from app.voice.consult_actions import consulting, ensure_talking, record_carrier, wait_parked
 from app.voice.live_actions import LiveHandle, Refused, Requester, ensure_alive, hang_up_caller, switch_api
 from esl.errors import EslError
 
@@ -65,6 +65,7 @@ def conference_leave(call: LiveHandle, _params: dict[str, Any], by: Requester) -
     consult = _three_way(call)
     if consult.left:
         raise Refused("not_in_three_way", "The agent has already left the three-way call.")
+    record_carrier(call, consult)  # a number: the caller now talks through its carrier
     at = utc_now()
     consult.left_at = at
     _quiet(call, f"uuid_kill {consult.agent_leg} NORMAL_CLEARING")

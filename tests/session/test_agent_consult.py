@@ -467,6 +467,45 @@ def test_given_an_agent_consulting_a_phone_number_when_it_completes_then_the_rec
     assert event["kind"] == "attended" and event["to"] == {"type": "number", "number": "+" + GERMAN_NUMBER}
 
 
+def test_given_an_agent_in_a_three_way_call_with_a_phone_number_when_it_leaves_then_the_record_names_the_carrier_that_answered(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    """As a completed consultation of a number: once the agent leaves, the caller talks through
+    that carrier, so its record and ``call.ended`` carry ``dial_carrier_id``/``dial_gateway_id``."""
+    services.routing = RoutingCache()
+    services.dialer = LcrDialer(services.routing)
+    account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support"}])
+    cheap, cheap_gw, _ = two_carrier_plan(account.id)
+    agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
+    services.contact = ContactCentre(presence)
+    ana_phone, far_phone = RingingPhone(), RingingPhone()
+    call = simulate_call(Call(callee=number).bridge_rings(ana_phone).consult_rings(far_phone), controller)
+    assert ana_phone.ringing.wait(10), "ana was not offered the call"
+    ana_phone.answer()
+    eventually(lambda: services.live_sessions.get(call.uuid) and services.live_sessions[call.uuid].other_leg,
+               timeout=10, what="the caller bridged to ana")
+    ana_leg = services.live_sessions[call.uuid].other_leg
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult",
+         {"target": {"type": "number", "number": "+" + GERMAN_NUMBER}})
+    assert far_phone.ringing.wait(10), "the number was not rung"
+    far_phone.answer()
+    eventually(lambda: far_phone.b_leg_uuid in call.legs and call.legs[far_phone.b_leg_uuid].answered,
+               timeout=10, what="the number answered")
+    _ask(redis_client, account, call.uuid, agents["ana"], "conference")
+    eventually(lambda: call.rejoined == ["3way"], timeout=10, what="the caller in the three-way room")
+
+    _ask(redis_client, account, call.uuid, agents["ana"], "conference_leave")
+
+    assert ana_leg in call.killed_legs and far_phone.b_leg_uuid not in call.killed_legs
+    far_phone.hangup()
+    assert call.wait(15), "the call did not end"
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert (record["dial_carrier_id"], record["dial_gateway_id"]) == (cheap, cheap_gw)
+    [ended] = outbox_payloads(owner_conn, call.uuid, "call.ended")
+    assert (ended["dialCarrierId"], ended["dialGatewayId"]) == (str(cheap), str(cheap_gw))
+    assert outbox_payloads(owner_conn, call.uuid, "call.transferred") == []  # a three-way call is no transfer
+
+
 def test_given_an_answered_consultation_when_the_agent_swaps_twice_then_it_talks_with_the_caller_then_the_target_and_can_complete(
         controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
         live_control):
