@@ -25,7 +25,7 @@ def utc_now() -> datetime:
 class InteractionTimes:
     queue_joined_at: Optional[datetime] = None
     queue_left_at: Optional[datetime] = None      # answered by an agent, timed out or hung up
-    queue_result: Optional[str] = None            # answered | timeout | hangup (abandoned)
+    queue_result: Optional[str] = None            # answered | timeout | redirected | hangup (abandoned)
     offered_at: Optional[datetime] = None         # the offer the agent accepted
     connected_at: Optional[datetime] = None       # the agent answered (CHANNEL_BRIDGE)
     # the queue's setting (queues.short_abandon_seconds) once the caller joined a configured queue

@@ -49,6 +49,12 @@ class OutcomeKind(str, Enum):
     END = "end"             # the list is over (handed over, hung up, or nothing to do)
 
 
+class VerbsReplaced(Exception):
+    """Thrown into a running verb when the call's verb list is replaced from outside (a live
+    ``redirect`` or a transfer from the API or an agent). A verb that keeps books on how it
+    ended (the queue: abandoned or not) reads this as "moved on", never as the caller leaving."""
+
+
 @dataclass(frozen=True)
 class VerbOutcome:
     kind: OutcomeKind

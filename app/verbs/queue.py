@@ -18,8 +18,8 @@ registered agent (atomic across controllers, app/contact/presence.py). The agent
 ``user/<sip user>@<account subdomain>`` is bridged from the caller's leg with the queue's offer
 timeout (the caller hears the hold music meanwhile); no answer → ``agent.missed`` and the
 caller rejoins the line at its place. Events: queue.caller.enqueued, queue.assignment,
-agent.offer, agent.accept / agent.missed / agent.reject (the phone declined), then queue.caller.dequeued (timeout, or answered) or
-queue.caller.abandoned (hangup).
+agent.offer, agent.accept / agent.missed / agent.reject (the phone declined), then queue.caller.dequeued (timeout, answered, or redirected: its verbs replaced by a live
+``redirect`` while it waited) or queue.caller.abandoned (hangup).
 """
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ from app.contact.handle_samples import HandleSamples
 from app.contact.presence import Presence
 from app.contact.queue_stats import QueueStats, wait_text
 from app.verbs import three_way, tts
-from app.verbs.base import Verb, VerbOutcome, VerbSchema
+from app.verbs.base import Verb, VerbOutcome, VerbSchema, VerbsReplaced
 from app.verbs.consult_hold import hold_until_decided, rejoin
 from app.verbs.context import VerbContext
 from app.verbs.fields import HookUrl, StrictBoolean, StrictInteger, Text
@@ -245,6 +245,10 @@ class Queue(Verb):
             if outcome is None:  # the loop ended at the deadline
                 reason = "timeout"
                 music.stop()
+        except VerbsReplaced:  # redirected while waiting: it left the line, it did not abandon
+            if ctx.agent_id is None:  # (replaced while talking to an agent: answered, below)
+                reason = "redirected"
+            raise
         finally:
             if reason == "hangup" and ctx.agent_id is not None:  # hung up talking to the agent
                 reason = "answered"

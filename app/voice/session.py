@@ -35,6 +35,7 @@ from app.events import payloads
 from app.ops.metrics import CALLS_IN_PROGRESS, observe_call_setup
 from app.settings import get_settings
 from app.verbs import VerbList, VerbListRejected, parse_verb_list
+from app.verbs.base import VerbsReplaced
 from app.voice import amd
 from app.voice.call_events import CallEvents
 from app.voice.call_handlers import (
@@ -616,7 +617,7 @@ def _settle(result: gevent.event.AsyncResult, request: Callable[[], Any]) -> Non
         result.set_exception(exc)
 
 
-class _Redirected(Exception):
+class _Redirected(VerbsReplaced):
     def __init__(self, verbs: list, after: Optional[gevent.event.Event] = None) -> None:
         super().__init__("redirected by the application")
         self.verbs = verbs

@@ -161,6 +161,30 @@ def test_redirect_replaces_a_running_pause_with_new_verbs(
     assert record["hangup_reason"] == "redirected_then_done"
 
 
+def test_redirect_of_a_caller_waiting_in_a_queue_runs_the_new_verbs_and_is_not_an_abandon(
+        admin, tenant, controller, live_control, simulate_call, redis_client, owner_conn):
+    number = number_for(tenant, [{"verb": "queue", "name": "support", "timeout": 60}])
+    call = live_call(simulate_call, controller, redis_client, Call(callee=number))
+    eventually(lambda: _outbox_payloads(owner_conn, call.uuid, "queue.caller.enqueued"), timeout=10,
+               what="the caller waiting in the queue")
+
+    response = admin.post(f"/api/calls/{call.uuid}/actions", json={
+        "action": "redirect", "verbs": [{"verb": "say", "text": "moved on"},
+                                        {"verb": "hangup", "reason": "redirected_from_queue"}]})
+
+    assert response.status_code == 200, response.get_json()
+    assert call.wait(10), "the new verbs did not run to their hangup"
+    assert any("moved on" in arg for _, arg in call.executed("speak"))
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["hangup_reason"] == "redirected_from_queue"
+    [left] = _outbox_payloads(owner_conn, call.uuid, "queue.caller.dequeued")
+    assert left["reason"] == "redirected" and left["queue"] == "support"
+    assert _outbox_payloads(owner_conn, call.uuid, "queue.caller.abandoned") == []
+    summary = owner_conn.execute(text("SELECT abandoned, short_abandon FROM interaction_summary "
+                                      "WHERE trace_id = :t"), {"t": record["trace_id"]}).one()
+    assert (summary.abandoned, summary.short_abandon) == (False, False)
+
+
 def test_redirect_to_a_hook_url_runs_what_the_hook_returns(
         admin, tenant, controller, live_control, simulate_call, redis_client, hook_server, owner_conn):
     hook_server.reply(Reply.json([{"verb": "hangup", "reason": "from_hook"}]))
