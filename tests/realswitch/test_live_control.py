@@ -1,10 +1,12 @@
 """Live call control on the real switch: a sipp caller in a long ``pause``, acted on through
 ``POST /api/calls/:callId/actions`` (the real sbc api → Redis → the controller driving the call
 → FreeSWITCH): hang-up with a reason on the record, DTMF sent to the caller, mute as a media bug
-on the caller's channel, and a redirect that drops the pause for new verbs."""
+on the caller's channel; and a caller waiting in a queue nobody answers, redirected to new verbs
+(it leaves the line as ``redirected``, not as an abandon)."""
 from __future__ import annotations
 
 import time
+import uuid
 import wave
 from pathlib import Path
 
@@ -72,9 +74,13 @@ def test_dtmf_and_mute_reach_the_callers_channel_on_the_switch(tenant, sipp, rea
     assert actions == ["dtmf", "mute", "unmute", "hangup"], actions
 
 
-def test_redirect_drops_the_pause_for_new_verbs(tenant, sipp, real_switch):
-    number = tenant.number_for(PAUSE)
-    caller, call_id = _live_call(tenant, sipp, number)
+def test_redirect_of_a_caller_waiting_in_a_queue_runs_the_new_verbs_and_is_not_an_abandon(tenant, sipp, real_switch):
+    queue = tenant.admin.post("/api/queues", {"name": f"rd-{uuid.uuid4().hex[:6]}"})  # nobody to answer
+    number = tenant.number_for([{"verb": "queue", "name": queue["name"], "timeout": 120}])
+    caller = sipp.start_calls(number, scenario="uac-wait-bye.xml")
+    [enqueued] = poll(lambda: [e["payload"] for e in tenant.events("queue.caller.enqueued")
+                               if e["payload"]["callId"] in _call_ids(tenant, number)], 15)
+    call_id = enqueued["callId"]
 
     asked = time.monotonic()
     tenant.admin.post(f"/api/calls/{call_id}/actions", {
@@ -83,10 +89,14 @@ def test_redirect_drops_the_pause_for_new_verbs(tenant, sipp, real_switch):
 
     result = caller.wait(25)
     assert result.ok, result.errors
-    assert time.monotonic() - asked < 15  # the say and the hangup, not the rest of the pause
+    assert time.monotonic() - asked < 15  # the say and the hangup, not the rest of the wait
     [record] = tenant.wait_record(number)
     assert record["hangup_reason"] == "redirected"
     assert "say" in (record["journey"] or "")
+    [left] = poll(lambda: [e["payload"] for e in tenant.events("queue.caller.dequeued")
+                           if e["payload"]["callId"] == call_id], 10)
+    assert left["reason"] == "redirected" and left["queue"] == queue["name"]
+    assert not [e for e in tenant.events("queue.caller.abandoned") if e["payload"]["callId"] == call_id]
 
 
 def test_record_start_and_stop_leave_a_stereo_file_as_long_as_the_recorded_stretch(tenant, sipp, real_switch):
