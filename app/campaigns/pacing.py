@@ -10,7 +10,9 @@ process and ``benchmarks/dialer_bench.py`` drive the same code.
 - **predictive**: the number of lines comes from a model of the next few seconds, built from
   what this campaign measured over its rolling window (``PacingStats``): the chance that a dial
   reaches a person, how long people (and everything else: machines, busy, no answer) take to
-  resolve, and the distributions of talk and wrap-up times. Each ringing call counts with its
+  resolve, and the distributions of talk and wrap-up times. Each call answered whose AMD verdict is pending
+  (``Lines.answered_elapsed``) counts as a person at the measured share of answers, arriving
+  within the measured verdict delay or not at all. Each ringing call counts with its
   *own* chance of still becoming a person given how long it has rung (a call ringing for 20 s,
   when people answer within 15 s, will not be one); each busy agent with its chance of being
   free in time given where it is: talking for so long (the rest of its talk, then a wrap-up),
@@ -18,7 +20,8 @@ process and ``benchmarks/dialer_bench.py`` drive the same code.
   ahead for agents about to be free). The dialer places the most calls for which the
   *expected* share of live answers finding no agent stays within a planned share of the
   cap, and that plan is corrected by what is measured towards a setpoint under the cap with a
-  binomial margin (``PacingStats.setpoint``). Above the cap — the abandon rate measured over
+  binomial margin (``PacingStats.setpoint``), and shrunk when the window has fewer than
+  ``HEADROOM_ABANDONS`` abandons left before its cap. Above the cap — the abandon rate measured over
   the rolling window — it falls back to 1:1 at once, until the rate is back under the cap.
   docs/campaigns.md "Pacing" compares this with VICIdial.
 """
@@ -42,6 +45,9 @@ from app import limits
 # answers per window) thus aims lower than a big one, whose measured rate wanders less; the
 # hard fallback (1:1 above the cap) is left for accidents, not for routine.
 ABANDON_Z = 1.645
+# near the cap, plan for fewer abandons: with fewer than this many abandons left before the
+# window's rate is over the cap, the planned share shrinks in proportion (0 left: none planned)
+HEADROOM_ABANDONS = 2.0
 GAIN_START, GAIN_RANGE, GAIN_STEP = 0.25, (0.02, 4.0), 0.2
 # seconds ahead at which predictive pacing compares answers with free agents: from "now" to
 # past the slowest answer people usually give (ring times of 3-20 s)
@@ -181,6 +187,13 @@ class PacingStats:
         # (1 + z²/n)p² - (2cap + z²/n)p + cap² = 0, the smaller root (the one under the cap)
         a, b = 1 + ABANDON_Z ** 2 / n, 2 * cap + ABANDON_Z ** 2 / n
         return (b - math.sqrt(b * b - 4 * a * cap * cap)) / (2 * a)
+
+    def abandons_left(self, now: float) -> float:
+        """How many more abandons the window takes before its rate is over the cap (with the
+        answers it holds now, at least ``CAMPAIGN_ABANDON_RATE_MIN_ANSWERS``)."""
+        self._trim(now)
+        abandoned = sum(1 for _, was in self._answers if was)
+        return self.cap_percent / 100 * max(len(self._answers), limits.CAMPAIGN_ABANDON_RATE_MIN_ANSWERS) - abandoned
 
     def abandon_rate(self, now: float) -> float:
         """Abandoned / live answers over the window; while the window holds fewer than
@@ -335,7 +348,7 @@ def predictive(lines: Lines, stats: PacingStats, now: float, *, cap_percent: flo
         checkpoints.append((_poisson_binomial(by_t), p_human * stats.human_delays.within(0.0, t), free))
     agents = lines.ready_agents + len(lines.busy_elapsed) + len(lines.wrapping_elapsed or ())
     room = agents * limits.CAMPAIGN_PACING_MAX_LINES_PER_AGENT - lines.ringing
-    target = cap * stats.gain
+    target = cap * stats.gain * min(1.0, max(0.0, stats.abandons_left(now)) / HEADROOM_ABANDONS)
     expected_answers = sum(people) + sum(answered)
     dial = 0
     while dial < room:

@@ -172,6 +172,20 @@ def test_given_calls_ringing_and_answered_when_progressive_or_power_then_both_ke
     assert pacing.power(lines, 2.0).dial == 5
 
 
+def test_given_the_window_close_to_its_cap_when_predictive_then_it_plans_fewer_lines_and_none_over_one_to_one():
+    clear, close, none_left = _measured(), _measured(), _measured()
+    for stats, abandons in ((close, 2), (none_left, 3)):  # the cap: 3 % of at least 100 answers
+        for n in range(abandons):
+            stats.live_answer(300.0 + n, abandoned=True)
+        stats.gain = clear.gain  # the same plan: only the abandons left differ
+    assert (clear.abandons_left(400.0), close.abandons_left(400.0), none_left.abandons_left(400.0)) == pytest.approx((3, 1, 0))
+    lines = Lines(8, (30.0,) * 12, (1.0,) * 6, 0, ())
+    clear_dial, close_dial, none_dial = (pacing.predictive(lines, s, 400.0, cap_percent=3.0).dial
+                                         for s in (clear, close, none_left))
+    assert none_dial <= close_dial < clear_dial
+    assert none_dial <= lines.ready_agents  # no abandon left to plan for: no more than 1:1 in effect
+
+
 def test_given_answers_when_measured_then_the_plan_shrinks_on_an_abandon_and_grows_on_connects():
     stats = PacingStats()
     start = stats.gain
