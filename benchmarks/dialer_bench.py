@@ -7,9 +7,16 @@ how many calls to place, and every outcome is fed back to its statistics as it h
 The population (drawn once per seed, so every mode faces the same people in the same order):
 - 2,000 contacts, each dialled once (retries off: they only stretch the run over hours);
 - per dial: 30 % a person answers, 20 % an answering machine, 10 % busy, 40 % no answer;
-- a person or machine answers after 3-15 s of ringing (uniform); AMD says HUMAN 1.5 s and
-  MACHINE 1.8 s after the answer (the figures measured in ../shared/freeswitch/amd); busy
-  comes back after 1-3 s; no answer ends at the 30 s ring timeout;
+- a person or machine answers after 3-15 s of ringing (uniform); AMD gives its verdict
+  after the answer (``--amd``): ``spread`` (the default) draws it from what mod_amd's
+  settings imply (../shared/freeswitch/amd/amd.conf.xml): HUMAN once the greeting is followed
+  by 800 ms of silence (after_greeting_silence) — a pause of 0.2-0.8 s, "Hello?" of 0.3-0.8 s,
+  then 0.8 s: 1.3-2.4 s; MACHINE once the speech passes the 1.5 s greeting limit or its
+  fourth word — 1.6-2.6 s. Both uniform; the measured 1.48-1.50 s (HUMAN) and 1.82 s (MACHINE)
+  on the two test WAVs fall inside. ``fixed`` is the earlier model: exactly 1.5 s and 1.8 s,
+  which lets a pacer tell a machine from a person by the clock alone (no real line is that
+  regular). ``both`` runs the two side by side. Busy comes back after 1-3 s; no answer ends at
+  the 30 s ring timeout;
 - talk time log-normal, mean 90 s (sigma 0.6, at least 10 s), then 10 s of wrap-up;
 - 20 agents, all logged in throughout.
 
@@ -35,8 +42,12 @@ Seeds: pacing.py's constants were tuned on seeds 0-4 (``--tuning-seeds``); the f
 quote are those of seeds 100-119 (``--held-out-seeds``), never looked at while tuning. Both
 are printed, every mode facing the same population per seed.
 
+Modes: progressive, power, predictive, and ``predictive-blind``: the same pacing not told
+which calls have answered and wait for AMD's verdict (``Lines.answered_elapsed`` None, counted
+as still ringing) — the pacing before that signal, side by side.
+
 Run: python benchmarks/dialer_bench.py [--tuning-seeds A-B] [--held-out-seeds A-B] [--contacts N] [--agents N]
-     [--power-ratio R] [--cap P] [--people SHARE] [--machines SHARE]
+     [--power-ratio R] [--cap P] [--people SHARE] [--machines SHARE] [--amd spread|fixed|both]
 """
 from __future__ import annotations
 
@@ -58,7 +69,8 @@ from app.campaigns.pacing import Lines, PacingStats, pacer_for  # noqa: E402
 HUMAN, MACHINE, BUSY, NO_ANSWER = "human", "machine", "busy", "no_answer"
 PEOPLE_SHARE, MACHINE_SHARE, BUSY_SHARE = 0.30, 0.20, 0.10  # the rest: no answer
 RING_SECONDS = (3.0, 15.0)
-AMD_HUMAN_SECONDS, AMD_MACHINE_SECONDS = 1.5, 1.8
+AMD_HUMAN_SECONDS, AMD_MACHINE_SECONDS = 1.5, 1.8  # --amd fixed: the figures measured on the test WAVs
+AMD_HUMAN_SPREAD, AMD_MACHINE_SPREAD = (1.3, 2.4), (1.6, 2.6)  # --amd spread: what mod_amd's settings imply
 BUSY_SECONDS = (1.0, 3.0)
 RING_TIMEOUT_SECONDS = 30.0
 TALK_MEAN_SECONDS, TALK_SIGMA, TALK_MIN_SECONDS = 90.0, 0.6, 10.0
@@ -71,10 +83,11 @@ class Contact:
     outcome: str
     resolve_after: float  # seconds from dial to AMD verdict / busy / ring timeout
     talk: float
+    answer_after: float | None = None  # seconds from dial to the answer (people and machines)
 
 
 def population(seed: int, contacts: int, people: float = PEOPLE_SHARE,
-               machines: float = MACHINE_SHARE) -> list[Contact]:
+               machines: float = MACHINE_SHARE, amd: str = "spread") -> list[Contact]:
     rng = random.Random(seed)
     outcomes = (HUMAN, MACHINE, BUSY, NO_ANSWER)
     weights = (people, machines, BUSY_SHARE, 1 - people - machines - BUSY_SHARE)
@@ -83,9 +96,14 @@ def population(seed: int, contacts: int, people: float = PEOPLE_SHARE,
     for _ in range(contacts):
         outcome = rng.choices(outcomes, weights)[0]
         ring = rng.uniform(*RING_SECONDS)
-        resolve = {HUMAN: ring + AMD_HUMAN_SECONDS, MACHINE: ring + AMD_MACHINE_SECONDS,
+        # drawn for every contact whatever the model, so both models face the same people
+        verdict = {HUMAN: rng.uniform(*AMD_HUMAN_SPREAD), MACHINE: rng.uniform(*AMD_MACHINE_SPREAD)}.get(outcome, 0.0)
+        if amd == "fixed":
+            verdict = {HUMAN: AMD_HUMAN_SECONDS, MACHINE: AMD_MACHINE_SECONDS}.get(outcome, 0.0)
+        resolve = {HUMAN: ring + verdict, MACHINE: ring + verdict,
                    BUSY: rng.uniform(*BUSY_SECONDS), NO_ANSWER: RING_TIMEOUT_SECONDS}[outcome]
-        people.append(Contact(outcome, resolve, max(TALK_MIN_SECONDS, rng.lognormvariate(mu, TALK_SIGMA))))
+        answered = ring if outcome in (HUMAN, MACHINE) else None
+        people.append(Contact(outcome, resolve, max(TALK_MIN_SECONDS, rng.lognormvariate(mu, TALK_SIGMA)), answered))
     return people
 
 
@@ -96,7 +114,8 @@ class Run:
     ready: int = 0
     busy_since: dict[int, float] = field(default_factory=dict)  # agent slot -> connected at (talking)
     wrapping_since: dict[int, float] = field(default_factory=dict)  # agent slot -> its call ended at
-    ringing: dict[int, float] = field(default_factory=dict)  # call -> dialled at
+    ringing: dict[int, float] = field(default_factory=dict)  # call placed, outcome unknown -> dialled at
+    answered: dict[int, float] = field(default_factory=dict)  # call answered, AMD verdict pending -> answered at
     waiting: dict[int, float] = field(default_factory=dict)  # call -> talk time, oldest first
     talks: list[tuple[float, float]] = field(default_factory=list)  # (connected at, hung up at)
     wraps: list[tuple[float, float]] = field(default_factory=list)  # (hung up at, ready at)
@@ -108,7 +127,10 @@ class Run:
     rules: dict[str, int] = field(default_factory=dict)
 
 
-def simulate(mode: str, people: list[Contact], agents: int, power_ratio: float, cap: float) -> Run:
+def simulate(mode: str, people: list[Contact], agents: int, power_ratio: float, cap: float,
+             answers_seen: bool = True) -> Run:
+    """``answers_seen=False``: the pacer is not told which calls have answered and wait for
+    AMD's verdict (``Lines.answered_elapsed`` None): they count as still ringing."""
     pacer = pacer_for(mode, power_ratio=power_ratio, abandon_cap_percent=cap)
     stats = PacingStats(cap_percent=cap)
     run = Run(mode, agents, ready=agents)
@@ -133,9 +155,13 @@ def simulate(mode: str, people: list[Contact], agents: int, power_ratio: float, 
     while events:
         now, _, kind, data = heapq.heappop(events)
         if kind == "tick":
+            # seen: a call answered and waiting for AMD's verdict is told apart from the ringing
+            ringing = tuple(now - t for call, t in run.ringing.items() if not answers_seen or call not in run.answered)
+            answered = tuple(now - t for t in run.answered.values())
             lines = Lines(run.ready, tuple(now - t for t in run.busy_since.values()),
-                          tuple(now - t for t in run.ringing.values()), len(run.waiting),
-                          tuple(now - t for t in run.wrapping_since.values()))
+                          ringing, len(run.waiting),
+                          tuple(now - t for t in run.wrapping_since.values()),
+                          answered_elapsed=answered if answers_seen else None)
             decision = pacer(lines, stats, now)
             run.rules[decision.rule] = run.rules.get(decision.rule, 0) + decision.dial
             for _ in range(min(decision.dial, left)):
@@ -146,12 +172,15 @@ def simulate(mode: str, people: list[Contact], agents: int, power_ratio: float, 
                 run.ringing[call] = now
                 run.last_dial = now
                 at(now + contact.resolve_after, "resolved", (call, contact))
+                if contact.answer_after is not None:
+                    at(now + contact.answer_after, "answered", call)
             if left:
                 at(now + TICK_SECONDS, "tick")
         elif kind == "resolved":
             call, contact = data  # type: ignore[misc]
             human = contact.outcome == HUMAN
-            stats.dial_outcome(now, human=human, delay=now - run.ringing.pop(call))
+            run.answered.pop(call, None)
+            stats.dial_outcome(now, human=human, delay=now - run.ringing.pop(call), answered_after=contact.answer_after)
             if human:
                 run.live += 1
                 if run.ready > 0 and not run.waiting:
@@ -160,6 +189,8 @@ def simulate(mode: str, people: list[Contact], agents: int, power_ratio: float, 
                 else:
                     run.waiting[call] = contact.talk
                     at(now + limits.CAMPAIGN_ABANDON_CONNECT_SECONDS, "grace_over", call)
+        elif kind == "answered":
+            run.answered[data] = now  # type: ignore[index]
         elif kind == "grace_over":
             if run.waiting.pop(data, None) is not None:  # type: ignore[call-overload]
                 run.abandoned += 1
@@ -217,7 +248,7 @@ def _row(label: str, seeds: range, rows: list[dict[str, float]], base: float) ->
 
     share = statistics.mean(r["talk_share"] for r in rows)
     span = f"{seeds.start}-{seeds.stop - 1}"
-    return (f"{label:<12} {span:<9} {cell('talk_share', 100):>18} {cell('occupancy', 100):>18} "
+    return (f"{label:<16} {span:<9} {cell('talk_share', 100):>18} {cell('occupancy', 100):>18} "
             f"{cell('abandon', 100, '{:.2f}'):>20} {cell('per_agent_hour'):>20} "
             f"{statistics.mean(r['minutes'] for r in rows):>8.1f} {share / base:>14.2f}x")
 
@@ -234,22 +265,28 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--cap", type=float, default=limits.CAMPAIGN_ABANDON_CAP_PERCENT_DEFAULT)
     parser.add_argument("--people", type=float, default=PEOPLE_SHARE, help="share of dials a person answers")
     parser.add_argument("--machines", type=float, default=MACHINE_SHARE, help="share answered by a machine")
+    parser.add_argument("--amd", choices=("spread", "fixed", "both"), default="spread",
+                        help="AMD verdict delays: drawn from mod_amd's settings, fixed at the test WAVs' figures, or both")
     args = parser.parse_args(argv)
-    modes = ("progressive", "power", "predictive")
+    # predictive-blind: predictive not told which calls answered and wait for AMD (counted as ringing)
+    modes = ("progressive", "power", "predictive-blind", "predictive")
     print(f"{args.contacts} contacts, {args.agents} agents, {args.people:.0%} people, {args.machines:.0%} machines, "
           f"power ratio {args.power_ratio}, abandon cap {args.cap} %; mean (min-max over seeds)")
-    print(f"{'mode':<12} {'seeds':<9} {'talk share %':>18} {'occupancy %':>18} {'abandon rate %':>20} "
+    print(f"{'mode':<16} {'seeds':<9} {'talk share %':>18} {'occupancy %':>18} {'abandon rate %':>20} "
           f"{'contacts/agent-h':>20} {'minutes':>8} {'vs progressive':>15}")
-    for seeds in (args.tuning_seeds, args.held_out_seeds):
-        figures: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
-        for seed in seeds:
-            people = population(seed, args.contacts, args.people, args.machines)
+    for amd in (("fixed", "spread") if args.amd == "both" else (args.amd,)):
+        for seeds in (args.tuning_seeds, args.held_out_seeds):
+            figures: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
+            for seed in seeds:
+                people = population(seed, args.contacts, args.people, args.machines, amd)
+                for mode in modes:
+                    pacing = mode.removesuffix("-blind")
+                    figures[mode].append(measure(simulate(pacing, people, args.agents, args.power_ratio, args.cap,
+                                                          answers_seen=pacing == mode)))
+            base = statistics.mean(f["talk_share"] for f in figures["progressive"])
+            label = "tuning" if seeds is args.tuning_seeds else "held-out"
             for mode in modes:
-                figures[mode].append(measure(simulate(mode, people, args.agents, args.power_ratio, args.cap)))
-        base = statistics.mean(f["talk_share"] for f in figures["progressive"])
-        label = "tuning" if seeds is args.tuning_seeds else "held-out"
-        for mode in modes:
-            print(_row(mode, seeds, figures[mode], base) + f"  {label}", flush=True)
+                print(_row(mode, seeds, figures[mode], base) + f"  {label}, AMD {amd}", flush=True)
     return 0
 
 

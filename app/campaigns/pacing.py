@@ -10,7 +10,9 @@ process and ``benchmarks/dialer_bench.py`` drive the same code.
 - **predictive**: the number of lines comes from a model of the next few seconds, built from
   what this campaign measured over its rolling window (``PacingStats``): the chance that a dial
   reaches a person, how long people (and everything else: machines, busy, no answer) take to
-  resolve, and the distributions of talk and wrap-up times. Each ringing call counts with its
+  resolve, and the distributions of talk and wrap-up times. Each call answered whose AMD verdict is pending
+  (``Lines.answered_elapsed``) counts as a person at the measured share of answers, arriving
+  within the measured verdict delay or not at all. Each ringing call counts with its
   *own* chance of still becoming a person given how long it has rung (a call ringing for 20 s,
   when people answer within 15 s, will not be one); each busy agent with its chance of being
   free in time given where it is: talking for so long (the rest of its talk, then a wrap-up),
@@ -18,7 +20,8 @@ process and ``benchmarks/dialer_bench.py`` drive the same code.
   ahead for agents about to be free). The dialer places the most calls for which the
   *expected* share of live answers finding no agent stays within a planned share of the
   cap, and that plan is corrected by what is measured towards a setpoint under the cap with a
-  binomial margin (``PacingStats.setpoint``). Above the cap — the abandon rate measured over
+  binomial margin (``PacingStats.setpoint``), and shrunk when the window has fewer than
+  ``HEADROOM_ABANDONS`` abandons left before its cap. Above the cap — the abandon rate measured over
   the rolling window — it falls back to 1:1 at once, until the rate is back under the cap.
   docs/campaigns.md "Pacing" compares this with VICIdial.
 """
@@ -42,6 +45,9 @@ from app import limits
 # answers per window) thus aims lower than a big one, whose measured rate wanders less; the
 # hard fallback (1:1 above the cap) is left for accidents, not for routine.
 ABANDON_Z = 1.645
+# near the cap, plan for fewer abandons: with fewer than this many abandons left before the
+# window's rate is over the cap, the planned share shrinks in proportion (0 left: none planned)
+HEADROOM_ABANDONS = 2.0
 GAIN_START, GAIN_RANGE, GAIN_STEP = 0.25, (0.02, 4.0), 0.2
 # seconds ahead at which predictive pacing compares answers with free agents: from "now" to
 # past the slowest answer people usually give (ring times of 3-20 s)
@@ -67,10 +73,17 @@ class Lines:
     # ``busy_elapsed`` holds the talking agents only. Worth telling: an agent in a 10 s wrap-up
     # is free at a known moment, one still talking at a guessed one.
     wrapping_elapsed: tuple[float, ...] | None = None
+    # per call answered whose AMD verdict is not in yet: seconds since the answer. None: the
+    # dialer does not tell them apart, and ``ringing_elapsed`` holds them with the calls still
+    # ringing. A tuple (even empty): ``ringing_elapsed`` holds the unanswered calls only.
+    # Worth telling: an answered call is a person at the measured share of answers (not of
+    # dials), and is one within a second or two or not at all.
+    answered_elapsed: tuple[float, ...] | None = None
 
     @property
     def ringing(self) -> int:
-        return len(self.ringing_elapsed)
+        """Calls placed whose outcome is not known yet, answered (AMD pending) or not."""
+        return len(self.ringing_elapsed) + len(self.answered_elapsed or ())
 
 
 @dataclass(frozen=True)
@@ -126,21 +139,31 @@ class PacingStats:
     _answers: deque[tuple[float, bool]] = field(default_factory=deque)  # (at, abandoned)
     human_delays: Durations = field(default_factory=Durations)  # dial → HUMAN verdict
     other_delays: Durations = field(default_factory=Durations)  # dial → any other outcome
+    _answered: deque[tuple[float, bool]] = field(default_factory=deque)  # (at, a person) per answered dial
+    human_rings: Durations = field(default_factory=Durations)  # dial → a person's answer
+    other_rings: Durations = field(default_factory=Durations)  # dial → a machine's answer, or the end unanswered
+    human_verdicts: Durations = field(default_factory=Durations)  # answer → HUMAN verdict
+    machine_verdicts: Durations = field(default_factory=Durations)  # answer → any other verdict
     handles: Durations = field(default_factory=Durations)  # connect → agent ready again
     talks: Durations = field(default_factory=Durations)  # connect → hang-up
     wrap_ups: Durations = field(default_factory=Durations)  # hang-up → agent ready again
 
     def _trim(self, now: float) -> None:
         horizon = now - self.window_seconds
-        for events in (self._outcomes, self._answers):
+        for events in (self._outcomes, self._answers, self._answered):
             while events and events[0][0] < horizon:
                 events.popleft()
 
-    def dial_outcome(self, now: float, *, human: bool, delay: float) -> None:
+    def dial_outcome(self, now: float, *, human: bool, delay: float, answered_after: float | None = None) -> None:
         """One dial resolved ``delay`` s after it was placed: a person (AMD HUMAN) or not
-        (busy, no answer, machine, failed)."""
+        (busy, no answer, machine, failed); ``answered_after``: the seconds from the dial to
+        its answer, None when it was not answered (or its answer was not timed)."""
         self._outcomes.append((now, human))
         (self.human_delays if human else self.other_delays).add(delay)
+        (self.human_rings if human else self.other_rings).add(delay if answered_after is None else answered_after)
+        if answered_after is not None:
+            self._answered.append((now, human))
+            (self.human_verdicts if human else self.machine_verdicts).add(max(0.0, delay - answered_after))
         self._trim(now)
 
     def handled(self, *, talk: float, wrap_up: float) -> None:
@@ -165,6 +188,13 @@ class PacingStats:
         a, b = 1 + ABANDON_Z ** 2 / n, 2 * cap + ABANDON_Z ** 2 / n
         return (b - math.sqrt(b * b - 4 * a * cap * cap)) / (2 * a)
 
+    def abandons_left(self, now: float) -> float:
+        """How many more abandons the window takes before its rate is over the cap (with the
+        answers it holds now, at least ``CAMPAIGN_ABANDON_RATE_MIN_ANSWERS``)."""
+        self._trim(now)
+        abandoned = sum(1 for _, was in self._answers if was)
+        return self.cap_percent / 100 * max(len(self._answers), limits.CAMPAIGN_ABANDON_RATE_MIN_ANSWERS) - abandoned
+
     def abandon_rate(self, now: float) -> float:
         """Abandoned / live answers over the window; while the window holds fewer than
         ``CAMPAIGN_ABANDON_RATE_MIN_ANSWERS`` answers, over that many (one abandon among the
@@ -179,21 +209,30 @@ class PacingStats:
 
     def answer_rate_upper(self) -> float:
         """Upper confidence bound (Wilson, z = ANSWER_RATE_Z) of P(a dial reaches a person)."""
-        n = len(self._outcomes)
-        if n == 0:
-            return 1.0
-        p = sum(1 for _, human in self._outcomes if human) / n
-        z2 = ANSWER_RATE_Z ** 2
-        centre = p + z2 / (2 * n)
-        spread = ANSWER_RATE_Z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-        return min(1.0, (centre + spread) / (1 + z2 / n))
+        return _wilson_upper(sum(1 for _, human in self._outcomes if human), len(self._outcomes))
 
-    def p_person(self, p_human: float, rung: float) -> float:
+    def p_person(self, p_human: float, rung: float, *, unanswered: bool = False) -> float:
         """P(a call still unresolved after ``rung`` s becomes a person), by Bayes from the
-        measured delays of people and of every other outcome."""
-        human = p_human * self.human_delays.survival(rung)
-        other = (1 - p_human) * self.other_delays.survival(rung)
+        measured delays of people and of every other outcome; ``unanswered``: the call is
+        known not to have answered yet, weighed by the measured times to the answer (people,
+        machines) or to the end (busy, no answer) instead."""
+        people, others = (self.human_rings, self.other_rings) if unanswered else (self.human_delays, self.other_delays)
+        human = p_human * people.survival(rung)
+        other = (1 - p_human) * others.survival(rung)
         return human / (human + other) if human + other > 0 else 0.0
+
+    def answered_person_upper(self) -> float:
+        """Upper confidence bound (Wilson, z = ANSWER_RATE_Z) of P(an answered dial is a
+        person); 1.0 before any answer is measured (every answer a person: the safe side)."""
+        return _wilson_upper(sum(1 for _, human in self._answered if human), len(self._answered))
+
+    def p_answered_person(self, p_person: float, waited: float) -> float:
+        """P(a call answered ``waited`` s ago, AMD verdict still pending, is a person), by
+        Bayes from the measured verdict delays; ``p_person`` once the wait is longer than
+        every measured verdict (a late verdict is not taken for a machine's)."""
+        human = p_person * self.human_verdicts.survival(waited)
+        other = (1 - p_person) * self.machine_verdicts.survival(waited)
+        return human / (human + other) if human + other > 0 else p_person
 
     def p_free_within(self, elapsed: float, horizon: float) -> float:
         """P(a call connected ``elapsed`` s ago is handled within ``horizon`` more seconds),
@@ -217,6 +256,16 @@ class PacingStats:
         """P(an agent ``wrapped`` s into its wrap-up is ready within ``horizon`` more seconds);
         0.0 before any wrap-up is measured (``handled``): not counted on, rather than guessed."""
         return _within_or_tail(self.wrap_ups, wrapped, horizon) if self.wrap_ups else 0.0
+
+
+def _wilson_upper(hits: int, n: int) -> float:
+    """Upper Wilson bound (z = ANSWER_RATE_Z) of a share measured as ``hits`` of ``n``; 1.0 for n = 0."""
+    if n == 0:
+        return 1.0
+    p, z2 = hits / n, ANSWER_RATE_Z ** 2
+    centre = p + z2 / (2 * n)
+    spread = ANSWER_RATE_Z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return min(1.0, (centre + spread) / (1 + z2 / n))
 
 
 def _within_or_tail(durations: Durations, elapsed: float, more: float) -> float:
@@ -285,17 +334,22 @@ def predictive(lines: Lines, stats: PacingStats, now: float, *, cap_percent: flo
     p_human = stats.answer_rate_upper()
     grace = limits.CAMPAIGN_ABANDON_CONNECT_SECONDS
     ready = max(0, lines.ready_agents - lines.waiting)
-    people = [stats.p_person(p_human, rung) for rung in lines.ringing_elapsed]
+    unanswered = lines.answered_elapsed is not None
+    people = [stats.p_person(p_human, rung, unanswered=unanswered) for rung in lines.ringing_elapsed]
+    p_answered = stats.answered_person_upper()
+    answered = [stats.p_answered_person(p_answered, waited) for waited in lines.answered_elapsed or ()]
     checkpoints = []  # (answers pmf by t, P(a new call answers by t), free agents pmf by t + grace)
     for t in CHECKPOINTS_SECONDS:
         by_t = [p * stats.human_delays.within(rung, t) for p, rung in zip(people, lines.ringing_elapsed)]
+        by_t += [p * _within_or_tail(stats.human_verdicts, waited, t)
+                 for p, waited in zip(answered, lines.answered_elapsed or ())]
         busy = _free_chances(lines, stats, t + grace, talkers=rule == "predictive")
         free = [0.0] * ready + _poisson_binomial(busy)
         checkpoints.append((_poisson_binomial(by_t), p_human * stats.human_delays.within(0.0, t), free))
     agents = lines.ready_agents + len(lines.busy_elapsed) + len(lines.wrapping_elapsed or ())
     room = agents * limits.CAMPAIGN_PACING_MAX_LINES_PER_AGENT - lines.ringing
-    target = cap * stats.gain
-    expected_answers = sum(people)
+    target = cap * stats.gain * min(1.0, max(0.0, stats.abandons_left(now)) / HEADROOM_ABANDONS)
+    expected_answers = sum(people) + sum(answered)
     dial = 0
     while dial < room:
         trial = [(_add_bernoulli(pmf, p_new), p_new, free) for pmf, p_new, free in checkpoints]

@@ -1,7 +1,8 @@
 """Pacing (app/campaigns/pacing.py), pure and clock-injected: progressive reserves an agent per
 call, power keeps its ratio, predictive warms up 1:1 then for the ready agents and those in wrap-up only, falls back to 1:1 at once above the cap,
 reads each ringing call's own chance of becoming a person and each agent's of being free
-(talking, or in a wrap-up that ends at a known moment), aims under the cap by a binomial bound
+(talking, or in a wrap-up that ends at a known moment) and each answered call awaiting AMD's
+verdict its chance of being a person, aims under the cap by a binomial bound
 and corrects its plan with what it measures; on a held-out simulated population it stays
 under the cap and beats power 2:1."""
 from __future__ import annotations
@@ -21,6 +22,18 @@ def _measured(answers: int = 300, *, people_every: int = 3) -> PacingStats:
     stats = PacingStats()
     for n in range(answers):
         stats.dial_outcome(float(n), human=n % people_every == 0, delay=10.0 if n % people_every == 0 else 30.0)
+        stats.handled(talk=50.0 + n % 60, wrap_up=10.0)
+    return stats
+
+
+def _answering(dials: int = 300) -> PacingStats:
+    """``_measured``'s campaign, its answers timed: of every three dials a person answers after
+    8 s (HUMAN 1.5 s later), a machine after 8 s (MACHINE 2 s later), and one rings out at 30 s."""
+    stats = PacingStats()
+    for n in range(dials):
+        kind = n % 3
+        delay, answered = ((9.5, 8.0), (10.0, 8.0), (30.0, None))[kind]
+        stats.dial_outcome(float(n), human=kind == 0, delay=delay, answered_after=answered)
         stats.handled(talk=50.0 + n % 60, wrap_up=10.0)
     return stats
 
@@ -130,6 +143,47 @@ def test_given_calls_ringing_longer_than_people_ever_take_when_predictive_then_t
     fresh = pacing.predictive(Lines(4, (30.0,) * 16, (1.0,) * 6), stats, 400.0, cap_percent=3.0)
     stale = pacing.predictive(Lines(4, (30.0,) * 16, (20.0,) * 6), stats, 400.0, cap_percent=3.0)
     assert stale.dial > fresh.dial
+
+
+def test_given_calls_answered_awaiting_amd_when_predictive_then_they_count_as_half_people_soon_not_as_ringing():
+    stats = _answering()
+    assert 0.5 < stats.answered_person_upper() < 0.56  # half the answers are people (upper bound)
+    assert stats.p_answered_person(0.5, 1.0) == pytest.approx(0.5)  # no verdict is that quick
+    assert stats.p_answered_person(0.5, 1.7) == 0.0  # every HUMAN came at 1.5 s: a machine
+    # six calls answered 1 s ago vs the same six counted as ringing (the dialer not telling)
+    told = pacing.predictive(Lines(8, (30.0,) * 12, (), 0, (), answered_elapsed=(1.0,) * 6), stats, 400.0, cap_percent=3.0)
+    untold = pacing.predictive(Lines(8, (30.0,) * 12, (9.0,) * 6, 0, ()), stats, 400.0, cap_percent=3.0)
+    assert told.dial < untold.dial  # three people within a second, not a third of six some time
+    # once past every HUMAN verdict's delay they are machines: the lines go back up
+    late = pacing.predictive(Lines(8, (30.0,) * 12, (), 0, (), answered_elapsed=(1.7,) * 6), stats, 400.0, cap_percent=3.0)
+    assert late.dial > told.dial
+
+
+def test_given_answers_never_timed_when_calls_await_amd_then_each_counts_as_a_person():
+    stats = _measured()  # outcomes recorded without answered_after
+    assert stats.answered_person_upper() == 1.0
+    assert stats.p_answered_person(1.0, 3.0) == 1.0
+
+
+def test_given_calls_ringing_and_answered_when_progressive_or_power_then_both_keep_their_line():
+    lines = Lines(4, (), (3.0,), answered_elapsed=(1.0, 0.5))
+    assert lines.ringing == 3
+    assert pacing.progressive(lines).dial == 1
+    assert pacing.power(lines, 2.0).dial == 5
+
+
+def test_given_the_window_close_to_its_cap_when_predictive_then_it_plans_fewer_lines_and_none_over_one_to_one():
+    clear, close, none_left = _measured(), _measured(), _measured()
+    for stats, abandons in ((close, 2), (none_left, 3)):  # the cap: 3 % of at least 100 answers
+        for n in range(abandons):
+            stats.live_answer(300.0 + n, abandoned=True)
+        stats.gain = clear.gain  # the same plan: only the abandons left differ
+    assert (clear.abandons_left(400.0), close.abandons_left(400.0), none_left.abandons_left(400.0)) == pytest.approx((3, 1, 0))
+    lines = Lines(8, (30.0,) * 12, (1.0,) * 6, 0, ())
+    clear_dial, close_dial, none_dial = (pacing.predictive(lines, s, 400.0, cap_percent=3.0).dial
+                                         for s in (clear, close, none_left))
+    assert none_dial <= close_dial < clear_dial
+    assert none_dial <= lines.ready_agents  # no abandon left to plan for: no more than 1:1 in effect
 
 
 def test_given_answers_when_measured_then_the_plan_shrinks_on_an_abandon_and_grows_on_connects():
