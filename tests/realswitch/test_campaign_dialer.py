@@ -4,9 +4,10 @@ phone on the ``internal`` profile) and publishes ``call.originate``; the control
 customer (a sipp carrier) through least-cost routing with the campaign's caller ID, and the
 answered customer's leg dials the reserved agent and is bridged to it: 1:1. Then the contact is
 ``completed`` (outcome ``human``) and the campaign finishes. A busy customer (486) is dialled
-again per the campaign's busy rule (1 s later, 2 attempts at most) and ends ``failed``. A
-``sbc workers`` killed (SIGKILL) mid-call loses nothing: the restarted one applies the call's
-outcome from the durable queue and, once the dead one's lease lapsed, dials the next contact.
+again per the campaign's busy rule (1 s later, 2 attempts at most) and ends ``failed``. Two
+``sbc workers`` dial one campaign's contacts once each, and the lease holder killed (SIGKILL)
+mid-call loses nothing: the other one applies the call's outcome from the durable queue and,
+once the dead one's lease lapsed, dials the next contact.
 
 The calling window holds whatever the hour of the run: each contact's zone is the ``Etc/GMT``
 zone where it is about noon now."""
@@ -23,6 +24,7 @@ from app.campaigns.safe_harbour import ABANDONED_REASON
 from tests.realswitch import agents as sip_agents
 from tests.realswitch import outbound
 from tests.realswitch.hold_audio import CallerEar
+from tests.realswitch.product import ProductProcess
 from tests.realswitch.provision import poll, unique_number
 
 SAFE_HARBOUR = "This is Acme Renewals calling. Sorry, nobody is free to talk right now. We will call you again."
@@ -75,11 +77,13 @@ def _contact(tenant, campaign: dict) -> dict:
     return contact
 
 
-def _kill_workers(product) -> None:
-    """SIGKILL ``sbc workers`` as an OOM kill would, and its media-worker children (by pid) so
+def _kill_workers(workers: ProductProcess) -> None:
+    """SIGKILL an ``sbc workers`` as an OOM kill would, and its media-worker children (by pid) so
     that none is left behind."""
-    children = subprocess.run(["pgrep", "-P", str(product.workers.pid)], capture_output=True, text=True).stdout
-    product.workers.stop(signal.SIGKILL)
+    if not workers.alive():
+        return
+    children = subprocess.run(["pgrep", "-P", str(workers.pid)], capture_output=True, text=True).stdout
+    workers.stop(signal.SIGKILL)
     for pid in children.split():
         subprocess.run(["kill", "-9", pid], check=False)
 
@@ -156,32 +160,41 @@ def test_a_busy_customer_is_dialled_again_per_the_busy_rule_and_fails_after_its_
         phone.wait(30)
 
 
-def test_a_killed_workers_process_loses_no_outcome_and_its_campaign_is_dialled_on_after_the_restart(
+def test_two_workers_processes_dial_each_contact_once_and_when_the_lease_holder_is_killed_the_other_dials_on(
         product, routing_tenant, carriers, sipp, real_switch, owner_engine):
+    """Two ``sbc workers`` run the dialer at once (the product's and a second one); whichever holds
+    the campaign's lease is SIGKILLed mid-call. The other one, running all along, applies the
+    call's outcome from the durable queue, takes the campaign once the dead holder's lease
+    lapsed, and dials the next contact: each contact dialled once, nothing lost."""
     tenant = routing_tenant
     prefix, carrier_id, queue, agent = _trunk_and_agent(product, tenant, real_switch,
                                                         carriers.answering("PCMU"), wrap_up_seconds=0)
     phone = sip_agents.register(sipp, real_switch, agent, seconds=45)
     first, second = f"{prefix}5550122", f"{prefix}5550123"
     campaign = _campaign(tenant, carrier_id, queue["id"], first, second)
+    other = ProductProcess("workers-other", ["workers"], product.env, product.logdir).start()
+    presence = sip_agents.presence()
+    lease_key = f"{presence.prefix}campaign:lease:{campaign['id']}"
     call_ids: list[str] = []
     try:
         tenant.admin.put(f"/api/agents/{agent.id}/state", {"state": "available"})
         tenant.admin.post(f"/api/campaigns/{campaign['id']}/start", {})
         originates = poll(lambda: outbound.outbox(owner_engine, "call.originate", "agentId", agent.id), 20)
-        assert originates, f"never dialled\n{product.workers.log_tail()}"
+        assert originates, f"never dialled\n{product.workers.log_tail()}\n{other.log_tail()}"
         call_ids.append(originates[0]["payload"]["callId"])
         assert originates[0]["payload"]["phoneNumber"] == first
         assert poll(lambda: outbound.bridged(real_switch, call_ids[0]), 30), product.controller.log_tail()
 
-        _kill_workers(product)  # mid-call: its lease stays in Redis until the TTL
-        real_switch.api(f"uuid_kill {call_ids[0]}")  # the call ends while no sbc workers runs
-        product.workers.start()
+        holder_pid = int(presence.redis.get(lease_key).decode().rsplit(":", 1)[1])
+        by_pid = {product.workers.pid: (product.workers, other), other.pid: (other, product.workers)}
+        assert holder_pid in by_pid, (holder_pid, list(by_pid))
+        holder, survivor = by_pid[holder_pid]
+        _kill_workers(holder)  # mid-call: its lease stays in Redis until the TTL
+        real_switch.api(f"uuid_kill {call_ids[0]}")  # the call ends while only the other one runs
 
-        # the restarted process applies the first call's outcome (queued while it was down), takes
-        # the campaign once the dead process's lease lapsed, and dials the second contact
         assert poll(lambda: _second_bridged(real_switch, owner_engine, agent, call_ids), 60), \
-            f"{_contacts(tenant, campaign)}\n{product.workers.log_tail()}"
+            f"{_contacts(tenant, campaign)}\n{survivor.log_tail()}"
+        assert int(presence.redis.get(lease_key).decode().rsplit(":", 1)[1]) == survivor.pid
         assert _contacts(tenant, campaign)[first] == "completed"
         real_switch.api(f"uuid_kill {call_ids[1]}")
         assert poll(lambda: _contacts(tenant, campaign) == {first: "completed", second: "completed"}, 20), \
@@ -189,8 +202,9 @@ def test_a_killed_workers_process_loses_no_outcome_and_its_campaign_is_dialled_o
         attempts = [(e["payload"]["contactId"], e["payload"]["outcome"]) for e in tenant.events("campaign.attempt")
                     if e["payload"]["campaignId"] == campaign["id"]]
         assert [outcome for _, outcome in attempts] == ["human", "human"] and len({c for c, _ in attempts}) == 2
-        assert len(outbound.outbox(owner_engine, "call.originate", "agentId", agent.id)) == 2
+        assert len(outbound.outbox(owner_engine, "call.originate", "agentId", agent.id)) == 2  # never twice
     finally:
+        other.stop()
         if not product.workers.alive():
             product.workers.start()
         for call_id in call_ids:
