@@ -79,7 +79,8 @@ class LiveHandle:
     # the caller's verbs replaced without a uuid_break, run once the event is set (a transfer:
     # ``bridge_returned``), False when they are over
     replace_verbs: Callable[[VerbList, gevent.event.Event], bool] = lambda _verbs, _after: False
-    # a blind transfer was done: the session's records, events and status hook (``call.transferred``'s payload)
+    # a transfer (blind, or an attended one completed) was done: the session's records, events
+    # and status hook (``call.transferred``'s payload)
     transferred: Callable[[dict[str, Any]], None] = lambda _payload: None
     muted: bool = False
     held: bool = False
