@@ -33,8 +33,15 @@ from app.events.payloads import call_transferred
 from app.routing.lcr import leg_carrier
 from app.verbs.consult_hold import next_room
 from app.verbs.queue import HOLD_MUSIC_VARIABLE
-from app.voice.live_actions import (LiveHandle, Refused, Requester, bridged_leg, ensure_alive, reachable_endpoint,
-                                    switch_api)
+from app.voice.live_actions import (
+    LiveHandle,
+    Refused,
+    Requester,
+    bridged_leg,
+    ensure_alive,
+    reachable_endpoint,
+    switch_api,
+)
 from esl.errors import EslError
 
 log = logging.getLogger(__name__)
