@@ -27,15 +27,21 @@ import gevent
 
 from app import limits
 from app.calls.consult import ANSWERED_VARIABLE, BACK, COMPLETE, CONSULT_KINDS, Consult, consult_offer, release_target
-from app.calls.sip_targets import InvalidSipUri, parse_sip_uri
 from app.calls.transfers import InvalidTarget, TransferTarget, parse_target
 from app.contact.presence import Candidate
-from app.errors import SbcError
 from app.events.payloads import call_transferred
 from app.routing.lcr import leg_carrier
 from app.verbs.consult_hold import next_room
 from app.verbs.queue import HOLD_MUSIC_VARIABLE
-from app.voice.live_actions import LiveHandle, Refused, Requester, bridged_leg, ensure_alive, switch_api
+from app.voice.live_actions import (
+    LiveHandle,
+    Refused,
+    Requester,
+    bridged_leg,
+    ensure_alive,
+    reachable_endpoint,
+    switch_api,
+)
 from esl.errors import EslError
 
 log = logging.getLogger(__name__)
@@ -64,26 +70,9 @@ def _endpoint(ctx: Any, target: TransferTarget) -> tuple[str, Optional[Candidate
                           "The agent's phone is not registered, or on a switch this one cannot reach.")
         leg_vars, endpoint = ctx.contact.agent_leg(candidate, ctx.switch_id)
         return (f"[{','.join(leg_vars)}]" if leg_vars else "") + endpoint, candidate
-    if target.kind == "sip":
-        try:
-            uri = parse_sip_uri(target.value)
-        except InvalidSipUri:
-            raise ValueError("target") from None
-        refused = ctx.sip_target_refusal(target.value)
-        if refused:
-            raise Refused("transfer_target_not_found", "The account does not list this SIP host.")
-        return f"sofia/external/{uri.dial_string()}", None
-    if target.caller_id and not ctx.owns_number(target.caller_id):
-        # the dial verb's rule (a blind transfer's dial ends ``caller_id_not_owned``); refused
-        # here before anything is touched: the agent still has its caller
-        raise Refused("caller_id_not_owned", "The callerId is not a number of this account.")
-    try:
-        routed = ctx.lcr_bridge_string(target.value.lstrip("+"))
-    except (SbcError, RuntimeError, ValueError):  # NoRoute, as the dial verb skips such a target
-        routed = ""
-    if not routed:
-        raise Refused("transfer_target_not_found", "No route to this number.")
-    return routed, None
+    # a number or a listed ``sip:`` target: refused here before anything is touched (the agent
+    # still has its caller), by the dial verb's rules
+    return reachable_endpoint(ctx, target), None
 
 
 def consult(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[str, Any]:

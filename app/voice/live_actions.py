@@ -20,7 +20,7 @@ FreeSWITCH 1.10 mapping (mod_commands; checked on the real switch, tests/realswi
 | record_start | ``uuid_setvar`` RECORD_STEREO / RECORD_PRE_BUFFER_FRAMES, ``uuid_record <callId> start <file>`` | stereo WAV named and reported as the record verb's (``media.recording.completed`` at RECORD_STOP) |
 | record_stop | ``uuid_record <callId> stop <file>`` | |
 | whisper | ``uuid_broadcast <leg> 'speak::<tts.speak_arg>' aleg``, or ``uuid_broadcast <leg> playback::http_cache://<url> aleg`` | said (or played) to one leg only: the caller, or the bridged party (``leg: bridged``); the other does not hear it. The URL passes the media URL guard first (refused: ``unsafe_url``, a 422 at the API) |
-| transfer | ``uuid_setvar <callId> hangup_after_bridge false``, the new verbs, ``uuid_kill <agent leg>`` | a blind transfer of a caller talking to an agent (agent channel, or the REST API; app/calls/transfers.py): the agent's leg ends, the caller's bridge returns and the caller runs the target's verb instead of hanging up (the verb waits for that return: it sets ``hangup_after_bridge=true`` itself); no ``uuid_break``, which would leave CF_BREAK set and cut the new verbs' first playback |
+| transfer | ``uuid_setvar <callId> hangup_after_bridge false``, the new verbs, ``uuid_kill <agent leg>`` | a number or ``sip:`` target is checked first (a route, an owned callerId, a listed host: ``reachable_endpoint``), nothing touched if refused; a blind transfer of a caller talking to an agent (agent channel, or the REST API; app/calls/transfers.py): the agent's leg ends, the caller's bridge returns and the caller runs the target's verb instead of hanging up (the verb waits for that return: it sets ``hangup_after_bridge=true`` itself); no ``uuid_break``, which would leave CF_BREAK set and cut the new verbs' first playback |
 """
 from __future__ import annotations
 
@@ -33,7 +33,9 @@ import gevent.event
 import gevent.lock
 
 from app import limits
-from app.calls.transfers import InvalidTarget, NoQueueToReturnTo, parse_target
+from app.calls.sip_targets import InvalidSipUri, parse_sip_uri
+from app.calls.transfers import InvalidTarget, NoQueueToReturnTo, TransferTarget, parse_target
+from app.errors import SbcError
 from app.events.payloads import call_transferred
 from app.verbs import VerbList, VerbListRejected, parse_verb_list, tts
 from app.verbs.dial import RECORDING_FORMAT
@@ -77,7 +79,8 @@ class LiveHandle:
     # the caller's verbs replaced without a uuid_break, run once the event is set (a transfer:
     # ``bridge_returned``), False when they are over
     replace_verbs: Callable[[VerbList, gevent.event.Event], bool] = lambda _verbs, _after: False
-    # a blind transfer was done: the session's records, events and status hook (``call.transferred``'s payload)
+    # a transfer (blind, or an attended one completed) was done: the session's records, events
+    # and status hook (``call.transferred``'s payload)
     transferred: Callable[[dict[str, Any]], None] = lambda _payload: None
     muted: bool = False
     held: bool = False
@@ -290,6 +293,31 @@ def whisper(call: LiveHandle, params: dict[str, Any], _by: Requester) -> dict[st
     return {"leg": leg}
 
 
+def reachable_endpoint(ctx: Any, target: TransferTarget) -> str:
+    """The dial string of a ``number`` or ``sip`` target (least-cost routing / the listed SIP
+    host), or ``Refused`` before anything on the call is touched: the dial verb's own rules
+    (``caller_id_not_owned``; a number no route reaches or a host the account does not list,
+    ``transfer_target_not_found``), checked up front so the agent keeps its caller (the blind
+    transfer here, the consultation in app/voice/consult_actions.py)."""
+    if target.kind == "sip":
+        try:
+            uri = parse_sip_uri(target.value)
+        except InvalidSipUri:
+            raise ValueError("target") from None
+        if ctx.sip_target_refusal(target.value):
+            raise Refused("transfer_target_not_found", "The account does not list this SIP host.")
+        return f"sofia/external/{uri.dial_string()}"
+    if target.caller_id and not ctx.owns_number(target.caller_id):
+        raise Refused("caller_id_not_owned", "The callerId is not a number of this account.")
+    try:
+        routed = ctx.lcr_bridge_string(target.value.lstrip("+"))
+    except (SbcError, RuntimeError, ValueError):  # NoRoute, as the dial verb skips such a target
+        routed = ""
+    if not routed:
+        raise Refused("transfer_target_not_found", "No route to this number.")
+    return routed
+
+
 def transfer(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[str, Any]:
     """A blind transfer of a caller talking to an agent (``params``: ``target``), asked by that
     agent (agent channel) or from the REST API (``by``: who). The caller leaves the agent for
@@ -309,6 +337,8 @@ def transfer(call: LiveHandle, params: dict[str, Any], by: Requester) -> dict[st
         if ctx.contact is None or ctx.contact.candidate(ctx.account_id, target.value) is None:
             raise Refused("transfer_target_not_found",
                           "No agent of the account with SIP credentials has this id.")
+    elif target.kind in ("number", "sip"):  # the dial verb would fail after the agent is gone
+        reachable_endpoint(ctx, target)
     times = ctx.interaction
     try:
         verbs = parse_verb_list(target.verbs(queue=times.queue_name, priority=times.queue_priority))

@@ -449,7 +449,8 @@ class CallSession:
         return True
 
     def _transferred(self, payload: dict[str, Any]) -> None:
-        """A blind transfer (app/voice/live_actions.transfer): the agent's window closes now
+        """A blind transfer (app/voice/live_actions.transfer) or a completed attended one
+        (app/voice/consult_actions.consult_complete): the agent's window closes now
         (before the verbs' greenlet can run the target's verb and open the next one), then the
         journey, ``call.transferred`` and the status hook; the closed window is written last."""
         at = utc_now()

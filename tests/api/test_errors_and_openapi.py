@@ -103,3 +103,19 @@ def test_given_the_openapi_document_when_reading_api_operations_then_401_and_403
     assert "401" in doc["paths"]["/auth/exchange"]["post"]["responses"]
     error_ref = {"$ref": "#/components/schemas/Error"}
     assert doc["components"]["responses"]["UNAUTHORIZED"]["content"]["application/json"]["schema"] == error_ref
+
+
+def test_given_the_openapi_document_when_reading_live_call_actions_then_every_error_answer_and_409_code_is_documented(api):
+    doc = api.anonymous("acme.localhost").get("/api/openapi.json").get_json()
+    responses = doc["paths"]["/api/calls/{call_id}/actions"]["post"]["responses"]
+    error_ref = {"$ref": "#/components/schemas/Error"}
+
+    assert {"200", "401", "403", "404", "409", "422", "503"} <= set(responses)
+    for status in ("404", "409", "503"):
+        assert responses[status]["content"]["application/json"]["schema"] == error_ref, status
+    assert "call_not_found" in responses["404"]["description"]
+    assert "call_control_unavailable" in responses["503"]["description"]
+    for code in ("call_ending", "call_not_answered", "call_not_bridged", "already_recording", "not_recording",
+                 "call_not_with_agent", "transfer_to_self", "transfer_target_not_found", "caller_id_not_owned",
+                 "transfer_needs_queue", "not_consulting", "consult_not_answered"):
+        assert code in responses["409"]["description"], code

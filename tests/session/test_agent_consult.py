@@ -5,6 +5,7 @@ consulted agent hangs up. The simulator models the legs moved around the caller
 with the queue's music, then meets the target or its agent in a two-party conference."""
 from __future__ import annotations
 
+import json
 import time
 import uuid
 
@@ -47,12 +48,15 @@ def _handle_samples(redis_client, account, call_id: str) -> list[tuple[str, int]
 
 
 def _answered_by_ana(controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
-                     ben_node: str | None = None, ben_talk: float = 3600.0, scenario=None):
+                     ben_node: str | None = None, ben_talk: float = 3600.0, scenario=None,
+                     status_hook_url: str | None = None):
     """A caller of the ``support`` queue answered by ana (bridged); ben's phone is the one a
     consultation rings, talking ``ben_talk`` seconds with the caller once they meet.
     ``ben_node``: the switch (Core-UUID) ben's phone registered on, when not the caller's.
-    ``scenario``: the caller's scenario to start from (its callee is set here)."""
-    account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support", "priority": 3}])
+    ``scenario``: the caller's scenario to start from (its callee is set here).
+    ``status_hook_url``: the application's status hook."""
+    account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support", "priority": 3}],
+                                         call_status_hook_url=status_hook_url)
     agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
     if ben_node is not None:
         presence.registered(_subdomain(owner_conn, account), _sip_username(owner_conn, agents["ben"]), 60,
@@ -118,12 +122,13 @@ def _sip_username(owner_conn, agent_id: str) -> str:
     return owner_conn.execute(text("SELECT sip_username FROM agents WHERE id = :a"), {"a": agent_id}).scalar_one()
 
 
-def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_caller_is_with_the_target_and_records_show_both(
+def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_caller_is_with_the_target_and_records_and_status_hook_show_both(
         controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
-        live_control):
+        live_control, hook_server):
     account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
         controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
-        ben_talk=1.5)  # ben talks 1.5 s with the caller, then hangs up
+        ben_talk=1.5,  # ben talks 1.5 s with the caller, then hangs up
+        status_hook_url=hook_server.url("/status"))
     completing = time.monotonic()
 
     _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
@@ -160,6 +165,13 @@ def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_call
     [summary] = rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
     assert summary["transfer_count"] == 1
     assert presence.engaged_by(str(account.id), agents["ben"]) is None  # released with the call
+    # the status hook: answered, the transfer (as for a blind one, kind attended), the end
+    eventually(lambda: len(hook_server.requests) >= 3, what="three status hook requests")
+    bodies = [json.loads(r.body) for r in hook_server.requests]
+    assert [b["callStatus"] for b in bodies] == ["in-progress", "in-progress", "completed"]
+    assert "transfer" not in bodies[0]
+    assert (bodies[1]["transfer"]["kind"], bodies[1]["transfer"]["from"], bodies[1]["transfer"]["to"]) == (
+        "attended", {"agentId": agents["ana"]}, {"type": "agent", "agentId": agents["ben"]})
 
 
 def test_given_a_completed_attended_transfer_when_the_caller_hangs_up_then_one_handle_time_per_agent_leg(

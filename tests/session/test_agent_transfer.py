@@ -124,3 +124,35 @@ def test_given_a_call_not_answered_by_an_agent_when_a_transfer_is_asked_then_409
 
     assert refused.value.code == "call_not_bridged"
     assert call.wait(15)
+
+
+@pytest.mark.parametrize(("target", "code"), [
+    ({"type": "number", "number": "+15557770000", "callerId": "+15550009999"}, "caller_id_not_owned"),
+    ({"type": "number", "number": "+15557770000"}, "transfer_target_not_found"),  # no route
+    ({"type": "sip", "uri": "sip:pbx@203.0.113.9"}, "transfer_target_not_found"),  # host not listed
+])
+def test_given_a_number_or_sip_target_the_account_may_not_reach_when_the_agent_transfers_blind_then_it_is_refused_and_the_caller_keeps_its_agent(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control, target, code):
+    """The dial verb's rules checked before the agent's leg is hung up: otherwise the dial would
+    fail with the agent gone and the caller would be lost."""
+    account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support"}])
+    agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
+    services.contact = ContactCentre(presence)
+    ana_phone = RingingPhone()
+    call = simulate_call(Call(callee=number).bridge_rings(ana_phone), controller)
+    assert ana_phone.ringing.wait(10), "ana was not offered the call"
+    ana_phone.answer()
+    ana_leg = eventually(lambda: services.live_sessions.get(call.uuid) and services.live_sessions[call.uuid].other_leg,
+                         timeout=10, what="the caller bridged to ana")
+
+    with pytest.raises(Conflict) as refused:
+        _transfer(redis_client, account, call.uuid, agents["ana"], target)
+
+    assert refused.value.code == code
+    assert services.live_sessions[call.uuid].other_leg == ana_leg  # still bridged to ana
+    assert call.channel.vars.get("hangup_after_bridge") != "false"  # nothing touched
+    assert not [c for c in call.controls if c.startswith("uuid_kill")]
+    assert outbox_payloads(owner_conn, call.uuid, "call.transferred") == []
+    ana_phone.hangup()
+    assert call.wait(15), "the call did not end"

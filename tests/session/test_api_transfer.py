@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+
 from app.api.calls import live
 from app.contact.distribution import ContactCentre
 from app.settings import get_settings
@@ -83,6 +85,30 @@ def test_given_a_caller_talking_to_an_agent_when_the_api_transfers_it_to_that_ag
     assert to_nobody.get_json()["details"]["state"]["bridged"] is True
     assert call.channel.vars.get("hangup_after_bridge") != "false"  # nothing touched
     assert services.live_sessions[call.uuid].other_leg == ana_leg
+    assert outbox_payloads(owner_conn, call.uuid, "call.transferred") == []
+    admin.post(path, json={"action": "hangup"})
+    assert call.wait(15)
+
+
+@pytest.mark.parametrize(("target", "code"), [
+    ({"type": "number", "number": "+15557770000", "callerId": "+15550009999"}, "caller_id_not_owned"),
+    ({"type": "number", "number": "+15557770000"}, "transfer_target_not_found"),  # no route
+    ({"type": "sip", "uri": "sip:pbx@203.0.113.9"}, "transfer_target_not_found"),  # host not listed
+])
+def test_given_a_number_or_sip_target_the_account_may_not_reach_when_the_api_transfers_to_it_then_409_and_the_caller_keeps_its_agent(
+        admin, tenant, controller, live_control, simulate_call, owner_engine, owner_conn, redis_client, services,
+        target, code):
+    call, _agents, ana_leg = _with_ana(tenant, simulate_call, controller, owner_engine, owner_conn, redis_client,
+                                       services)
+    path = f"/api/calls/{call.uuid}/actions"
+
+    response = admin.post(path, json={"action": "transfer", "target": target})
+
+    assert response.status_code == 409 and response.get_json()["code"] == code
+    assert response.get_json()["details"]["state"]["bridged"] is True
+    assert services.live_sessions[call.uuid].other_leg == ana_leg  # still bridged to ana
+    assert call.channel.vars.get("hangup_after_bridge") != "false"  # nothing touched
+    assert not [c for c in call.controls if c.startswith("uuid_kill")]
     assert outbox_payloads(owner_conn, call.uuid, "call.transferred") == []
     admin.post(path, json={"action": "hangup"})
     assert call.wait(15)

@@ -372,18 +372,23 @@ def test_given_two_gathers_when_only_the_first_gets_digits_then_the_second_repor
     assert (first, second) == ("7", "")
 
 
-@pytest.mark.parametrize(("presses", "digits", "reason"), [
-    ("4#", "4", "finishOnKey"),
-    ("#", "", "finishOnKey"),   # an empty entry, told apart from a timeout
-    ("", "", "timeout"),
+@pytest.mark.parametrize(("presses", "said", "digits", "speech", "reason"), [
+    ("4#", "", "4", "", "finishOnKey"),
+    ("#", "", "", "", "finishOnKey"),   # an empty entry, told apart from a timeout
+    ("", "", "", "", "timeout"),
+    ("", "sales", "", "sales", "speech"),  # recognised by the speech gather (the simulator's result)
 ])
-def test_the_action_hook_is_told_why_the_gather_returned(run_on_call, hook_server, presses, digits, reason):
+def test_the_action_hook_is_told_why_the_gather_returned(run_on_call, hook_server, presses, said, digits, speech,
+                                                         reason):
     hook_server.reply(Reply.json([{"verb": "hangup"}]))
-    call = Call().press(presses) if presses else Call()
-    run_on_call(call, [{"verb": "gather", "timeout": 1, "actionHook": hook_server.url("/menu")}])
+    call = Call(speech=said).press(presses) if presses else Call(speech=said)
+    gather = {"verb": "gather", "timeout": 1, "actionHook": hook_server.url("/menu")}
+    if said:
+        gather["input"] = ["speech"]
+    run_on_call(call, [gather])
     (request,) = hook_server.requests
     body = json.loads(request.body)
-    assert (body["digits"], body["reason"]) == (digits, reason)
+    assert (body["digits"], body["speech"], body["reason"]) == (digits, speech, reason)
 
 
 def test_a_finish_key_pressed_in_an_earlier_gather_does_not_make_a_later_timeout_an_empty_entry(

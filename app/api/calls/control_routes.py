@@ -12,11 +12,19 @@ from flask_smorest import Blueprint
 from app.api.calls import live
 from app.api.calls.schemas import LiveActionResultSchema, LiveActionSchema
 from app.api.common import require_admin
+from app.api.errors import ErrorSchema
 from app.api.security import current_identity, require_license
 from app.settings import get_settings
 
 blp = Blueprint("call_control", __name__, url_prefix="/api/calls",
                 description="Live call control: act on a call in progress")
+
+# what the controller driving the call refuses (app/voice/live_actions.py, and ``conference``'s
+# app/voice/three_way_actions.py): a 409 whose ``details.state`` is the call's state
+CONFLICT_CODES = (
+    "call_ending", "call_not_answered", "call_not_bridged", "already_recording", "not_recording",
+    "call_not_with_agent", "transfer_to_self", "transfer_target_not_found", "caller_id_not_owned",
+    "transfer_needs_queue", "not_consulting", "consult_not_answered")
 
 
 @blp.route("/<uuid:call_id>/actions")
@@ -25,6 +33,11 @@ class CallActions(MethodView):
     @require_license("programmable-voice")
     @blp.arguments(LiveActionSchema)
     @blp.response(200, LiveActionResultSchema)
+    @blp.alt_response(404, schema=ErrorSchema, description="call_not_found: unknown, ended, or another tenant's call")
+    @blp.alt_response(409, schema=ErrorSchema, description="the call cannot take the action now: "
+                      + ", ".join(CONFLICT_CODES) + " (details.state: the call's state)")
+    @blp.alt_response(503, schema=ErrorSchema, description="call_control_unavailable: Redis unreachable, or the "
+                      "controller driving the call gone or silent")
     def post(self, data: dict[str, Any], call_id: uuid.UUID):
         """One action on a call in progress (inbound or outbound), done by the controller that
         drives it before the answer: ``hangup`` (``reason`` → the record's ``hangup_reason``),
@@ -33,9 +46,13 @@ class CallActions(MethodView):
         (``verbs`` or ``hookUrl``: the rest of the current list is dropped), ``record_start``/
         ``record_stop``, ``whisper`` (``text`` to one ``leg``), ``transfer`` (blind, of a caller
         talking to an agent, to ``target``: an agent, a queue, a number or a listed ``sip:``
-        URI). 404 ``call_not_found`` (unknown, ended, another tenant's); 409 ``call_ending`` /
+        URI; a number or ``sip:`` target the account cannot reach is refused before anything is
+        touched), ``conference`` (the agent's consultation becomes a three-way call). 404
+        ``call_not_found`` (unknown, ended, another tenant's); 409 ``call_ending`` /
         ``call_not_answered`` / ``call_not_bridged`` / ``already_recording`` / ``not_recording``
         / ``call_not_with_agent`` / ``transfer_to_self`` / ``transfer_target_not_found`` /
-        ``transfer_needs_queue``; 503 ``call_control_unavailable``.
+        ``caller_id_not_owned`` / ``transfer_needs_queue`` / ``not_consulting`` /
+        ``consult_not_answered``; 422 ``validation_failed`` / ``invalid_action`` / ``unsafe_url``;
+        503 ``call_control_unavailable``.
         Outcome event: ``call.control.applied``."""
         return live.act(live.control_redis(), get_settings().redis_key_prefix, current_identity(), call_id, data)
