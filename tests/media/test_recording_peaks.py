@@ -2,12 +2,20 @@
 the real Flask app as the API role (row-level security), cached in real Redis."""
 from __future__ import annotations
 
+import io
+import time
+import uuid
+
+import gevent
 import numpy as np
 import pytest
+import requests
 import soundfile
 
 from app import limits
 from app.accounts.login_throttle import throttle_client
+from app.cli.api import NoDelayWSGIServer
+from app.media.storage import recording_file_name
 from app.settings import get_settings
 from tests.api_management.helpers import admin_client, assert_error
 from tests.media.recorded_calls import seed_recorded_call
@@ -104,3 +112,48 @@ def test_peaks_of_a_gone_or_unreadable_file_are_refused_in_words(api, seed, tena
     assert_error(api.login(tenant, "plain").get(f"/api/recordings/{unreadable.recording_id}/peaks"),
                  403, "permission_denied")
     assert refused["details"] == {"reason": "unreadable"}
+
+
+def _long_mp3(path, hours: float) -> None:
+    """An MP3 call of ``hours`` (decoding it is the slow part of reading its peaks): 20 s of
+    constant-bitrate tone encoded once, its frames repeated (LAME's header frame left out, so the
+    length is read from the file's size)."""
+    tone = _tone(20, 8000)
+    encoded = io.BytesIO()
+    soundfile.write(encoded, np.stack([tone, tone], axis=1), RATE, format="MP3", bitrate_mode="CONSTANT")
+    data = encoded.getvalue()
+    second_frame = next(i for i in range(1, len(data) - 1) if data[i] == 0xFF and data[i + 1] & 0xE0 == 0xE0)
+    path.write_bytes(data[second_frame:] * int(hours * 3600 / 20))
+
+
+def test_while_a_long_recordings_peaks_are_read_other_requests_are_answered(api, api_app, tenant_admin,
+                                                                            storage):  # noqa: F811
+    tenant, admin = tenant_admin
+    path = storage / recording_file_name(tenant.account_id, uuid.uuid4(), "mp3")
+    _long_mp3(path, hours=2)
+    call = seed_recorded_call(tenant.account_id, path, recording_ms=2 * 3600 * 1000)
+    server = NoDelayWSGIServer(("127.0.0.1", 0), api_app, log=None)
+    server.start()
+    base, headers = f"http://127.0.0.1:{server.server_port}", {"Host": tenant.host,
+                                                                "Authorization": f"Bearer {admin.token}"}
+
+    def timed(url: str) -> tuple[float, requests.Response]:
+        started = time.monotonic()
+        response = requests.get(base + url, headers=headers, timeout=60)
+        return time.monotonic() - started, response
+
+    try:
+        reading = gevent.spawn(timed, f"/api/recordings/{call.recording_id}/peaks")
+        others = []
+        while not reading.ready():  # one request after another for as long as the peaks are read
+            others.append(timed(f"/api/recordings/{call.recording_id}"))
+        peaks_seconds, peaks = reading.get()
+    finally:
+        server.stop(timeout=2)
+
+    assert peaks.status_code == 200 and peaks.json()["duration_seconds"] > 3600, peaks.text
+    assert all(response.status_code == 200 for _, response in others)
+    slowest = max(seconds for seconds, _ in others)
+    # the file takes a second or two to decode here; the other requests took well under 0.1 s each
+    assert peaks_seconds > 0.3 and len(others) >= 5 and slowest < peaks_seconds / 5, (
+        peaks_seconds, len(others), slowest)

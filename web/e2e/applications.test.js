@@ -235,8 +235,12 @@ test('The flow editor: nodes added, linked and branched from the keyboard, dragg
   await page.getByRole('heading', { name: 'Call flow IVR' }).waitFor();
 }));
 
-test('The flow editor: an imported flow the engine refuses shows each problem on its node, nothing is lost, undo brings the flow back', () => withPage(async (page) => {
+test('The Call flows list, then the flow editor: an imported flow the engine refuses shows each problem on its node, nothing is lost, undo brings the flow back', () => withPage(async (page) => {
   await signIn(page, SETUP.subdomain, '/flows');
+  await page.getByRole('heading', { name: 'Call flows', exact: true }).waitFor();
+  await page.getByRole('link', { name: 'IVR' }).waitFor();
+  assert.deepEqual(await axeViolations(page), []);
+  await screenshot(page, 'call-flows');
   await page.getByRole('link', { name: 'IVR' }).click();
   await page.getByRole('heading', { name: 'Call flow IVR' }).waitFor();
   await page.getByLabel('Flow JSON').fill(JSON.stringify({ start: 'hello', nodes: {

@@ -145,6 +145,28 @@ test('keyboard: the answering settings are reached and changed without a mouse; 
   assert.ok((await axeViolations(page)).some((v) => v.startsWith('label:')));
 }));
 
+test('keyboard: Tab reaches every link of the main navigation in order, and Enter on each opens its screen', () => withPage(async (page) => {
+  await signIn(page, FULL.subdomain, '/account');
+  const nav = page.getByRole('navigation', { name: 'Screens' });
+  await nav.waitFor();
+  const links = await nav.getByRole('link').evaluateAll((els) => els.map((a) => ({ name: a.textContent, path: new URL(a.href).pathname })));
+  assert.deepEqual(links.map((l) => l.name), ['Phone numbers', 'Call records', 'API keys', 'Users', 'Carriers',
+    'Least-cost routing', 'Live view', 'Queues', 'Callbacks', 'Applications', 'Call flows', 'Campaigns']);
+  await page.keyboard.press('Tab'); // the skip link first
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Skip to content');
+  for (const link of links) {
+    await page.keyboard.press('Tab');
+    assert.deepEqual(await page.evaluate(() => ({ name: document.activeElement.textContent,
+      inNav: Boolean(document.activeElement.closest('nav[aria-label="Screens"]')) })), { name: link.name, inNav: true });
+    await page.keyboard.press('Enter');
+    await page.waitForURL((url) => url.pathname === link.path);
+    await nav.locator('a[aria-current="page"]').filter({ hasText: link.name }).waitFor();
+    const heading = page.getByRole('heading', { level: 1 }).first();
+    await heading.waitFor();
+    assert.notEqual(await heading.textContent(), 'Not available', link.name);
+  }
+}));
+
 test('Answering without programmable-voice: only the call-flow field is offered', () => withPage(async (page) => {
   await signIn(page, BASIC.subdomain, `/numbers/${BASIC.number.id}`);
   await page.getByRole('heading', { name: `+${BASIC.number.number}` }).waitFor();

@@ -1,6 +1,6 @@
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import { MemoryRouter, Route, Routes } from 'react-router';
+import { MemoryRouter, Route, Routes, useLocation } from 'react-router';
 import { AuthProvider } from '../src/auth.jsx';
 import { attachmentName, queryString } from '../src/files.js';
 import { CallRecordDetail, CallRecords } from '../src/screens/CallRecords.jsx';
@@ -19,10 +19,17 @@ afterEach(() => { cleanup(); localStorage.clear(); });
 
 const refresh = () => [200, loginBody(localStorage.getItem('admin_auth_token'))];
 
+/** The address the page is at (its query: the applied filters). */
+function Address() {
+  const { search } = useLocation();
+  return <output aria-label="Address">{search}</output>;
+}
+
 function renderAt(entry) {
   return render(
     <MemoryRouter initialEntries={[entry]}>
       <AuthProvider>
+        <Address />
         <Routes>
           <Route path="/calls" element={<CallRecords />} />
           <Route path="/calls/:id" element={<CallRecordDetail />} />
@@ -97,6 +104,44 @@ describe('call records', () => {
     expect(exported.auth).toBe(`Bearer ${token}`);
   });
 
+  test('From, To and Status applied: the address keeps them as typed, the API gets the local times as UTC instants and the status', async () => {
+    const server = fakeServer({
+      'POST /auth/refresh': refresh,
+      'GET /api/call-records': () => [200, { items: [], next_cursor: null }],
+    });
+    renderAt('/calls');
+    await screen.findByText('No call records match.');
+    fireEvent.change(screen.getByLabelText('From'), { target: { value: '2026-03-01T09:30' } });
+    fireEvent.change(screen.getByLabelText('To'), { target: { value: '2026-03-02T18:00' } });
+    fireEvent.change(screen.getByLabelText('Status'), { target: { value: 'no-answer' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Apply filters' }));
+
+    await waitFor(() => expect(screen.getByLabelText('Address').textContent).toContain('status=no-answer'));
+    const address = new URLSearchParams(screen.getByLabelText('Address').textContent);
+    expect([address.get('from'), address.get('to'), address.get('status')])
+      .toEqual(['2026-03-01T09:30', '2026-03-02T18:00', 'no-answer']);
+    await waitFor(() => expect(server.calls.filter((c) => c.path.startsWith('/api/call-records?')).length).toBe(2));
+    const query = new URLSearchParams(server.calls.filter((c) => c.path.startsWith('/api/call-records?'))[1].path.split('?')[1]);
+    // datetime-local has no zone: the browser's local wall time, sent as the instant it names
+    expect([query.get('from'), query.get('to'), query.get('status')]).toEqual([
+      new Date(2026, 2, 1, 9, 30).toISOString(), new Date(2026, 2, 2, 18, 0).toISOString(), 'no-answer']);
+    expect(query.get('from')).toMatch(/^2026-03-0[12]T\d\d:\d\d:00\.000Z$/);
+  });
+
+  test('an address with From, To and Status opens with them filled in and listed by them', async () => {
+    const server = fakeServer({
+      'POST /auth/refresh': refresh,
+      'GET /api/call-records': () => [200, { items: [], next_cursor: null }],
+    });
+    renderAt('/calls?from=2026-03-01T09:30&to=2026-03-02T18:00&status=busy');
+    await screen.findByText('No call records match.');
+    expect([screen.getByLabelText('From').value, screen.getByLabelText('To').value, screen.getByLabelText('Status').value])
+      .toEqual(['2026-03-01T09:30', '2026-03-02T18:00', 'busy']);
+    const query = new URLSearchParams(server.calls.find((c) => c.path.startsWith('/api/call-records?')).path.split('?')[1]);
+    expect([query.get('from'), query.get('to'), query.get('status')]).toEqual([
+      new Date(2026, 2, 1, 9, 30).toISOString(), new Date(2026, 2, 2, 18, 0).toISOString(), 'busy']);
+  });
+
   test('a refused export says why and the filters stay', async () => {
     fakeServer({
       'POST /auth/refresh': refresh,
@@ -167,6 +212,34 @@ describe('call records', () => {
     waveform.getBoundingClientRect = () => ({ left: 0, width: 400, top: 0, height: 48, right: 400, bottom: 48 });
     fireEvent.click(waveform, { clientX: 300 });
     expect(audio.currentTime).toBe(6);
+  });
+
+  test('a record\'s segments: one row per agent in order, named (one deleted since by its id\'s start), with talk, hold, handle and the transfer and conference flags', async () => {
+    fakeServer({
+      'POST /auth/refresh': refresh,
+      'GET /api/call-records/r7': () => [200, { id: 'r7', started_at: '2026-03-01T12:00:00Z', direction: 'inbound',
+        status: 'completed', journey: 'queue:sales > agent:alice > agent:bob', summary: null, segments: [
+          { agent_id: 'ag1', agent_name: 'alice', started_at: '2026-03-01T12:00:10Z', ended_at: '2026-03-01T12:01:10Z',
+            talk_ms: 45000, hold_ms: 12500, acw_ms: 0, handle_ms: 57500, transferred: true, conferenced: false },
+          { agent_id: 'ag2', agent_name: 'bob', started_at: '2026-03-01T12:01:10Z', ended_at: '2026-03-01T12:03:00Z',
+            talk_ms: 90000, hold_ms: 0, acw_ms: 20000, handle_ms: 110000, transferred: false, conferenced: true },
+          { agent_id: '89abcdef0123-gone', agent_name: null, started_at: '2026-03-01T12:03:00Z', ended_at: null,
+            talk_ms: 3000, hold_ms: 0, acw_ms: 0, handle_ms: 3000, transferred: false, conferenced: false },
+        ] }],
+      'GET /api/call-records/r7/recordings': () => [200, { items: [] }],
+      'GET /api/call-records/r7/transcript': () => [404, { code: 'transcript_not_found', message: 'x' }],
+    });
+    renderAt('/calls/r7');
+    const table = (await screen.findByText('The agents who had the conversation, in order')).closest('table');
+    const rows = [...table.querySelectorAll('tr')].map((tr) => [...tr.children].map((cell) => cell.textContent));
+    expect(rows[0]).toEqual(['Agent', 'Started', 'Talk', 'Hold', 'Handle', 'Transferred', 'Conferenced']);
+    const when = (iso) => new Date(iso).toLocaleString();
+    expect(rows.slice(1)).toEqual([
+      ['alice', when('2026-03-01T12:00:10Z'), '45.0 s', '12.5 s', '57.5 s', 'yes', 'no'],
+      ['bob', when('2026-03-01T12:01:10Z'), '90.0 s', '0.0 s', '110.0 s', 'no', 'yes'],
+      ['deleted (89abcdef)', when('2026-03-01T12:03:00Z'), '3.0 s', '0.0 s', '3.0 s', 'no', 'no'],
+    ]);
+    expect(screen.queryByText('No agent took part.')).toBeNull();
   });
 
   test('an agentless answered call: the summary shows the IVR time and the talk with the application, not 0', async () => {

@@ -123,6 +123,8 @@ class CallRecordSchema(ma.Schema):
 class InteractionSegmentSchema(ma.Schema):
     """One agent's ownership window of the conversation."""
     agent_id = ma.fields.UUID(allow_none=True)
+    agent_name = ma.fields.String(allow_none=True, metadata={
+        "description": "the agent's username (null: deleted)"})
     call_id = ma.fields.UUID(allow_none=True)
     started_at = ma.fields.AwareDateTime()
     ended_at = ma.fields.AwareDateTime(allow_none=True)

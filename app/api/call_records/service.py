@@ -13,16 +13,22 @@ from app.exports.filters import CallRecordFilters
 from app.models import Agent, CallRecord, InteractionSegment, InteractionSummary, Queue, User
 
 
+def _agent_names(db: Session, account_id: uuid.UUID, agent_ids: set[uuid.UUID]) -> dict[uuid.UUID, str]:
+    """The agents' usernames by id (a deleted agent is absent)."""
+    if not agent_ids:
+        return {}
+    return dict(db.execute(
+        select(Agent.id, User.username).join(User, and_(User.id == Agent.user_id, User.account_id == Agent.account_id))
+        .where(Agent.account_id == account_id, Agent.id.in_(agent_ids))).all())
+
+
 def _with_names(db: Session, account_id: uuid.UUID, records: list[CallRecord]) -> list[dict[str, Any]]:
     """The records as bodies with ``agent_name`` (the agent's username) and ``queue_name``, as
     the CSV export names them. Looked up for the page's distinct ids in two small queries, not
     joined into the page's query, so the keyset scan stays on call_records alone; a deleted
     agent or queue is null."""
-    agent_ids = {r.agent_id for r in records if r.agent_id}
+    agents = _agent_names(db, account_id, {r.agent_id for r in records if r.agent_id})
     queue_ids = {r.queue_id for r in records if r.queue_id}
-    agents = dict(db.execute(
-        select(Agent.id, User.username).join(User, and_(User.id == Agent.user_id, User.account_id == Agent.account_id))
-        .where(Agent.account_id == account_id, Agent.id.in_(agent_ids))).all()) if agent_ids else {}
     queues = dict(db.execute(select(Queue.id, Queue.name).where(
         Queue.account_id == account_id, Queue.id.in_(queue_ids))).all()) if queue_ids else {}
     columns = CallRecord.__table__.c.keys()
@@ -39,8 +45,8 @@ def list_page(db: Session, account_id: uuid.UUID, filters: CallRecordFilters, *,
 
 
 def detail(db: Session, account_id: uuid.UUID, public_id: uuid.UUID) -> dict[str, Any]:
-    """The record with its interaction summary and the agents' windows of its conversation;
-    another tenant's id is a plain 404."""
+    """The record with its interaction summary and the agents' windows of its conversation
+    (each with its ``agent_name``); another tenant's id is a plain 404."""
     record = db.scalar(select(CallRecord).where(CallRecord.public_id == public_id,
                                                 CallRecord.account_id == account_id))
     if record is None:
@@ -52,5 +58,8 @@ def detail(db: Session, account_id: uuid.UUID, public_id: uuid.UUID) -> dict[str
                           .order_by(InteractionSegment.started_at)).all()
     (body,) = _with_names(db, account_id, [record])
     body["summary"] = summary
-    body["segments"] = list(segments)
+    names = _agent_names(db, account_id, {g.agent_id for g in segments if g.agent_id})
+    columns = InteractionSegment.__table__.c.keys()
+    body["segments"] = [{**{name: getattr(g, name) for name in columns}, "agent_name": names.get(g.agent_id)}
+                        for g in segments]
     return body

@@ -7,6 +7,7 @@ import os
 import uuid
 from typing import Any
 
+import gevent
 import redis
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -55,7 +56,9 @@ def peaks(db: Session, account_id: uuid.UUID, recording_id: uuid.UUID, recording
     """The recording's waveform (``app.media.peaks``), read from its file once and then from
     Redis. The tenant check comes first (``audio_path``): another tenant's id is a 404 whether
     or not its peaks are cached. The key names the file's size and modification time, so a
-    file replaced under the same id is read again."""
+    file replaced under the same id is read again. The file is read on gevent's threadpool
+    (libsndfile and numpy release the GIL): decoding an hours-long recording does not hold up
+    the other requests this process serves."""
     path, _ = audio_path(db, account_id, recording_id, recording_dir)
     stat = os.stat(path)
     key = f"{prefix}recording-peaks:{recording_id}:{stat.st_size}:{stat.st_mtime_ns}"
@@ -63,7 +66,7 @@ def peaks(db: Session, account_id: uuid.UUID, recording_id: uuid.UUID, recording
     if cached:
         return json.loads(cached)
     try:
-        read = read_peaks(path, limits.RECORDING_PEAKS)
+        read = gevent.get_hub().threadpool.apply(read_peaks, (path, limits.RECORDING_PEAKS))
     except UnusableRecording as exc:
         raise ValidationFailed("The recording's audio cannot be read for a waveform.",
                                code="recording_audio_unreadable", details={"reason": exc.reason}) from None

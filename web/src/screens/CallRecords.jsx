@@ -219,12 +219,19 @@ export function CallRecordDetail() {
       <h2>Segments</h2>
       {r.segments?.length ? (
         <table>
-          <thead><tr><th scope="col">Agent</th><th scope="col">Started</th><th scope="col">Talk</th><th scope="col">Hold</th><th scope="col">Handle</th></tr></thead>
+          <caption className="visually-hidden">The agents who had the conversation, in order</caption>
+          <thead>
+            <tr>
+              <th scope="col">Agent</th><th scope="col">Started</th><th scope="col">Talk</th><th scope="col">Hold</th>
+              <th scope="col">Handle</th><th scope="col">Transferred</th><th scope="col">Conferenced</th>
+            </tr>
+          </thead>
           <tbody>
             {r.segments.map((g) => (
               <tr key={`${g.agent_id}-${g.started_at}`}>
-                <td>{g.agent_id}</td><td>{when(g.started_at)}</td><td>{seconds(g.talk_ms)}</td>
+                <td>{named(g.agent_name, g.agent_id)}</td><td>{when(g.started_at)}</td><td>{seconds(g.talk_ms)}</td>
                 <td>{seconds(g.hold_ms)}</td><td>{seconds(g.handle_ms)}</td>
+                <td>{g.transferred ? 'yes' : 'no'}</td><td>{g.conferenced ? 'yes' : 'no'}</td>
               </tr>
             ))}
           </tbody>
