@@ -3,12 +3,9 @@
 orchestrator polling a starting ``sbc controller --processes N`` never gets a bare 500."""
 from __future__ import annotations
 
-import json
 import os
 import socket
 import threading
-import urllib.error
-import urllib.request
 from typing import Iterator
 
 import pytest
@@ -16,6 +13,7 @@ import pytest
 from app.ops.children import UNREACHABLE, ChildrenReadiness, ChildView
 from app.ops.http import OpsEndpoints, start_ops_server
 from tests.faults.processes import free_port
+from tests.ops.ops_http import get_json
 
 CUT_SHORT = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"status\""
 NOT_AN_OBJECT = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 9\r\n\r\n[\"ready\"]"
@@ -48,15 +46,6 @@ def child_answering() -> Iterator:
         server.close()
 
 
-def _readyz(port: int) -> tuple[int, dict]:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=10) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as exc:
-        with exc:
-            return exc.code, json.loads(exc.read())
-
-
 @pytest.mark.parametrize("raw, error", [(CUT_SHORT, "IncompleteRead"), (NOT_AN_OBJECT, "not an object")],
                          ids=["body_cut_short", "json_not_an_object"])
 def test_given_a_child_answering_badly_when_the_supervisors_readyz_is_asked_then_503_naming_it_unreachable(
@@ -65,7 +54,7 @@ def test_given_a_child_answering_badly_when_the_supervisors_readyz_is_asked_then
     readiness = ChildrenReadiness("controller", lambda: [ChildView("controller-0", 0, url, os.getpid())])
     server = start_ops_server(OpsEndpoints(readiness), "127.0.0.1", free_port())
     try:
-        status, body = _readyz(server.address[1])
+        status, body = get_json(server.address[1], "/readyz")
     finally:
         server.stop()
     assert status == 503

@@ -4,34 +4,23 @@ lists each child's pid, state and checks. A real ``sbc controller`` against the 
 real PostgreSQL/Redis/RabbitMQ."""
 from __future__ import annotations
 
-import json
 import os
 import signal
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from tests.faults.processes import cluster_config, free_port, free_port_block, start_sbc, stop
+from tests.ops.ops_http import get_json
 from tests.plugins.eventually import eventually
 
 PROCESSES = 2
 START_SECONDS = 90  # two controllers starting on a shared 2-core machine
 
 
-def _get(port: int, path: str) -> tuple[int, dict]:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as exc:
-        with exc:
-            return exc.code, json.loads(exc.read())
-
-
 def _answer(port: int, path: str) -> tuple[int, dict] | None:
     try:
-        return _get(port, path)
+        return get_json(port, path)
     except OSError:  # not listening yet
         return None
 
@@ -83,9 +72,9 @@ def test_given_controller_processes_when_all_children_are_ready_then_the_command
         assert child["checks"]["routing"]["status"] == "ok"
         assert child["checks"]["routing"]["details"]["applied"] >= 1
         # each child keeps its own listener, one port above the supervisor's per index
-        own_status, own = _get(base + 1 + child["index"], "/readyz")
+        own_status, own = get_json(base + 1 + child["index"], "/readyz")
         assert (own_status, own["pid"]) == (200, child["pid"])
-    assert [c["pid"] for c in _get(base, "/healthz")[1]["children"]] == [pids[i] for i in range(PROCESSES)]
+    assert [c["pid"] for c in get_json(base, "/healthz")[1]["children"]] == [pids[i] for i in range(PROCESSES)]
 
 
 def test_given_controller_processes_when_one_child_stops_answering_then_the_commands_readyz_is_503_naming_it(
@@ -96,7 +85,7 @@ def test_given_controller_processes_when_one_child_stops_answering_then_the_comm
     frozen = _child_pids(proc.pid)[1]
     os.kill(frozen, signal.SIGSTOP)
     try:
-        status, body = _get(base, "/readyz")
+        status, body = get_json(base, "/readyz")
     finally:
         os.kill(frozen, signal.SIGCONT)
     assert status == 503 and body["status"] == "not_ready" and body["ready"] == 1

@@ -440,50 +440,11 @@ def test_given_a_number_or_sip_target_the_account_may_not_reach_when_the_agent_c
     assert call.wait(15), "the call did not end"
 
 
-def test_given_an_agent_consulting_a_phone_number_when_it_completes_then_the_record_names_the_carrier_that_answered(
-        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
-        live_control):
-    """As a ``dial`` verb's routed leg: the caller now talks through that carrier, so its record
-    and ``call.ended`` carry ``dial_carrier_id``/``dial_gateway_id`` (docs/agents.md)."""
-    services.routing = RoutingCache()
-    services.dialer = LcrDialer(services.routing)
-    account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support"}])
-    cheap, cheap_gw, _ = two_carrier_plan(account.id)
-    agents, presence = agent_desk(owner_engine, owner_conn, redis_client, account.id)
-    services.contact = ContactCentre(presence)
-    ana_phone, far_phone = RingingPhone(), RingingPhone()
-    call = simulate_call(Call(callee=number).bridge_rings(ana_phone).consult_rings(far_phone), controller)
-    assert ana_phone.ringing.wait(10), "ana was not offered the call"
-    ana_phone.answer()
-    eventually(lambda: services.live_sessions.get(call.uuid) and services.live_sessions[call.uuid].other_leg,
-               timeout=10, what="the caller bridged to ana")
-    _ask(redis_client, account, call.uuid, agents["ana"], "consult",
-         {"target": {"type": "number", "number": "+" + GERMAN_NUMBER}})
-    assert far_phone.ringing.wait(10), "the number was not rung"
-    [originate] = [c for c in call.controls if c.startswith("originate")]
-    assert f"lcr_carrier_id={cheap}" in originate  # through the account's least-cost route
-    far_phone.answer()
-    eventually(lambda: far_phone.b_leg_uuid in call.legs and call.legs[far_phone.b_leg_uuid].answered,
-               timeout=10, what="the number answered")
-
-    _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
-
-    eventually(lambda: call.rejoined == [far_phone.b_leg_uuid], timeout=10, what="the caller with the number")
-    far_phone.hangup()
-    assert call.wait(15), "the call did not end"
-    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
-    assert (record["dial_carrier_id"], record["dial_gateway_id"]) == (cheap, cheap_gw)
-    [ended] = outbox_payloads(owner_conn, call.uuid, "call.ended")
-    assert (ended["dialCarrierId"], ended["dialGatewayId"]) == (str(cheap), str(cheap_gw))
-    [event] = outbox_payloads(owner_conn, call.uuid, "call.transferred")
-    assert event["kind"] == "attended" and event["to"] == {"type": "number", "number": "+" + GERMAN_NUMBER}
-
-
-def test_given_an_agent_in_a_three_way_call_with_a_phone_number_when_it_leaves_then_the_record_names_the_carrier_that_answered(
-        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
-        live_control):
-    """As a completed consultation of a number: once the agent leaves, the caller talks through
-    that carrier, so its record and ``call.ended`` carry ``dial_carrier_id``/``dial_gateway_id``."""
+def _consulting_a_number(controller, simulate_call, number_with_app, owner_engine, owner_conn, services,
+                         redis_client):
+    """Ana, bridged to a caller of the ``support`` queue, consults a number through the
+    account's least-cost plan (two carriers) and it answers. Returns (account, agents, call,
+    the number's phone, ana's leg, the cheap carrier's id, its gateway's id)."""
     services.routing = RoutingCache()
     services.dialer = LcrDialer(services.routing)
     account, number, _ = number_with_app(app_json=[{"verb": "queue", "name": "support"}])
@@ -500,9 +461,46 @@ def test_given_an_agent_in_a_three_way_call_with_a_phone_number_when_it_leaves_t
     _ask(redis_client, account, call.uuid, agents["ana"], "consult",
          {"target": {"type": "number", "number": "+" + GERMAN_NUMBER}})
     assert far_phone.ringing.wait(10), "the number was not rung"
+    [originate] = [c for c in call.controls if c.startswith("originate")]
+    assert f"lcr_carrier_id={cheap}" in originate  # through the account's least-cost route
     far_phone.answer()
     eventually(lambda: far_phone.b_leg_uuid in call.legs and call.legs[far_phone.b_leg_uuid].answered,
                timeout=10, what="the number answered")
+    return account, agents, call, far_phone, ana_leg, cheap, cheap_gw
+
+
+def _carrier_on_the_record(owner_conn, call, cheap, cheap_gw) -> None:
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert (record["dial_carrier_id"], record["dial_gateway_id"]) == (cheap, cheap_gw)
+    [ended] = outbox_payloads(owner_conn, call.uuid, "call.ended")
+    assert (ended["dialCarrierId"], ended["dialGatewayId"]) == (str(cheap), str(cheap_gw))
+
+
+def test_given_an_agent_consulting_a_phone_number_when_it_completes_then_the_record_names_the_carrier_that_answered(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    """As a ``dial`` verb's routed leg: the caller now talks through that carrier, so its record
+    and ``call.ended`` carry ``dial_carrier_id``/``dial_gateway_id`` (docs/agents.md)."""
+    account, agents, call, far_phone, _, cheap, cheap_gw = _consulting_a_number(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
+
+    eventually(lambda: call.rejoined == [far_phone.b_leg_uuid], timeout=10, what="the caller with the number")
+    far_phone.hangup()
+    assert call.wait(15), "the call did not end"
+    _carrier_on_the_record(owner_conn, call, cheap, cheap_gw)
+    [event] = outbox_payloads(owner_conn, call.uuid, "call.transferred")
+    assert event["kind"] == "attended" and event["to"] == {"type": "number", "number": "+" + GERMAN_NUMBER}
+
+
+def test_given_an_agent_in_a_three_way_call_with_a_phone_number_when_it_leaves_then_the_record_names_the_carrier_that_answered(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    """As a completed consultation of a number: once the agent leaves, the caller talks through
+    that carrier, so its record and ``call.ended`` carry ``dial_carrier_id``/``dial_gateway_id``."""
+    account, agents, call, far_phone, ana_leg, cheap, cheap_gw = _consulting_a_number(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
     _ask(redis_client, account, call.uuid, agents["ana"], "conference")
     eventually(lambda: call.rejoined == ["3way"], timeout=10, what="the caller in the three-way room")
 
@@ -511,10 +509,7 @@ def test_given_an_agent_in_a_three_way_call_with_a_phone_number_when_it_leaves_t
     assert ana_leg in call.killed_legs and far_phone.b_leg_uuid not in call.killed_legs
     far_phone.hangup()
     assert call.wait(15), "the call did not end"
-    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
-    assert (record["dial_carrier_id"], record["dial_gateway_id"]) == (cheap, cheap_gw)
-    [ended] = outbox_payloads(owner_conn, call.uuid, "call.ended")
-    assert (ended["dialCarrierId"], ended["dialGatewayId"]) == (str(cheap), str(cheap_gw))
+    _carrier_on_the_record(owner_conn, call, cheap, cheap_gw)
     assert outbox_payloads(owner_conn, call.uuid, "call.transferred") == []  # a three-way call is no transfer
 
 
