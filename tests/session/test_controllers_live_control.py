@@ -10,10 +10,13 @@ import uuid
 
 import pytest
 from prometheus_client import CollectorRegistry
+from sqlalchemy import text
 
 import app.voice.controller as controller_module
 from app.config import RuntimeConfig
 from app.voice.controller import Controller
+from tests.agent_channel.conftest import ChannelServer
+from tests.plugins.api import SeedUser
 from tests.plugins.eventually import eventually
 from tests.session.conftest import call_record, hangups
 from tests.session.desk import agent_desk, outbox_payloads, rows
@@ -93,6 +96,47 @@ def test_given_a_caller_driven_by_the_second_controller_when_the_api_transfers_i
     [summary] = rows(owner_conn, "SELECT * FROM interaction_summary WHERE trace_id = :t", t=record["trace_id"])
     assert summary["transfer_count"] == 1
     assert _done(two_controllers) == [0, 1], "the first controller never acted on the call"
+
+
+def test_given_a_caller_driven_by_the_second_controller_when_its_agent_transfers_it_to_a_queue_on_the_agent_channel_then_that_controller_applies_it(
+        two_controllers, api, admin, tenant, owner_engine, owner_conn, redis_client):
+    first, second = two_controllers
+    number = number_for(tenant, [{"verb": "queue", "name": "support", "priority": 2}])
+    agents, presence = agent_desk(owner_engine, owner_conn, redis_client, tenant.account_id,
+                                  queues=("support", "billing"))
+    ana_user = owner_conn.execute(text("SELECT user_id FROM agents WHERE id = :a"), {"a": agents["ana"]}).scalar_one()
+    tenant.users["ana"] = SeedUser(ana_user, "ana", "", "agent", [])
+    channel = ChannelServer()  # an API process of its own: the agent's WebSocket
+    ana_phone = RingingPhone()
+    call = place_call(Call(callee=number).bridge_rings(ana_phone), second.server.address)
+    try:
+        ana = channel.connect(tenant.host)
+        ana.auth(api.mint(tenant, "ana", session="agent"))
+        assert ana_phone.ringing.wait(10), "ana was not offered the call"
+        ana_phone.answer()
+        ana.expect("call", lambda m: m["phase"] == "connected")  # what her desk waits for to transfer
+
+        ack = ana.command("transfer", target={"type": "queue", "name": "billing"})
+
+        assert ack["ok"] is True, ack
+        assert _done(two_controllers) == [0, 1]
+        waiting = presence.waiting_key(str(tenant.account_id), "billing")
+        eventually(lambda: redis_client.zscore(waiting, call.uuid) is not None, timeout=10,
+                   what="the caller in billing's line")
+        assert admin.post(f"/api/calls/{call.uuid}/actions", json={"action": "hangup"}).status_code == 200
+        assert call.wait(15), "the call did not end"
+    finally:
+        call.kill()
+        channel.stop()
+
+    assert _done(two_controllers) == [0, 2]
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert "transfer:queue" in record["journey"]
+    [event] = outbox_payloads(owner_conn, call.uuid, "call.transferred")
+    assert (event["kind"], event["to"], event["by"]) == (
+        "blind", {"type": "queue", "name": "billing"}, {"agentId": agents["ana"], "userId": None, "apiKeyId": None})
+    [segment] = rows(owner_conn, "SELECT * FROM interaction_segment WHERE call_id = :c", c=call.uuid)
+    assert (str(segment["agent_id"]), segment["transferred"]) == (agents["ana"], True)
 
 
 def test_given_a_call_driven_by_the_first_controller_when_the_api_hangs_it_up_then_the_first_controller_ends_it_and_the_second_does_nothing(
