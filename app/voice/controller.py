@@ -151,6 +151,7 @@ class Controller:
                            QueueCollector()]
         self.ops_server = None
         self.routing_listener: Optional[RoutingListener] = None  # started with the controller
+        self.live_control: Optional[LiveControl] = None  # started with the controller
         self.siblings: Optional[SiblingSessions] = None
         if processes > 1:
             self.siblings = SiblingSessions(
@@ -173,6 +174,9 @@ class Controller:
             self._connect_node(node.host, node.port, node.password,
                                node.agent_sip_address if len(nodes) > 1 else "")
         self.routing_listener = start_routing_listener(self.reloader)
+        # POST /api/calls/:callId/actions and agent transfers for the calls this process drives
+        self.live_control = LiveControl(self.redis, get_settings().redis_key_prefix,
+                                        self.services.controller_id, self.services.live_sessions).start()
         self._background = [
             start_refresher(self.services.limiter,
                             lambda: [*self.services.live_calls, *self.originator.pending],
@@ -183,9 +187,7 @@ class Controller:
                                         RedisSeenIds(self.redis, name="controller.call.control")),
             start_supervise_consumer(self.supervisor,
                                      RedisSeenIds(self.redis, name="controller.supervise")),
-            # POST /api/calls/:callId/actions for the calls this process drives
-            LiveControl(self.redis, get_settings().redis_key_prefix, self.services.controller_id,
-                        self.services.live_sessions).start(),
+            self.live_control,
             start_config_listener(self.config),
             self.routing_listener,
             start_snapshot_refresher(self.numbers),
