@@ -310,9 +310,12 @@ class Queue(Verb):
                 if times.connected_at is None:  # the first agent's answer (a transfer's is its window's)
                     times.offered_at, times.connected_at = offered_at, times.segment_started_at
                 contact.accepted(ctx.account_id, agent.agent_id)
-                ctx.agent_id = agent.agent_id
                 times.segment_id = contact.open_segment(ctx.account_id, ctx.trace_id, ctx.call_id,
                                                         agent.agent_id, times.segment_started_at)
+                # the call counts as with its agent only once the agent's segment exists: a
+                # transfer arriving during the write is refused call_not_with_agent, never
+                # applied to a window it cannot close as transferred
+                ctx.agent_id = agent.agent_id
                 ctx.agent_bridged(agent.agent_id, _event)  # supervisable now
                 ctx.publish("agent.accept", self._event(ctx, **offer))
 
