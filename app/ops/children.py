@@ -70,10 +70,7 @@ class ChildrenReadiness:
         views = list(self.children())
         jobs = [gevent.spawn(self._probe, view) for view in views]
         gevent.joinall(jobs)
-        states = [job.value if job.successful() else
-                  {"name": view.name, "index": view.index, "pid": view.pid, "url": view.url,
-                   "restarts": view.restarts, "status": UNREACHABLE, "error": _describe(job.exception)}
-                  for view, job in zip(views, jobs)]
+        states = [job.get() for job in jobs]  # _probe answers every failure as a state
         ready_count = sum(1 for s in states if s["status"] == READY)
         ready = bool(states) and ready_count == len(states)
         return ready, {"status": READY if ready else NOT_READY, "process": self.process,
