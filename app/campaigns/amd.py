@@ -54,6 +54,11 @@ class AmdSettings:
         return cls(mode, message if mode == MESSAGE else None)
 
 
+def screens(mode: Optional[str]) -> bool:
+    """Whether a campaign's answered calls go through the detection (any mode but ``off``)."""
+    return AmdSettings.of(mode, None) is not None
+
+
 def audio_of(message: Optional[Mapping[str, Any]]) -> Optional[str]:
     """The uploaded file's name when ``message`` is ``{"audio": name}``; None for a verb."""
     if isinstance(message, Mapping) and MESSAGE_AUDIO in message:

@@ -54,7 +54,7 @@ from app.calls.originate import OriginateRequest, originate_payload
 from app.campaigns import agent_claims, amd, overdial, pacing, picking, schedule
 from app.campaigns.dispositions import call_mark_key
 from app.campaigns.lease import CampaignLeases
-from app.campaigns.measures import CampaignMeasures, seconds_of
+from app.campaigns.measures import CONNECTING, SCREENING, TALKING, CampaignMeasures, seconds_of
 from app.campaigns.preview import PreviewDialer, PreviewOffers
 from app.campaigns.safe_harbour import ABANDONED_REASON
 from app.contact import states
@@ -69,6 +69,9 @@ log = logging.getLogger(__name__)
 # call.ended's hangupReason of an attempt that never answered → the contact's outcome
 # (app/voice/originator.CAUSE_REASONS); any other reason of an unanswered call is ``failed``
 UNANSWERED_OUTCOMES = {"busy": "busy", "no_answer": "no_answer"}
+# the outcomes of an attempt that reached a person: its answer is a live answer, connected or
+# abandoned (the abandon rate's denominator)
+PERSON_OUTCOMES = frozenset({"human", "abandoned"})
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,7 @@ class Dialled:
     contact_id: uuid.UUID
     call_id: uuid.UUID
     agent_id: Optional[uuid.UUID]  # the agent reserved (progressive); None: the answer waits for one
+    screens: bool = False  # the campaign runs answering-machine detection on the answer
 
 
 @dataclass(frozen=True)
@@ -134,6 +138,10 @@ class CampaignDialer:
         self.clock, self.interval_seconds = clock, interval_seconds
         self.held: set[uuid.UUID] = set()
         self.measures = CampaignMeasures(presence.redis, presence.prefix)
+        # the events of ``CAMPAIGN_OUTCOMES`` (app/events/work_queues.py) → what applies each
+        self._handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "call.ended": self.call_ended, "call.answered": self.call_answered,
+            "call.amd": self.call_screened, "agent.accept": self.agent_accepted}
         self._consumer: Any = None
         self._loop: Optional[gevent.Greenlet] = None
         self.previews = PreviewDialer(PreviewOffers(presence.redis, presence.prefix), presence,
@@ -248,7 +256,8 @@ class CampaignDialer:
                         timeout_seconds=limits.CAMPAIGN_RING_TIMEOUT_SECONDS, campaign_id=campaign_id)
                     emit("call.originate", originate_payload(request), account_id=account_id,
                          trace_id=request.trace_id, session=db)
-                    dialled.append(Dialled(campaign_id, contact.contact_id, call_id, agent.agent_id))
+                    dialled.append(Dialled(campaign_id, contact.contact_id, call_id, agent.agent_id,
+                                          screens=amd.screens(campaign.amd)))
                 self.mark(account, dialled)
         except BaseException:
             agent_claims.release(self.presence, account, claims)
@@ -268,7 +277,7 @@ class CampaignDialer:
         for d in dialled:
             pipe.set(self.mark_key(d.call_id),
                      json.dumps({"account": account, "campaign": str(d.campaign_id), "contact": str(d.contact_id),
-                                 "waits": d.agent_id is None}),
+                                 "waits": d.agent_id is None, "screens": d.screens}),
                      ex=limits.CAMPAIGN_CALL_MARK_TTL_SECONDS)
             pipe.set(self.contact_call_key(d.contact_id), str(d.call_id), ex=limits.CAMPAIGN_CALL_MARK_TTL_SECONDS)
         pipe.execute()
@@ -290,8 +299,9 @@ class CampaignDialer:
         self.measures.ended(mark["campaign"], str(ended["callId"]))
         with tenant_session(mark["account"]) as db:
             self.measures.record(mark["campaign"], self.clock().timestamp(), answered=answered,
-                                 abandoned=outcome == "abandoned",
+                                 person=outcome in PERSON_OUTCOMES, abandoned=outcome == "abandoned",
                                  ring_seconds=seconds_of(ended.get("ringMs") if answered else ended.get("durationMs")),
+                                 verdict_seconds=seconds_of((ended.get("amd") or {}).get("detectionMs")),
                                  talk_seconds=seconds_of(ended.get("talkMs")),
                                  wrap_up_seconds=group_wrap_up(db, uuid.UUID(mark["account"]), ended.get("queueId")))
             campaign = db.get(Campaign, uuid.UUID(mark["campaign"]))
@@ -348,16 +358,40 @@ class CampaignDialer:
         return value.decode() if isinstance(value, bytes) else value
 
     def call_answered(self, answered: dict[str, Any]) -> None:
-        """A campaign call answered: no longer ringing for the pacer, live until it ends."""
-        raw = self.redis.get(self.mark_key(str(answered.get("callId") or "")))
-        if raw is not None:
-            self.measures.answered(json.loads(raw)["campaign"], str(answered["callId"]), self.clock().timestamp())
+        """A campaign call answered: no longer ringing for the pacer; screened by the
+        answering-machine detection, or (without it) a person waiting for an agent."""
+        mark = self._mark_of(answered)
+        if mark is not None:
+            stage = SCREENING if mark.get("screens") else CONNECTING
+            self.measures.advance(mark["campaign"], str(answered["callId"]), stage, self.clock().timestamp())
+
+    def call_screened(self, verdict: dict[str, Any]) -> None:
+        """A campaign call's answering-machine verdict (``call.amd``): on to an agent (a person,
+        a NOTSURE, or any verdict in ``connect`` mode), or out of the pacer's sight (a machine
+        hung up or left a message: it will never take an agent)."""
+        mark = self._mark_of(verdict)
+        if mark is None:
+            return
+        if verdict.get("action") == amd.CONNECTED:
+            self.measures.advance(mark["campaign"], str(verdict["callId"]), CONNECTING, self.clock().timestamp())
+        else:
+            self.measures.ended(mark["campaign"], str(verdict["callId"]))
+
+    def agent_accepted(self, accepted: dict[str, Any]) -> None:
+        """An agent took a campaign call (``agent.accept``): the agent is busy from now, free
+        when the talk and its wrap-up end."""
+        mark = self._mark_of(accepted)
+        if mark is not None:
+            self.measures.advance(mark["campaign"], str(accepted["callId"]), TALKING, self.clock().timestamp())
+
+    def _mark_of(self, payload: dict[str, Any]) -> Optional[dict[str, Any]]:
+        raw = self.redis.get(self.mark_key(str(payload.get("callId") or "")))
+        return json.loads(raw) if raw is not None else None
 
     def handle(self, envelope: Any) -> None:  # app.events.envelope.Envelope
-        if envelope.type == "call.ended" and envelope.payload:
-            self.call_ended(envelope.payload)
-        elif envelope.type == "call.answered" and envelope.payload:
-            self.call_answered(envelope.payload)
+        handler = self._handlers.get(envelope.type)
+        if handler is not None and envelope.payload:
+            handler(envelope.payload)
 
     # -- the process -----------------------------------------------------------------------------
     def _run_forever(self) -> None:

@@ -37,7 +37,7 @@ from sqlalchemy.orm import Session
 
 from app import limits
 from app.calls.originate import OriginateRequest, originate_payload
-from app.campaigns import pacing, picking
+from app.campaigns import amd, pacing, picking
 from app.contact import states
 from app.db.engine import tenant_session
 from app.events.payloads import emit
@@ -78,9 +78,12 @@ def dial(dialer: "CampaignDialer", account_id: uuid.UUID, campaign_id: uuid.UUID
             free = dialer.free_agents(db, campaign, skip_waiting_groups=False)
             groups = dict(db.execute(select_group_names(campaign)).all())
             waiting = sum(dialer.presence.waiting(account, name) for name in groups.values())
-            ringing, live = dialer.measures.in_flight(campaign_id, at)
-            lines = pacing.Lines(ready_agents=len(free), busy_elapsed=live, ringing_elapsed=ringing, waiting=waiting,
-                                 wrapping_elapsed=wrapping_elapsed(db, campaign, now))
+            calls = dialer.measures.in_flight(campaign_id, at)
+            # a person put through by the detection joins the line a moment later: counted once
+            waiting = max(waiting, len(calls.connecting))
+            lines = pacing.Lines(ready_agents=len(free), busy_elapsed=calls.talking, ringing_elapsed=calls.ringing,
+                                 waiting=waiting, wrapping_elapsed=wrapping_elapsed(db, campaign, now),
+                                 answered_elapsed=calls.screening)
             stats = dialer.measures.stats(campaign_id, cap_percent=campaign.abandon_cap_percent)
             decision = decide(campaign, lines, stats, at)
             count = dialer.headroom(db, campaign, decision.dial)
@@ -102,7 +105,7 @@ def dial(dialer: "CampaignDialer", account_id: uuid.UUID, campaign_id: uuid.UUID
                     timeout_seconds=limits.CAMPAIGN_RING_TIMEOUT_SECONDS)
                 emit("call.originate", originate_payload(request), account_id=account_id,
                      trace_id=request.trace_id, session=db)
-                dialled.append(Dialled(campaign_id, contact.contact_id, call_id, None))
+                dialled.append(Dialled(campaign_id, contact.contact_id, call_id, None, screens=amd.screens(campaign.amd)))
             dialer.mark(account, dialled)
             dialer.measures.placed(campaign_id, [str(d.call_id) for d in dialled], at)
     except BaseException:

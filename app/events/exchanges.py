@@ -18,7 +18,7 @@ EXCHANGE_TYPE = "topic"
 # exchange -> routing keys (fnmatch patterns for the families the spec names with '*')
 ROUTING_KEYS: dict[str, tuple[str, ...]] = {
     CALL_EVENTS: (
-        "call.started", "call.ringing", "call.answered", "call.ended", "call.failed",
+        "call.started", "call.ringing", "call.answered", "call.amd", "call.ended", "call.failed",
         "call.hold", "call.resumed", "call.transferred", "call.conferenced", "call.conference.left",
         "call.control.start", "call.control.stop", "call.control.applied", "call.originate",
         "call.control",  # a request to the controllers (app/calls/control.py), like call.originate

@@ -55,6 +55,14 @@ def call_answered(call_id, *, at: datetime | None = None) -> dict[str, Any]:
     return {"callId": _s(call_id), "at": _t(at)}
 
 
+def call_amd(call_id, report: dict[str, Any], *, at: datetime | None = None) -> dict[str, Any]:
+    """A campaign call's answering-machine verdict, as it is given (``report``: the detection's
+    report so far, app/voice/amd.Screening.report: its ``result``, ``cause``, ``detectionMs`` and
+    ``action`` are set; the beep and message fields come only on ``call.ended``)."""
+    return {"callId": _s(call_id), "result": report["result"], "cause": report["cause"],
+            "detectionMs": report["detectionMs"], "action": report["action"], "mode": report["mode"], "at": _t(at)}
+
+
 def call_hold(call_id, *, at: datetime | None = None) -> dict[str, Any]:
     return {"callId": _s(call_id), "at": _t(at)}
 

@@ -34,8 +34,10 @@ CALL_ORIGINATE = WorkQueue("controller.call.originate", ((CALL_EVENTS, "call.ori
 # sbc workers
 CALLBACK_DISPATCH = WorkQueue("workers.callback.dispatch",
                               ((SYSTEM_EVENTS, "agent.state.changed"), (CALL_EVENTS, "call.ended")))
+# a campaign call's way through (app/campaigns/measures.py "calls") and its outcome
 CAMPAIGN_OUTCOMES = WorkQueue("workers.campaign.outcomes",
-                              ((CALL_EVENTS, "call.ended"), (CALL_EVENTS, "call.answered")))
+                              ((CALL_EVENTS, "call.ended"), (CALL_EVENTS, "call.answered"), (CALL_EVENTS, "call.amd"),
+                               (SYSTEM_EVENTS, "agent.accept")))
 # media workers: a quorum queue (replicated, counts deliveries: app/media/worker.py says why)
 MEDIA_DEAD_LETTER_EXCHANGE = "media.dead"
 MEDIA_DEAD_LETTER_QUEUE = "media.transcription.dead"

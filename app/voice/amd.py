@@ -88,10 +88,13 @@ class Screening:
 
 
 def screen(ctx: ChannelVerbContext, settings: AmdSettings, screening: Screening,
-           clock: Callable[[], float] = time.monotonic) -> Screening:
+           on_verdict: Callable[[Screening], None], clock: Callable[[], float] = time.monotonic) -> Screening:
     """Run the detection on the answered leg and act on a machine (hang-up or message); the
-    caller dials the agent when ``screening.proceed``. ChannelHungUp propagates (the customer
-    or the machine hung up): ``screening`` keeps what was learnt."""
+    caller dials the agent when ``screening.proceed``. ``on_verdict`` is told the verdict and
+    what it leads to as soon as both are known — before the beep is awaited and the message
+    plays — so the dialer knows at once whether this answer will need an agent.
+    ChannelHungUp propagates (the customer or the machine hung up): ``screening`` keeps what
+    was learnt."""
     answered = clock()
     beep: Optional[gevent.event.AsyncResult] = None
     if settings.mode == MESSAGE:
@@ -109,6 +112,7 @@ def screen(ctx: ChannelVerbContext, settings: AmdSettings, screening: Screening,
         if beep is not None:
             ctx.execute("avmd_stop")
         screening.action = CONNECTED
+        on_verdict(screening)
         return screening
     audio = audio_of(settings.message)
     recording = ctx.uploaded_audio(audio) if audio is not None else None
@@ -120,9 +124,11 @@ def screen(ctx: ChannelVerbContext, settings: AmdSettings, screening: Screening,
         if beep is not None:
             ctx.execute("avmd_stop")
         screening.action = HUNG_UP
+        on_verdict(screening)
         ctx.hangup("NORMAL_CLEARING", HANGUP_REASON)
         return screening
     screening.action = MESSAGE_LEFT
+    on_verdict(screening)
     beep.wait(max(0.0, limits.CAMPAIGN_AMD_BEEP_WAIT_SECONDS - (clock() - answered)))
     heard = beep.value if beep.ready() else None  # None: no beep within the wait, or hung up
     if heard is None and ctx.conn.hung_up:

@@ -367,10 +367,13 @@ class CallSession:
         dialled: whether the call goes on to the agent (a machine is hung up or left a message)."""
         self._screening = amd.Screening(settings.mode)
         try:
-            return amd.screen(ctx, settings, self._screening).proceed
+            return amd.screen(ctx, settings, self._screening, on_verdict=self._on_verdict).proceed
         finally:
             if self._screening.result is not None:
                 ctx.journey_note(f"amd:{self._screening.result}")
+
+    def _on_verdict(self, screening: amd.Screening) -> None:
+        self._emit("call.amd", payloads.call_amd(self.call.call_id, screening.report()))
 
     def _run_with_redirects(self, ctx: SessionVerbContext, app, kind: str) -> HandlerResult:
         """A WebSocket app may replace the running verbs at any moment (``command: redirect``)."""

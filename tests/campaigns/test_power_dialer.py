@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 from sqlalchemy.orm import Session
@@ -62,12 +63,14 @@ def test_given_power_calls_when_they_answer_and_end_then_ringing_lines_free_up_f
     first, second = floor.mine(dialer.tick(NOON_NEW_YORK))
 
     dialer.call_answered({"callId": str(first.call_id)})
-    assert dialer.measures.in_flight(floor.campaign_id, NOON_NEW_YORK.timestamp() + 3) == ((3.0,), (3.0,))
+    # no detection on this campaign: the answer is a person waiting for an agent
+    assert dialer.measures.in_flight(floor.campaign_id, NOON_NEW_YORK.timestamp() + 3) == ((3.0,), (), (3.0,), ())
     assert floor.end(dialer, second.call_id, answeredAt=None, talkMs=0, hangupReason="no_answer") == "no_answer"
-    # nothing rings any more (one call is live, the other ended) and the agent is still idle
-    # here (no queue claimed it): 2 × 1 lines again
+    # nothing rings any more (one call answered, the other ended) and the agent is still idle
+    # here (no queue claimed it yet), but the answered person is about to take it: 2 × 1 lines
+    # less the one waiting
     again = floor.mine(dialer.tick(NOON_NEW_YORK + timedelta(seconds=4)))
-    assert [d.contact_id for d in again] == [floor.contacts[n] for n in NUMBERS[2:4]]
+    assert [d.contact_id for d in again] == [floor.contacts[n] for n in NUMBERS[2:3]]
 
 
 @pytest.mark.parametrize("cap_percent, lines_after", [(3.0, 4), (0.5, 2)])
@@ -113,6 +116,71 @@ def test_given_a_power_call_answered_when_the_person_hangs_up_before_an_agent_to
                      hangupReason=None) == "abandoned"
 
 
+def _screening_floor(seed, owner_engine, redis_client, **kw) -> tuple[Floor, Campaign]:
+    floor, _ = power_floor(seed, owner_engine, redis_client, **kw)
+    with Session(owner_engine) as db, db.begin():
+        db.get_one(Campaign, floor.campaign_id).amd = "hangup"
+    return floor, floor.dialer()
+
+
+def test_given_a_screened_campaign_call_then_it_is_ringing_screening_waiting_then_talking_as_the_controller_says(
+        seed, owner_engine, redis_client):
+    floor, dialer = _screening_floor(seed, owner_engine, redis_client, agents=1)
+    first, second = floor.mine(dialer.tick(NOON_NEW_YORK))
+    at = NOON_NEW_YORK.timestamp()
+    dialer.clock = lambda: NOON_NEW_YORK + timedelta(seconds=5)
+
+    dialer.handle(_envelope("call.answered", first.call_id))
+    assert dialer.measures.in_flight(floor.campaign_id, at + 6) == ((6.0,), (1.0,), (), ())
+    dialer.handle(_envelope("call.amd", first.call_id, result="human", action="connected"))
+    dialer.clock = lambda: NOON_NEW_YORK + timedelta(seconds=7)
+    dialer.handle(_envelope("agent.accept", first.call_id, agentId=str(floor.agents[0].id)))
+    # a late call.answered (another worker's delivery) does not take the talking call back
+    dialer.handle(_envelope("call.answered", first.call_id))
+    assert dialer.measures.in_flight(floor.campaign_id, at + 10) == ((10.0,), (), (), (3.0,))
+    # an agent.accept for a call this dialer never placed (an inbound queue call) changes nothing
+    dialer.handle(_envelope("agent.accept", uuid.uuid4()))
+    assert len(dialer.measures.in_flight(floor.campaign_id, at + 10).ringing) == 1 and second
+
+
+def test_given_power_calls_when_a_machine_is_told_then_its_line_is_free_at_the_verdict_not_at_its_hang_up(
+        seed, owner_engine, redis_client):
+    """Power 2:1 for one agent: two lines. One answers and is screened (still a line in
+    flight); its MACHINE verdict frees the line at once, while its message would still play
+    for seconds before call.ended."""
+    floor, dialer = _screening_floor(seed, owner_engine, redis_client, agents=1)
+    first, _ = floor.mine(dialer.tick(NOON_NEW_YORK))
+    dialer.handle(_envelope("call.answered", first.call_id))
+    assert floor.mine(dialer.tick(NOON_NEW_YORK + timedelta(seconds=5))) == []
+
+    dialer.handle(_envelope("call.amd", first.call_id, result="machine", action="message"))
+
+    assert [d.contact_id for d in floor.mine(dialer.tick(NOON_NEW_YORK + timedelta(seconds=6)))] == [
+        floor.contacts[NUMBERS[2]]]
+
+
+def test_given_a_machine_outcome_then_it_is_a_dial_that_reached_no_person_and_no_live_answer(
+        seed, owner_engine, redis_client):
+    floor, dialer = _screening_floor(seed, owner_engine, redis_client, agents=1)
+    first, second = floor.mine(dialer.tick(NOON_NEW_YORK))
+
+    assert floor.end(dialer, first.call_id, answeredAt=ANSWERED_AT, ringMs=6_000, talkMs=9_000, agentId=None,
+                     hangupReason="answering_machine",
+                     amd={"result": "machine", "action": "message", "detectionMs": 1_800}) == "machine"
+    assert floor.end(dialer, second.call_id, answeredAt=ANSWERED_AT, ringMs=4_000, talkMs=30_000,
+                     agentId=str(floor.agents[0].id), hangupReason=None,
+                     amd={"result": "human", "action": "connected", "detectionMs": 1_500}) == "human"
+
+    stats = dialer.measures.stats(floor.campaign_id, cap_percent=3.0)
+    assert stats.answer_rate_upper() < 1.0 and len(stats._answers) == 1  # the person only
+    assert (stats.human_rings.mean(), stats.human_delays.mean(), stats.other_rings.mean()) == (4.0, 5.5, 6.0)
+    assert (stats.human_verdicts.mean(), stats.machine_verdicts.mean()) == pytest.approx((1.5, 1.8))
+
+
+def _envelope(key: str, call_id: uuid.UUID, **payload: str) -> SimpleNamespace:
+    return SimpleNamespace(type=key, payload={"callId": str(call_id), **payload})
+
+
 def test_power_decision_over_the_cap_is_the_progressive_count():
     campaign = Campaign(dialer_mode="power", power_ratio=3.0, abandon_cap_percent=3.0)
     stats = pacing.PacingStats()
@@ -132,7 +200,7 @@ def _measured(dialer, floor: Floor, *, wrap_up_seconds: float) -> None:
     start = NOON_NEW_YORK.timestamp() - 600
     for n in range(60):
         human = n % 2 == 0
-        dialer.measures.record(floor.campaign_id, start + n, answered=human, abandoned=False,
+        dialer.measures.record(floor.campaign_id, start + n, answered=human, person=human, abandoned=False,
                                ring_seconds=5.0 if human else 20.0, talk_seconds=60.0 if human else 0.0,
                                wrap_up_seconds=wrap_up_seconds)
 

@@ -7,6 +7,7 @@ the real switch was measured to (tests/realswitch/test_campaign_amd.py)."""
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Optional
 
@@ -127,6 +128,30 @@ def test_given_message_mode_when_a_machine_answers_then_the_message_plays_after_
         "machine", "message", True, 1053.2)
     assert report["beepMs"] >= 600 and report["messageMs"] is not None
     assert outcome_of(_ended(owner_conn, request.call_id)) == "machine"
+
+
+def _payload(owner_conn, key: str, call_id: uuid.UUID) -> dict:
+    return owner_conn.execute(text(
+        "SELECT body->'payload' FROM event_outbox WHERE routing_key = :k "
+        "AND body->'payload'->>'callId' = :c"), {"k": key, "c": str(call_id)}).scalar_one()
+
+
+@pytest.mark.parametrize("verdict, action", [(("HUMAN", "HUMAN"), "connected"), (("MACHINE", "MAXWORDS"), "message")])
+def test_given_a_screened_answer_then_call_amd_tells_the_verdict_and_its_action_before_the_beep_is_awaited(
+        dialling, inbound_sim, make_account, owner_conn, media_dns, verdict, action):
+    """The dialer learns at the verdict whether the answer will want an agent, not when the
+    call ends: the machine's call.amd is published before the 0.6 s beep, the message after."""
+    _, request = _dial(dialling, inbound_sim, make_account, "message", SAY_MESSAGE, verdict=verdict, after=0.1,
+                       beep_after=0.6)
+
+    told = _payload(owner_conn, "call.amd", request.call_id)
+    ended = _ended(owner_conn, request.call_id)
+    assert {k: told[k] for k in ("mode", "result", "cause", "action", "detectionMs")} == {
+        "mode": "message", "result": verdict[0].lower(), "cause": verdict[1], "action": action,
+        "detectionMs": ended["amd"]["detectionMs"]}
+    if action == "message":
+        gap = datetime.fromisoformat(ended["endedAt"]) - datetime.fromisoformat(told["at"])
+        assert gap.total_seconds() >= 0.5  # told at ~0.1 s; the beep at 0.6 s, then the message
 
 
 def test_given_message_mode_when_no_beep_comes_then_the_message_is_left_once_the_wait_is_over(
