@@ -88,6 +88,10 @@ def test_a_person_who_answers_is_detected_human_and_bridged_to_the_reserved_agen
         # mod_amd's verdict: the greeting ("Hello?") then 800 ms of silence; measured 1.49 s on the
         # reference switch (amd/README.md), plus the SIP leg and the controller's round trips here
         assert 1000 <= report["detectionMs"] <= 3500, report
+        # the dialer was told at the verdict, with the figures call.ended carries
+        told = [e["payload"] for e in tenant.events("call.amd") if e["payload"]["callId"] == call_id]
+        assert [(t["result"], t["action"], t["detectionMs"]) for t in told] == [
+            ("human", "connected", report["detectionMs"])], told
         print(f"\nHUMAN detected {report['detectionMs']} ms after the answer")
         record = poll(lambda: outbound.record(owner_engine, call_id), 20)
         assert record and str(record["agent_id"]) == agent.id and "amd:human" in record["journey"], record

@@ -20,7 +20,9 @@ import uuid
 from datetime import datetime, timezone
 
 from app import limits
+from app.campaigns.measures import CampaignMeasures
 from app.campaigns.safe_harbour import ABANDONED_REASON
+from app.settings import get_settings
 from tests.realswitch import agents as sip_agents
 from tests.realswitch import outbound
 from tests.realswitch.hold_audio import CallerEar
@@ -226,7 +228,7 @@ def _second_bridged(real_switch, owner_engine, agent, call_ids: list[str]) -> bo
 
 
 def test_a_power_campaign_dials_two_customers_for_its_free_agent_bridges_one_and_abandons_the_other_after_2_s(
-        product, routing_tenant, sipp, real_switch, owner_engine):
+        product, routing_tenant, sipp, real_switch, owner_engine, redis_client):
     """Power 2:1 with one free agent: two customers dialled at once, no agent reserved. The
     first to answer takes the agent through the queue's claim; the other waits 2 s, hears the
     campaign's safe-harbour message (measured on the customer's RTP) and is hung up:
@@ -235,12 +237,12 @@ def test_a_power_campaign_dials_two_customers_for_its_free_agent_bridges_one_and
     with CallerEar() as ear:
         customers = sipp.carrier(scenario="carrier-answer-listen.xml", extra=("-key", "rtp_port", str(ear.port)))
         try:
-            _power_2_to_1(product, tenant, real_switch, sipp, owner_engine, customers, ear)
+            _power_2_to_1(product, tenant, real_switch, sipp, owner_engine, redis_client, customers, ear)
         finally:
             customers.stop()
 
 
-def _power_2_to_1(product, tenant, real_switch, sipp, owner_engine, customers, ear: CallerEar) -> None:
+def _power_2_to_1(product, tenant, real_switch, sipp, owner_engine, redis_client, customers, ear: CallerEar) -> None:
     prefix, carrier_id, queue, agent = _trunk_and_agent(product, tenant, real_switch, customers, wrap_up_seconds=30)
     phone = sip_agents.register(sipp, real_switch, agent, seconds=40)
     numbers = (f"{prefix}5550130", f"{prefix}5550131")
@@ -264,6 +266,11 @@ def _power_2_to_1(product, tenant, real_switch, sipp, owner_engine, customers, e
         record = poll(lambda: outbound.record(owner_engine, abandoned_id), 30)
         assert record and record["hangup_reason"] == ABANDONED_REASON and record["agent_id"] is None, record
         assert outbound.bridged(real_switch, bridged[0])  # the agent's call goes on
+        # what the pacer sees now: the connected call talking (agent.accept), the abandoned one gone
+        measures = CampaignMeasures(redis_client, get_settings().redis_key_prefix)
+        seen = poll(lambda: (calls := measures.in_flight(campaign["id"], time.time())).talking and calls, 10) \
+            or measures.in_flight(campaign["id"], time.time())
+        assert (seen.ringing, seen.screening, seen.connecting, len(seen.talking)) == ((), (), (), 1), seen
         time.sleep(1.0)  # scenario: the connected customer talks a little more
         real_switch.api(f"uuid_kill {bridged[0]}")
 
