@@ -258,7 +258,7 @@ class CampaignDialer:
                          trace_id=request.trace_id, session=db)
                     dialled.append(Dialled(campaign_id, contact.contact_id, call_id, agent.agent_id,
                                           screens=amd.screens(campaign.amd)))
-                self.mark(account, dialled)
+                self.mark(account, dialled, now.timestamp())
         except BaseException:
             agent_claims.release(self.presence, account, claims)
             self.unmark(dialled)
@@ -269,10 +269,13 @@ class CampaignDialer:
                      d.agent_id, d.call_id)
         return dialled
 
-    def mark(self, account: str, dialled: list[Dialled]) -> None:
-        """Remember each call's campaign and contact (its outcome comes on ``call.ended``)."""
+    def mark(self, account: str, dialled: list[Dialled], at: float) -> None:
+        """Remember each call's campaign and contact (its outcome comes on ``call.ended``), and
+        count it in flight, ringing since ``at`` (epoch seconds; app/campaigns/measures.py)."""
         if not dialled:
             return
+        for campaign_id in {d.campaign_id for d in dialled}:
+            self.measures.placed(campaign_id, [str(d.call_id) for d in dialled if d.campaign_id == campaign_id], at)
         pipe = self.redis.pipeline()
         for d in dialled:
             pipe.set(self.mark_key(d.call_id),
@@ -283,8 +286,11 @@ class CampaignDialer:
         pipe.execute()
 
     def unmark(self, dialled: list[Dialled]) -> None:
+        """Forget calls that were never placed (their round failed before its commit)."""
         if dialled:
             self.redis.delete(*(self.mark_key(d.call_id) for d in dialled))
+            for d in dialled:
+                self.measures.ended(d.campaign_id, str(d.call_id))
 
     # -- outcomes ------------------------------------------------------------------------------
     def call_ended(self, ended: dict[str, Any]) -> Optional[str]:

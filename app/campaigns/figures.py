@@ -10,14 +10,19 @@ agents and its contacts left — read from the rows and from Redis presence at t
 - Agents are the members of the campaign's agent groups, each counted once: ``waiting`` =
   available and idle (in the idle set), ``busy`` = available but engaged (offered, ringing or
   talking), ``wrap_up``, and ``away`` (not ready or offline).
+- Calls are the campaign's calls in flight as its dialer sees them (app/campaigns/measures.py):
+  ``ringing``, ``screening`` (answered, the answering-machine verdict not in yet), ``waiting``
+  (a person waiting for an agent) and ``talking`` (with an agent).
 """
 from __future__ import annotations
 
+import time
 from typing import Any, Optional
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.campaigns.measures import CampaignMeasures
 from app.contact import states
 from app.contact.presence import Presence
 from app.models import Agent, AgentQueue, Campaign, CampaignContact
@@ -53,6 +58,12 @@ def _agents(db: Session, campaign: Campaign, presence: Presence) -> dict[str, in
     return figures
 
 
+def _calls(campaign: Campaign, presence: Presence) -> dict[str, int]:
+    calls = CampaignMeasures(presence.redis, presence.prefix).in_flight(campaign.id, time.time())
+    return {"ringing": len(calls.ringing), "screening": len(calls.screening), "waiting": len(calls.connecting),
+            "talking": len(calls.talking)}
+
+
 def figures(db: Session, campaign: Campaign, presence: Presence) -> dict[str, Any]:
     """The figures of one campaign (the caller checked it is the account's)."""
     counts = {k: int(v) for k, v in (campaign.outcome_counts or {}).items()}
@@ -72,6 +83,7 @@ def figures(db: Session, campaign: Campaign, presence: Presence) -> dict[str, An
         "abandon_cap_percent": campaign.abandon_cap_percent,
         "over_cap": rate is not None and rate > campaign.abandon_cap_percent,
         "agents": _agents(db, campaign, presence),
+        "calls": _calls(campaign, presence),
         "contacts": {"total": sum(contacts.values()), **contacts,
                      "left": sum(contacts[s] for s in LEFT_STATUSES)},
     }

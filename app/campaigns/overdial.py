@@ -106,13 +106,9 @@ def dial(dialer: "CampaignDialer", account_id: uuid.UUID, campaign_id: uuid.UUID
                 emit("call.originate", originate_payload(request), account_id=account_id,
                      trace_id=request.trace_id, session=db)
                 dialled.append(Dialled(campaign_id, contact.contact_id, call_id, None, screens=amd.screens(campaign.amd)))
-            dialer.mark(account, dialled)
-            dialer.measures.placed(campaign_id, [str(d.call_id) for d in dialled], at)
+            dialer.mark(account, dialled, at)
     except BaseException:
         dialer.unmark(dialled)
-        if dialled:
-            for d in dialled:
-                dialer.measures.ended(campaign_id, str(d.call_id))
         raise
     if dialled:
         log.info("campaign %s (%s): %d lines for %d ready agents, %d ringing, %d waiting (%s %s)", campaign_id,

@@ -36,7 +36,7 @@ from sqlalchemy import select, update
 
 from app import limits
 from app.calls.originate import OriginateRequest, originate_payload
-from app.campaigns import agent_claims, picking
+from app.campaigns import agent_claims, amd, picking
 from app.db.engine import tenant_session
 from app.events.payloads import emit
 from app.models import Campaign, CampaignContact
@@ -181,7 +181,7 @@ class PreviewDialer:
     def __init__(self, offers: PreviewOffers, presence: Any, *,
                  free_agents: Callable[[Any, Campaign], list[Any]],
                  headroom: Callable[[Any, Campaign, int], int],
-                 mark: Callable[[str, list[Any]], None],
+                 mark: Callable[[str, list[Any], float], None],
                  dialled: Callable[..., Any]) -> None:
         self.offers, self.presence = offers, presence
         self.free_agents, self.headroom, self.mark, self.dialled = free_agents, headroom, mark, dialled
@@ -278,8 +278,9 @@ class PreviewDialer:
                 emit("call.originate", originate_payload(request), account_id=account_id,
                      trace_id=request.trace_id, session=db)
                 call = self.dialled(uuid.UUID(offer.campaign_id), uuid.UUID(offer.contact_id),
-                                    uuid.UUID(offer.call_id), uuid.UUID(offer.agent_id))
-                self.mark(offer.account_id, [call])
+                                    uuid.UUID(offer.call_id), uuid.UUID(offer.agent_id),
+                                    screens=amd.screens(campaign.amd))
+                self.mark(offer.account_id, [call], now.timestamp())
         if not running:
             self._return(offer, now, skipped=False, withdrawn=WITHDRAWN_CAMPAIGN_NOT_RUNNING)
             return None

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
+from app.campaigns.measures import SCREENING, TALKING, CampaignMeasures
 from app.contact.presence import Presence
 from app.models import Agent, Campaign, CampaignContact, Queue
 from app.settings import get_settings
@@ -57,6 +58,11 @@ def test_given_a_running_campaign_when_its_figures_are_read_then_attempts_rate_a
     # agents[0] idle (waiting), agents[1] and agents[4] available but engaged (busy)
     Presence(redis_client, get_settings().redis_key_prefix).agent_idle(
         str(tenant.account_id), str(agents[0].id), since_ms=int(time.time() * 1000))
+    # the calls in flight: three placed; one screened by AMD, one taken by an agent
+    measures = CampaignMeasures(redis_client, get_settings().redis_key_prefix)
+    measures.placed(campaign_id, ["c1", "c2", "c3"], time.time())
+    measures.advance(campaign_id, "c2", SCREENING, time.time())
+    measures.advance(campaign_id, "c3", TALKING, time.time())
 
     response = admin.get(f"/api/campaigns/{campaign_id}/figures")
 
@@ -67,6 +73,7 @@ def test_given_a_running_campaign_when_its_figures_are_read_then_attempts_rate_a
                      "failed": 1, "skipped": 2},
         "abandon_rate_percent": 3.23, "abandon_cap_percent": 3.0, "over_cap": True,  # 1 of 31 live answers
         "agents": {"total": 5, "waiting": 1, "busy": 2, "wrap_up": 1, "away": 1},
+        "calls": {"ringing": 1, "screening": 1, "waiting": 0, "talking": 1},
         "contacts": {"total": 37, "pending": 3, "in_progress": 2, "completed": 30, "failed": 1, "do_not_call": 1,
                      "left": 5},
     }

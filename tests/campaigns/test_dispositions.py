@@ -19,7 +19,8 @@ def test_given_a_live_campaign_call_then_the_dialers_mark_names_its_contact_for_
     other = seed.tenant().account_id
     call_id, contact_id = uuid.uuid4(), floor.contacts[NUMBERS[0]]
     dialer = floor.dialer()
-    dialer.mark(str(floor.account_id), [Dialled(floor.campaign_id, contact_id, call_id, floor.agents[0].id)])
+    dialer.mark(str(floor.account_id), [Dialled(floor.campaign_id, contact_id, call_id, floor.agents[0].id)],
+                NOON_NEW_YORK.timestamp())
 
     with tenant_session(floor.account_id) as db:
         assert contact_of_call(db, redis_client, floor.presence.prefix, floor.account_id, call_id) == \

@@ -49,7 +49,7 @@ PASSWORD = "console-admin-password-1"
 SUITE_TIMEOUT_SECONDS = 300
 RECORDS = 60  # more than one page of the console's 50
 RECORDING_SECONDS = 2.0
-E2E_TESTS = 17  # the tests of web/e2e/console.test.js: all of them must have run
+E2E_TESTS = 18  # the tests of web/e2e/console.test.js: all of them must have run
 FLOW = json.loads((ROOT / "tests" / "fixtures" / "api" / "call_flows_good.json").read_text())[0]["body"]
 
 

@@ -484,3 +484,22 @@ test('Users: the list, a refused and an accepted new user, a role change and "Si
   await page.waitForFunction((u) => [...document.querySelectorAll('tr')].some((tr) => tr.querySelector('th')?.textContent === u
     && tr.querySelectorAll('td')[1].textContent === 'off'), lost);
 }));
+
+test('a campaign\'s page says its live figures in words: the abandon rate against its cap, agents and calls now', () => withPage(async (page) => {
+  await signIn(page, FULL.subdomain, '/campaigns');
+  const created = await page.evaluate(async () => {
+    const r = await fetch('/api/campaigns', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${localStorage.getItem('admin_auth_token')}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: `figures-${Date.now().toString(36)}`, dialer_mode: 'predictive' }),
+    });
+    return { status: r.status, body: await r.json() };
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  await page.goto(consoleUrl(FULL.subdomain, `/campaigns/${created.body.id}`));
+  const figures = page.locator('dl[aria-label="Live figures"]');
+  await figures.getByText('no live answer yet (cap 3%)').waitFor();
+  await figures.getByText('0 ringing, 0 answered (machine check), 0 waiting for an agent, 0 talking').waitFor();
+  assert.deepEqual(await axeViolations(page), []);
+  await screenshot(page, 'campaign-figures');
+}));

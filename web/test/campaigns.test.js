@@ -2,7 +2,7 @@ import { describe, expect, test, vi } from 'vitest';
 import { ApiError } from '../src/api.js';
 import { loadProgressCounts } from '../src/campaigns/progress.js';
 import {
-  actionsFor, campaignBody, contactsUpload, formFromCampaign, progress, rowErrors,
+  actionsFor, campaignBody, contactsUpload, formFromCampaign, liveFigures, progress, rowErrors,
 } from '../src/campaigns/rules.js';
 
 const CAMPAIGN = {
@@ -89,5 +89,30 @@ describe('progress', () => {
       await expect(loadProgressCounts(call, 'c1')).rejects.toBe(error);
       expect(call).toHaveBeenCalledTimes(1);
     }
+  });
+});
+
+describe('live figures', () => {
+  const figures = {
+    attempts: { dialled: 41, human: 30, machine: 3, no_answer: 4, busy: 2, failed: 1, abandoned: 1 },
+    abandon_rate_percent: 3.23, abandon_cap_percent: 3, over_cap: true,
+    agents: { total: 5, waiting: 1, busy: 2, wrap_up: 1, away: 1 },
+    calls: { ringing: 4, screening: 1, waiting: 0, talking: 2 },
+  };
+
+  test('the rate is read against the cap, and over it is an alert', () => {
+    const [rate] = liveFigures(figures);
+    expect(rate).toEqual({ label: 'Abandon rate', value: '3.23% of live answers (cap 3%)', alert: true });
+    expect(liveFigures({ ...figures, abandon_rate_percent: null, over_cap: false })[0])
+      .toEqual({ label: 'Abandon rate', value: 'no live answer yet (cap 3%)', alert: false });
+  });
+
+  test('attempts, agents and the calls in flight in plain words', () => {
+    expect(liveFigures(figures).slice(1).map((r) => r.value)).toEqual([
+      '41 ended: 30 reached a person, 3 machines, 4 no answer, 2 busy, 1 failed, 1 abandoned',
+      '1 waiting, 2 busy, 1 in wrap-up, 1 away',
+      '4 ringing, 1 answered (machine check), 0 waiting for an agent, 2 talking',
+    ]);
+    expect(liveFigures(undefined)).toEqual([]);
   });
 });

@@ -189,6 +189,13 @@ class AgentFiguresSchema(ma.Schema):
     away = ma.fields.Integer(metadata={"description": "not ready or offline"})
 
 
+class CallFiguresSchema(ma.Schema):
+    ringing = ma.fields.Integer(metadata={"description": "placed, not answered yet"})
+    screening = ma.fields.Integer(metadata={"description": "answered, the answering-machine verdict not in yet"})
+    waiting = ma.fields.Integer(metadata={"description": "a person waiting (at most 2 s) for an agent"})
+    talking = ma.fields.Integer(metadata={"description": "with an agent"})
+
+
 ContactFiguresSchema = ma.Schema.from_dict(
     {name: ma.fields.Integer() for name in ("total", *CONTACT_STATUSES, "left")}, name="ContactFiguresSchema")
 
@@ -203,5 +210,6 @@ class CampaignFiguresSchema(ma.Schema):
     abandon_cap_percent = ma.fields.Float()
     over_cap = ma.fields.Boolean()
     agents = ma.fields.Nested(AgentFiguresSchema)
+    calls = ma.fields.Nested(CallFiguresSchema, metadata={"description": "the calls in flight as the dialer sees them"})
     contacts = ma.fields.Nested(ContactFiguresSchema, metadata={
         "description": "contacts per status; left = pending + in_progress"})

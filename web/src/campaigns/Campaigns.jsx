@@ -8,7 +8,7 @@ import { useCursorPages, useResource, useSubmit } from '../hooks.js';
 import { errorsByField, humanMessage } from '../messages.js';
 import {
   ACTION_LABELS, CONTACT_STATUSES, DIALER_MODES, RETRY_OUTCOMES, WEEKDAYS,
-  actionsFor, campaignBody, contactsUpload, formFromCampaign, progress, rowErrors,
+  actionsFor, campaignBody, contactsUpload, formFromCampaign, liveFigures, progress, rowErrors,
 } from './rules.js';
 import { loadProgressCounts } from './progress.js';
 
@@ -179,6 +179,14 @@ function Progress({ id, changes }) {
         <thead><tr>{CONTACT_STATUSES.map((s) => <th key={s} scope="col">{s.replace(/_/g, ' ')}</th>)}</tr></thead>
         <tbody><tr>{CONTACT_STATUSES.map((s) => <td key={s} className="figure" data-status={s}>{counts[s] || 0}</td>)}</tr></tbody>
       </table>
+      <dl className="live-figures" aria-label="Live figures">
+        {liveFigures(loaded.data?.figures).map((row) => (
+          <div key={row.label} className={row.alert ? 'alert' : undefined}>
+            <dt>{row.label}</dt>
+            <dd>{row.value}{row.alert && <strong> — over the cap: dialling 1:1</strong>}</dd>
+          </div>
+        ))}
+      </dl>
       <button type="button" className="secondary" onClick={loaded.reload}>Refresh progress</button>
     </section>
   );

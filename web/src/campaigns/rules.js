@@ -116,3 +116,33 @@ export function progress(counts) {
   const done = (counts.completed || 0) + (counts.failed || 0) + (counts.do_not_call || 0);
   return { total, done, percent: total ? Math.round((100 * done) / total) : 0 };
 }
+
+/**
+ * The live figures a supervisor reads at a glance (GET /api/campaigns/:id/figures): rows of
+ * {label, value, alert}; alert marks an abandon rate over the campaign's cap.
+ */
+export function liveFigures(figures) {
+  if (!figures) return [];
+  const a = figures.attempts || {};
+  const agents = figures.agents || {};
+  const calls = figures.calls || {};
+  const rate = figures.abandon_rate_percent;
+  return [
+    { label: 'Abandon rate',
+      value: rate === null || rate === undefined
+        ? `no live answer yet (cap ${figures.abandon_cap_percent}%)`
+        : `${rate}% of live answers (cap ${figures.abandon_cap_percent}%)`,
+      alert: Boolean(figures.over_cap) },
+    { label: 'Attempts',
+      value: `${a.dialled || 0} ended: ${a.human || 0} reached a person, ${a.machine || 0} machines, `
+        + `${a.no_answer || 0} no answer, ${a.busy || 0} busy, ${a.failed || 0} failed, ${a.abandoned || 0} abandoned`,
+      alert: false },
+    { label: 'Agents',
+      value: `${agents.waiting || 0} waiting, ${agents.busy || 0} busy, ${agents.wrap_up || 0} in wrap-up, ${agents.away || 0} away`,
+      alert: false },
+    { label: 'Calls now',
+      value: `${calls.ringing || 0} ringing, ${calls.screening || 0} answered (machine check), `
+        + `${calls.waiting || 0} waiting for an agent, ${calls.talking || 0} talking`,
+      alert: false },
+  ];
+}
