@@ -6,7 +6,9 @@ controller runs mod_amd (and mod_avmd in message mode) on the answered customer 
 rings the agent (app/voice/amd.py). Proven: a person reaches the agent (HUMAN); a machine is
 hung up without the agent ever being rung (outcome ``machine``, the agent idle again without
 after-call work); in message mode the customer's line receives the message *after* the beep —
-measured on the RTP the switch sent to the customer (tshark), with its length.
+measured on the RTP the switch sent to the customer (tshark), with its length: a ``say`` text,
+and the account's uploaded recording (whole, from after the beep's end); an upload gone when the
+machine answers leaves no message (``audio_not_found``).
 
 Set-up (trunk, agent, campaign, calling window) is test_campaign_dialer.py's."""
 from __future__ import annotations
@@ -42,6 +44,7 @@ AMD_DIR = freeswitch_tree() / "amd"
 HUMAN_WAV = AMD_DIR / "human_hello_silence.wav"
 MACHINE_WAV = AMD_DIR / "machine_greeting_beep.wav"
 BEEP_STARTS_S = 4.824  # in machine_greeting_beep.wav (amd/README.md)
+BEEP_ENDS_S = BEEP_STARTS_S + 0.5  # a 0.5 s beep (amd/make_audio.sh); a voicemail records from here
 MESSAGE = "This is Acme calling about your renewal. Please call us back. Goodbye."
 # flite speaks MESSAGE in about 4 s; what the customer's line must carry of it at least
 MESSAGE_MIN_SECONDS = 2.5
@@ -250,7 +253,7 @@ def _leave_a_message(product, tenant, carriers, sipp, real_switch, owner_engine,
     print(f"\nMACHINE after {report['detectionMs']} ms, beep at {report['beepMs']} ms ({report['beepHz']} Hz); "
           f"the line carried sound from {left.first_loud:.2f} s to {left.last_loud:.2f} s into the greeting, "
           f"{left.loud_seconds:.2f} s of it; messageMs {report['messageMs']}")
-    assert left.first_loud >= BEEP_STARTS_S, f"sound before the beep: {timeline(left.audio, RATE)}"
+    assert left.first_loud >= BEEP_ENDS_S, f"sound before the beep's end: {timeline(left.audio, RATE)}"
     return left
 
 
