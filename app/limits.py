@@ -413,6 +413,17 @@ CAMPAIGN_RING_TIMEOUT_SECONDS = 30
 # reported 4.9 s after the answer; recorded greetings run 5-15 s. Without a beep by then the
 # message is left all the same (some voicemails do not beep).
 CAMPAIGN_AMD_BEEP_WAIT_SECONDS = 20
+# ... and once the beep is heard, the message waits for the beep's *end*: mod_avmd reports a
+# beep 70-90 ms into it (measured: 4.894-4.917 s after the answer for the test greeting's 0.5 s
+# beep from 4.824 s), and a message started then plays over the rest of the beep, which a voicemail
+# does not record (it records from the beep's end). mod_dptools' ``detect_silence`` returns
+# after more than CAMPAIGN_AMD_BEEP_END_SILENT_FRAMES frames (20 ms each) whose mean absolute
+# 16-bit sample is at most CAMPAIGN_AMD_BEEP_END_THRESHOLD (a -6 dBFS beep scores about 10 000,
+# the idle line after it under 10), or after CAMPAIGN_AMD_BEEP_END_WAIT_SECONDS: a longer tone,
+# or a line noisier than the threshold, delays the message by that much at most
+CAMPAIGN_AMD_BEEP_END_THRESHOLD = 200
+CAMPAIGN_AMD_BEEP_END_SILENT_FRAMES = 5
+CAMPAIGN_AMD_BEEP_END_WAIT_SECONDS = 2.0
 # preview mode (app/campaigns/preview.py): how long an agent has to accept or skip an offered
 # contact before it returns to the pool and the agent is released. Long enough to read a
 # contact's attributes; far below the claimed agent's engaged mark (CALLBACK_ENGAGED_TTL_SECONDS)

@@ -35,7 +35,7 @@ APPLICATION_MODULES: dict[str, str] = {
         "log", "bridge", "playback", "sleep", "park", "record_session", "stop_record_session",
         "play_and_get_digits", "play_and_detect_speech", "detect_speech", "speak", "transfer",
         "info", "send_dtmf", "sched_hangup", "say", "echo", "event", "hash", "multiset",
-        "endless_playback", "read", "record", "break", "displace_session")},
+        "endless_playback", "read", "record", "break", "displace_session", "detect_silence")},
     "socket": "mod_event_socket",
     "conference": "mod_conference",
     "uuid_audio_fork": "mod_audio_fork",

@@ -16,7 +16,10 @@ On the leg (fs-conf/autoload_configs/amd.conf.xml, avmd.conf.xml):
 3. HUMAN or NOTSURE (or any verdict in ``connect`` mode): avmd stopped, the call goes on to the
    agent. MACHINE in ``hangup`` mode: the session hangs up. MACHINE in ``message`` mode: the
    beep is awaited until ``CAMPAIGN_AMD_BEEP_WAIT_SECONDS`` after the answer (measured: 4.9 s
-   for a 4.5 s greeting), then the message verb plays and the session hangs up. A message
+   for a 4.5 s greeting), then its end (``detect_silence``: mod_avmd reports a beep 70-90 ms into
+   it, and a voicemail records from the beep's end, so a message started at the report loses
+   what plays over the rest of the beep — measured on the real switch: a message from 0.34 s
+   before a 0.5 s beep ended), then the message verb plays and the session hangs up. A message
    that is an uploaded file (``{"audio": name}``) is looked up in the *call's* account folder
    at the verdict, before the wait: a file deleted since the campaign was saved (or a name no
    file of this account has) leaves no message — the machine is hung up at once and the report
@@ -137,6 +140,8 @@ def screen(ctx: ChannelVerbContext, settings: AmdSettings, screening: Screening,
         screening.beep_ms = _ms(clock() - answered)
         screening.beep_hz = _float(heard.get("Frequency"))
     ctx.execute("avmd_stop")
+    if heard is not None:
+        _await_the_beeps_end(ctx)
     started = clock()
     if recording is not None:
         ctx.execute("playback", recording)
@@ -145,6 +150,17 @@ def screen(ctx: ChannelVerbContext, settings: AmdSettings, screening: Screening,
     screening.message_ms = _ms(clock() - started)
     ctx.hangup("NORMAL_CLEARING", HANGUP_REASON)
     return screening
+
+
+def _await_the_beeps_end(ctx: ChannelVerbContext) -> None:
+    """Block until the machine's line is quiet after its beep (or the bounded wait is over):
+    what plays before that, over the beep, is not on the voicemail."""
+    done = ctx.execute("detect_silence", f"{limits.CAMPAIGN_AMD_BEEP_END_THRESHOLD} "
+                       f"{limits.CAMPAIGN_AMD_BEEP_END_SILENT_FRAMES} "
+                       f"{round(limits.CAMPAIGN_AMD_BEEP_END_WAIT_SECONDS * 1000)}")
+    if done.variable("detect_silence_timeout") == "true":
+        log.info("call %s: the line was not quiet within %s s of the beep; the message plays anyway",
+                 ctx.call_id, limits.CAMPAIGN_AMD_BEEP_END_WAIT_SECONDS)
 
 
 def _ms(seconds: float) -> int:

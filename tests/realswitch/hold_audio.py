@@ -9,11 +9,13 @@ stepped tone (one pure tone at a time: 400, 440, 500, 520 Hz) from music (severa
 """
 from __future__ import annotations
 
+import io
 import socket
 import threading
 import time
 
 import numpy as np
+import soundfile as sf
 
 from tests.realswitch.freeswitch import free_port
 
@@ -151,6 +153,22 @@ def notes_at_once(audio: np.ndarray, rate: int) -> int:
         if all(abs(freqs[i] - f) > 20 for f in found):
             found.append(float(freqs[i]))
     return len(found)
+
+
+def tone_file(hz: float, seconds: float, *, rate: int, file_format: str) -> bytes:
+    """A file (``file_format`` as soundfile names it: "WAV", "MP3") of one steady tone at
+    ``rate``: an upload whose sound is recognised by its frequency (``dominant_hz``) and whose
+    length is known to the sample."""
+    t = np.arange(int(rate * seconds)) / rate
+    out = io.BytesIO()
+    sf.write(out, 0.3 * np.sin(2 * np.pi * hz * t), rate, format=file_format)
+    return out.getvalue()
+
+
+def dominant_hz(audio: np.ndarray, rate: int) -> int:
+    """The strongest frequency of a stretch, to the Hz: which tone a listener heard."""
+    spectrum = np.abs(np.fft.rfft(audio * np.hanning(len(audio))))
+    return round(float(np.fft.rfftfreq(len(audio), 1 / rate)[spectrum.argmax()]))
 
 
 def timeline(audio: np.ndarray, rate: int) -> list[tuple[float, float, bool]]:

@@ -110,19 +110,22 @@ def test_given_a_verdict_that_does_not_end_the_call_then_the_agent_is_dialled(
     assert _ended(owner_conn, request.call_id)["amd"]["action"] == "connected"
 
 
-def test_given_message_mode_when_a_machine_answers_then_the_message_plays_after_the_beep_and_the_call_ends(
+def test_given_message_mode_when_a_machine_answers_then_the_message_plays_after_the_beeps_end_and_the_call_ends(
         dialling, inbound_sim, make_account, owner_conn):
     leg, request = _dial(dialling, inbound_sim, make_account, "message", SAY_MESSAGE,
-                         verdict=("MACHINE", "MAXWORDS"), after=0.1, beep_after=0.6)
+                         verdict=("MACHINE", "MAXWORDS"), after=0.1, beep_after=0.6, beep_rest=0.4)
 
     apps = _apps(leg)
     assert "bridge" not in apps
-    assert apps[apps.index("amd"):] == ["amd", "avmd_stop", "speak"]
+    assert apps[apps.index("amd"):] == ["amd", "avmd_stop", "detect_silence", "speak"]
     spoken = [arg for app, arg in executed(leg) if app == "speak"]
     assert spoken and spoken[0].endswith(SAY_MESSAGE["text"])
+    (quiet,) = [arg for app, arg in executed(leg) if app == "detect_silence"]
+    assert quiet.split() == [str(limits.CAMPAIGN_AMD_BEEP_END_THRESHOLD), str(limits.CAMPAIGN_AMD_BEEP_END_SILENT_FRAMES),
+                             str(round(limits.CAMPAIGN_AMD_BEEP_END_WAIT_SECONDS * 1000))]
     speak_at = next(c.at for c in leg.commands if c.app == "speak")
     avmd_at = next(c.at for c in leg.commands if c.app == "avmd_start")
-    assert speak_at - avmd_at >= 0.6  # not before the beep
+    assert speak_at - avmd_at >= 0.6 + 0.4  # not before the beep's end (avmd reports it as it starts)
     report = _ended(owner_conn, request.call_id)["amd"]
     assert (report["result"], report["action"], report["messageLeft"], report["beepHz"]) == (
         "machine", "message", True, 1053.2)
@@ -154,13 +157,26 @@ def test_given_a_screened_answer_then_call_amd_tells_the_verdict_and_its_action_
         assert gap.total_seconds() >= 0.5  # told at ~0.1 s; the beep at 0.6 s, then the message
 
 
+def test_given_message_mode_when_the_line_stays_loud_after_the_beep_then_the_message_plays_once_that_wait_is_over(
+        dialling, inbound_sim, make_account, owner_conn, monkeypatch):
+    monkeypatch.setattr(limits, "CAMPAIGN_AMD_BEEP_END_WAIT_SECONDS", 0.3)
+    leg, request = _dial(dialling, inbound_sim, make_account, "message", SAY_MESSAGE,
+                         verdict=("MACHINE", "MAXWORDS"), after=0.1, beep_after=0.6, beep_rest=30.0)
+
+    speak_at = next(c.at for c in leg.commands if c.app == "speak")
+    avmd_at = next(c.at for c in leg.commands if c.app == "avmd_start")
+    assert 0.6 + 0.3 <= speak_at - avmd_at < 0.6 + 2.0  # the bounded wait, not the 30 s tone
+    report = _ended(owner_conn, request.call_id)["amd"]
+    assert (report["action"], report["messageLeft"]) == ("message", True)
+
+
 def test_given_message_mode_when_no_beep_comes_then_the_message_is_left_once_the_wait_is_over(
         dialling, inbound_sim, make_account, owner_conn, monkeypatch):
     monkeypatch.setattr(limits, "CAMPAIGN_AMD_BEEP_WAIT_SECONDS", 0.5)
     leg, request = _dial(dialling, inbound_sim, make_account, "message", SAY_MESSAGE,
                          verdict=("MACHINE", "LONGGREETING"), beep_after=None)
 
-    assert "speak" in _apps(leg)
+    assert "speak" in _apps(leg) and "detect_silence" not in _apps(leg)  # no beep: no beep's end to wait for
     report = _ended(owner_conn, request.call_id)["amd"]
     assert (report["beepMs"], report["messageLeft"]) == (None, True)
 
@@ -222,7 +238,7 @@ def test_given_an_uploaded_message_when_a_machine_answers_then_the_accounts_own_
                                  verdict=("MACHINE", "MAXWORDS"), after=0.1, beep_after=0.6)
 
     apps = _apps(leg)
-    assert apps[apps.index("amd"):] == ["amd", "avmd_stop", "playback"] and "bridge" not in apps
+    assert apps[apps.index("amd"):] == ["amd", "avmd_stop", "detect_silence", "playback"] and "bridge" not in apps
     assert [arg for app, arg in executed(leg) if app == "playback"] == [str(recording)]
     playback_at = next(c.at for c in leg.commands if c.app == "playback")
     avmd_at = next(c.at for c in leg.commands if c.app == "avmd_start")

@@ -1056,10 +1056,25 @@ def _app_avmd_stop(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
     return "_none_", {}
 
 
+def _app_detect_silence(call: SimOutboundCall, arg: str) -> tuple[str, dict]:
+    """mod_dptools' ``detect_silence <threshold> <hits> <timeout_ms>``: blocks until the line is
+    quiet — the scenario's ``beep_rest`` (the rest of the machine's beep), or the timeout when
+    that is longer — and says which in ``detect_silence_timeout``, as the real switch does."""
+    parts = arg.split()
+    if len(parts) < 3 or not all(p.isdigit() for p in parts[:3]):
+        return "USAGE ERROR", {}
+    timeout = int(parts[2]) / 1000
+    _breakable_wait(call, min(call.scenario.beep_rest, timeout))
+    timed_out = "true" if call.scenario.beep_rest >= timeout else "false"
+    call.channel.vars["detect_silence_timeout"] = timed_out
+    return "_none_", {"detect_silence_timeout": timed_out}
+
+
 APP_BEHAVIOURS: dict[str, AppBehaviour] = {
     "amd": _app_amd,
     "avmd_start": _app_avmd_start,
     "avmd_stop": _app_avmd_stop,
+    "detect_silence": _app_detect_silence,
     "answer": _app_answer,
     "pre_answer": _app_pre_answer,
     "playback": _app_playback,

@@ -125,10 +125,13 @@ class Call:
     setup_guard: Optional[float] = 5.0
     # the answering-machine detection (mod_amd, mod_avmd) of an answered leg: ``amd`` completes
     # after ``amd_seconds`` with amd_result/amd_cause ``greeting``; ``avmd_start`` reports
-    # avmd::beep ``beep_after`` seconds after it started (None: a greeting without a beep)
+    # avmd::beep ``beep_after`` seconds after it started (None: a greeting without a beep);
+    # ``detect_silence`` returns ``beep_rest`` seconds after it started (the rest of the beep
+    # after avmd's report, plus the silent frames it counts)
     greeting: tuple[str, str] = ("HUMAN", "HUMAN")
     amd_seconds: float = 0.05
     beep_after: Optional[float] = None
+    beep_rest: float = 0.0
     # seconds the caller talks once it meets a consulted party or its agent again in a room (an
     # attended transfer's completion or swap), then it hangs up (None: it stays)
     room_hangup: Optional[float] = None
@@ -178,12 +181,15 @@ class Call:
         return self
 
     def answered_by(self, result: str, cause: str, *, after: float = 0.05,
-                    beep_after: Optional[float] = None) -> "Call":
-        """What mod_amd decides (``MACHINE``, ``MAXWORDS``) ``after`` seconds into ``amd``, and
-        when mod_avmd hears the beep (seconds after ``avmd_start``; None: never). Measured on the
-        real switch (tests/realswitch/test_campaign_amd.py): HUMAN/HUMAN at 1.49 s, MACHINE/MAXWORDS
-        at 1.83 s, the beep 4.86 s after avmd_start."""
+                    beep_after: Optional[float] = None, beep_rest: float = 0.0) -> "Call":
+        """What mod_amd decides (``MACHINE``, ``MAXWORDS``) ``after`` seconds into ``amd``, when
+        mod_avmd hears the beep (seconds after ``avmd_start``; None: never), and how long the line
+        stays loud after that report (``detect_silence`` returns then). Measured on the real switch
+        (tests/realswitch/test_campaign_amd.py): HUMAN/HUMAN at 1.49 s, MACHINE/MAXWORDS at 1.83 s,
+        the beep 4.86 s after avmd_start, its end heard (the 0.5 s beep over, then
+        120 ms of quiet) about 0.55 s after that report."""
         self.greeting, self.amd_seconds, self.beep_after = (result, cause), after, beep_after
+        self.beep_rest = beep_rest
         return self
 
     def media(self, path: str, seconds: float) -> "Call":
