@@ -3,14 +3,11 @@
 and a queue's ``moh`` may name the account's uploaded audio file."""
 from __future__ import annotations
 
-import io
 import uuid
 
-import numpy as np
 import pytest
-import soundfile as sf
 
-from tests.realswitch.hold_audio import CallerEar, music_gaps, notes_at_once, timeline
+from tests.realswitch.hold_audio import CallerEar, dominant_hz, music_gaps, notes_at_once, timeline, tone_mp3
 
 DEAD_AIR_MAX_SECONDS = 0.2   # the issue's figure: music within 200 ms of the prompt's end
 # flite (kal) ends every utterance with a pause the speak app plays before it completes: the
@@ -44,19 +41,9 @@ def test_the_hold_music_starts_within_200_ms_of_the_prompts_end_and_never_breaks
 UPLOADED_HZ = 660.0
 
 
-def _tone_mp3(hz: float, seconds: float) -> bytes:
-    """An MP3 of one steady tone at 22.05 kHz: nothing like the default's chords or the test
-    tree's stepped tone, and converted by the upload (decoded, resampled, mono)."""
-    rate = 22050
-    t = np.arange(int(rate * seconds)) / rate
-    out = io.BytesIO()
-    sf.write(out, 0.3 * np.sin(2 * np.pi * hz * t), rate, format="MP3")
-    return out.getvalue()
-
-
 def test_a_queue_whose_moh_names_an_uploaded_file_plays_that_file_to_the_caller(tenant, sipp):
     name = f"up-{uuid.uuid4().hex[:6]}"
-    stored = tenant.admin.request("PUT", f"/api/moh/{name}", data=_tone_mp3(UPLOADED_HZ, 6.0),
+    stored = tenant.admin.request("PUT", f"/api/moh/{name}", data=tone_mp3(UPLOADED_HZ, 6.0),
                                   headers={"Content-Type": "audio/mpeg"}, expect=201)
     assert stored["name"] == name
     queue = tenant.admin.post("/api/queues", {"name": f"hm-{uuid.uuid4().hex[:6]}", "moh": name,
@@ -69,11 +56,7 @@ def test_a_queue_whose_moh_names_an_uploaded_file_plays_that_file_to_the_caller(
     audio, rate = ear.heard()
     dead_air, music_start, _ = music_gaps(audio, rate)
     first = int(music_start * rate)
-    heard = []
-    for k in range(4):
-        second = audio[first + k * rate:first + (k + 1) * rate]
-        spectrum = np.abs(np.fft.rfft(second * np.hanning(len(second))))
-        heard.append(round(float(np.fft.rfftfreq(len(second), 1 / rate)[spectrum.argmax()])))
+    heard = [round(dominant_hz(audio[first + k * rate:first + (k + 1) * rate], rate)) for k in range(4)]
     print(f"music from {music_start:.2f} s after {dead_air:.3f} s of dead air; dominant Hz per second {heard}")
     assert all(abs(hz - UPLOADED_HZ) <= 5 for hz in heard), (heard, timeline(audio, rate))
     assert dead_air <= PROMPT_TAIL_SECONDS + DEAD_AIR_MAX_SECONDS, timeline(audio, rate)
