@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import time
 import uuid
+from contextlib import contextmanager
+from typing import Iterator
 
+import numpy as np
 import pytest
 
 from tests.plugins.eventually import eventually
@@ -21,6 +24,8 @@ from tests.realswitch import test_agent_channel_realswitch as channel_tests
 from tests.realswitch.agent_call import caller_with_agent
 from tests.realswitch.hold_audio import read_wav, tone_mp3, tone_share
 from tests.realswitch.provision import poll
+from tests.realswitch.rtp_capture import RtpCapture
+from tests.realswitch.rtp_pcap import alaw_to_linear
 from tests.realswitch.softphones import tone_wav
 from tests.realswitch.test_agent_consult_realswitch import LOUD, QUIET, _consult, _consulted_leg, _details, _in_room
 from tests.realswitch.test_api_transfer_realswitch import _channels
@@ -33,6 +38,7 @@ TARGET_HZ = 880.0  # the sip: target's tone: not the default music's chords, not
 MUSIC_HZ = 660.0   # the uploaded hold music of the hold test's queue
 ALONE = 0.8        # tone share: that party heard alone (measured 0.97-1.0)
 MIXED = 0.2        # tone share: that party not heard (speech measures below 0.05)
+PCMA = 8  # RTP payload type: the talking phones answer PCMA
 PHONE_SECONDS = 30  # the agents' phones stay registered this long (each test needs ~15 s)
 
 
@@ -45,12 +51,32 @@ def _hear(real_switch, parties: dict[str, str], label: str, hz: float) -> dict[s
     return heard
 
 
+def _on_the_wire(packets: list[tuple[float, bytes]], start: float, end: float) -> tuple[int, int]:
+    """(packets, RMS) of the PCMA RTP a phone received between two epoch moments: no packets
+    is silence too (a held phone's write stream has no frames: ``uuid_record`` writes no file)."""
+    samples = np.array([alaw_to_linear(b) for at, payload in packets if start <= at <= end for b in payload],
+                       dtype=float)
+    count = sum(1 for at, _ in packets if start <= at <= end)
+    return count, round(float(np.sqrt(np.mean(samples ** 2)))) if samples.size else 0
+
+
 def _events(tenant, key: str, call_id: str) -> list[dict]:
     return [e["payload"] for e in tenant.events(key) if e["payload"]["callId"] == call_id]
 
 
 def _hang_up(tenant, call_id: str) -> None:
-    tenant.admin.post(f"/api/calls/{call_id}/actions", {"action": "hangup", "reason": "test_done"})
+    """The API hangs the call up (``test_done``); 404 once it has ended (a test that failed
+    early leaves no caller talking for ever)."""
+    tenant.admin.post(f"/api/calls/{call_id}/actions", {"action": "hangup", "reason": "test_done"},
+                      expect=(200, 404))
+
+
+@contextmanager
+def _hung_up(tenant, call) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        _hang_up(tenant, call.call_id)
 
 
 def test_given_an_agent_consulting_a_listed_sip_target_when_it_completes_then_the_caller_and_the_target_hear_each_other(
@@ -64,7 +90,7 @@ def test_given_an_agent_consulting_a_listed_sip_target_when_it_completes_then_th
     pbx = carriers.playing(tone_wav(realswitch_workdir / "tones", 30, hz=TARGET_HZ))
     target = {"type": "sip", "uri": f"sip:callee@127.0.0.1:{pbx.port}"}
     with caller_with_agent(product, tenant, channel_queue, sipp, real_switch, codec="PCMA",
-                           caller_scenario="uac-talk-until-bye.xml", phone_seconds=PHONE_SECONDS) as call:
+                           caller_scenario="uac-talk-until-bye.xml", phone_seconds=PHONE_SECONDS) as call, _hung_up(tenant, call):
         time.sleep(1.5)  # scenario: the agent talks 1.5 s before consulting
         ack = call.client.command("consult", target=target)
         assert ack["ok"] is True, ack
@@ -114,7 +140,7 @@ def test_given_a_three_way_call_when_the_agent_ends_all_then_every_leg_is_hung_u
     ``three_way_ended``."""
     with caller_with_agent(product, tenant, channel_queue, sipp, real_switch, codec="PCMA",
                            caller_scenario="uac-talk-until-bye.xml", second_scenario="phone-answer-talk-ooc.xml",
-                           phone_seconds=PHONE_SECONDS) as call:
+                           phone_seconds=PHONE_SECONDS) as call, _hung_up(tenant, call):
         first, second = call.first, call.second
         _consult(call, tenant)
         target = _consulted_leg(tenant, real_switch, call)
@@ -169,44 +195,62 @@ def music_queue(tenant, real_switch):
     return queue, agents
 
 
-HELD_SECONDS = 2.5  # the caller is held this long (the 1.5 s measure plus the API round trips)
-HOLD_MS_SLACK = 1500  # holdMs runs from the agent leg's CHANNEL_HOLD to its CHANNEL_UNHOLD
+HOLD_MS_SLACK = 1000  # heldMs runs from the agent leg's CHANNEL_HOLD to its CHANNEL_UNHOLD, not between the API's replies
 
 
 def test_given_a_caller_talking_to_an_agent_when_the_api_holds_then_unholds_then_the_caller_hears_music_then_the_agent_again(
-        product, tenant, music_queue, sipp, real_switch):
+        product, tenant, music_queue, sipp, real_switch, realswitch_workdir):
     """The caller and the agent's phone both talk (speech). Before the hold each hears the
     other; held (``uuid_hold`` of the agent's leg), the caller hears the queue's music (the
-    660 Hz tone alone: not the agent) and the agent hears silence (not the caller); unheld,
-    both hear each other again. The hold's length is in ``call.resumed`` and the summary."""
-    with caller_with_agent(product, tenant, music_queue, sipp, real_switch, codec="PCMA",
-                           caller_scenario="uac-talk-until-bye.xml", first_scenario="phone-answer-talk-hold-ooc.xml",
-                           phone_seconds=PHONE_SECONDS) as call:
-        path = f"/api/calls/{call.call_id}/actions"
-        parties = {"caller": call.call_id, "agent": call.leg}
-        heard = {"talking": _hear(real_switch, parties, "before-hold", MUSIC_HZ)}
+    660 Hz tone alone: not the agent) and the agent hears nothing (no RTP reaches its phone:
+    tshark on the switch's RTP ports); unheld, both hear each other again. The hold's length is
+    in ``call.resumed``, ``call.ended`` and the summary."""
+    capture = RtpCapture(realswitch_workdir / f"api-hold-{uuid.uuid4().hex[:6]}.pcap", real_switch.ports.rtp_start,
+                         real_switch.ports.rtp_end)
+    heard, windows = {}, {}
+    try:
+        with caller_with_agent(product, tenant, music_queue, sipp, real_switch, codec="PCMA",
+                               caller_scenario="uac-talk-until-bye.xml",
+                               first_scenario="phone-answer-talk-hold-ooc.xml",
+                               phone_seconds=PHONE_SECONDS) as call, _hung_up(tenant, call):
+            path = f"/api/calls/{call.call_id}/actions"
+            agent_port = int(real_switch.api(f"uuid_getvar {call.leg} local_media_port").strip())
+            parties = {"caller": call.call_id, "agent": call.leg}
 
-        held = tenant.admin.post(path, {"action": "hold"}, expect=200)
-        held_at = time.monotonic()
-        eventually(lambda: _events(tenant, "call.hold", call.call_id), timeout=10, what="call.hold")
-        heard["held"] = _hear(real_switch, parties, "held", MUSIC_HZ)
-        time.sleep(max(0.0, HELD_SECONDS - (time.monotonic() - held_at)))  # scenario: held HELD_SECONDS
-        unheld = tenant.admin.post(path, {"action": "unhold"}, expect=200)
-        held_for_ms = (time.monotonic() - held_at) * 1000
-        [resumed] = eventually(lambda: _events(tenant, "call.resumed", call.call_id), timeout=10, what="call.resumed")
-        heard["unheld"] = _hear(real_switch, parties, "unheld", MUSIC_HZ)
-        print("API hold: (RMS, 660 Hz share) of what each party is sent:", heard,
-              f"; held {held_for_ms:.0f} ms between the API's replies, call.resumed heldMs {resumed['heldMs']}")
-        _hang_up(tenant, call.call_id)
-        result = call.caller.wait(30)
+            def listen(state: str, who: dict[str, str]) -> None:
+                begun = time.time()
+                heard[state] = _hear(real_switch, who, f"api-{state}", MUSIC_HZ)
+                windows[state] = (begun, time.time())
+
+            listen("talking", parties)
+            held = tenant.admin.post(path, {"action": "hold"}, expect=200)
+            held_at = time.monotonic()
+            eventually(lambda: _events(tenant, "call.hold", call.call_id), timeout=10, what="call.hold")
+            # the held agent's write stream has no frames (uuid_record writes no file): the wire says
+            listen("held", {"caller": call.call_id})
+            unheld = tenant.admin.post(path, {"action": "unhold"}, expect=200)
+            held_for_ms = (time.monotonic() - held_at) * 1000
+            [resumed] = eventually(lambda: _events(tenant, "call.resumed", call.call_id), timeout=10,
+                                   what="call.resumed")
+            listen("unheld", parties)
+            _hang_up(tenant, call.call_id)
+            result = call.caller.wait(30)
+    finally:
+        capture.stop()
+    to_agent = capture.audio_from(agent_port, payload_type=PCMA)
+    wire = {state: _on_the_wire(to_agent, *window) for state, window in windows.items()}
+    print("API hold: (RMS, 660 Hz share) of what each party is sent:", heard,
+          "; (RTP packets, RMS) the agent's phone received:", wire,
+          f"; held {held_for_ms:.0f} ms between the API's replies, call.resumed heldMs {resumed['heldMs']}")
 
     assert (held["state"]["held"], unheld["state"]["held"]) == (True, False)
     assert heard["talking"]["caller"][0] > LOUD and heard["talking"]["agent"][0] > LOUD, heard
     assert heard["talking"]["caller"][1] < MIXED, heard                          # the agent's speech, no music
     assert heard["held"]["caller"][0] > LOUD and heard["held"]["caller"][1] > ALONE, heard  # the music alone
-    assert heard["held"]["agent"][0] < QUIET, heard                              # not the caller
     assert heard["unheld"]["caller"][0] > LOUD and heard["unheld"]["caller"][1] < MIXED, heard
     assert heard["unheld"]["agent"][0] > LOUD, heard
+    assert wire["talking"][1] > LOUD and wire["unheld"][1] > LOUD, wire          # the phone got the caller's speech
+    assert wire["held"][1] < QUIET, wire                                         # held: nothing of the caller
     assert result.ok, result.errors or result.stdout[-1500:]
     assert len(_events(tenant, "call.hold", call.call_id)) == 1
     assert abs(resumed["heldMs"] - held_for_ms) <= HOLD_MS_SLACK, (resumed, held_for_ms)
