@@ -36,8 +36,8 @@ _callstate = channel_tests._callstate
 
 TARGET_HZ = 880.0  # the sip: target's tone: not the default music's chords, not the test tree's stepped tone
 MUSIC_HZ = 660.0   # the uploaded hold music of the hold test's queue
-ALONE = 0.8        # tone share: that party heard alone (measured 0.97-1.0)
-MIXED = 0.2        # tone share: that party not heard (speech measures below 0.05)
+ALONE = 0.8        # tone share: that party heard alone (measured 0.96-0.99)
+MIXED = 0.2        # tone share: that party not heard (speech and music measured 0-0.06)
 PCMA = 8  # RTP payload type: the talking phones answer PCMA
 PHONE_SECONDS = 30  # the agents' phones stay registered this long (each test needs ~15 s)
 
