@@ -13,6 +13,8 @@ import io
 import socket
 import threading
 import time
+import wave
+from pathlib import Path
 
 import numpy as np
 import soundfile as sf
@@ -169,6 +171,33 @@ def dominant_hz(audio: np.ndarray, rate: int) -> int:
     """The strongest frequency of a stretch, to the Hz: which tone a listener heard."""
     spectrum = np.abs(np.fft.rfft(audio * np.hanning(len(audio))))
     return round(float(np.fft.rfftfreq(len(audio), 1 / rate)[spectrum.argmax()]))
+
+
+TONE_BAND_HZ = 20.0  # a pure tone's power, through the Hann window, lies within this of its frequency
+
+
+def tone_share(audio: np.ndarray, rate: int, hz: float) -> float:
+    """The share (0-1) of a stretch's power within ``TONE_BAND_HZ`` of ``hz``: near 1 when a
+    listener hears that tone alone, near 0 for speech or music without it. Tells a party that
+    plays a known tone (a sip: target, an uploaded hold music) from anyone else it is mixed with."""
+    power = np.abs(np.fft.rfft(audio * np.hanning(len(audio)))) ** 2
+    freqs = np.fft.rfftfreq(len(audio), 1 / rate)
+    total = power.sum()
+    return float(power[np.abs(freqs - hz) <= TONE_BAND_HZ].sum() / total) if total else 0.0
+
+
+def tone_mp3(hz: float, seconds: float) -> bytes:
+    """An MP3 of one steady tone at 22.05 kHz (an upload for ``PUT /api/moh/:name``): nothing
+    like the default's chords or the test tree's stepped tone, and converted by the upload
+    (decoded, resampled, mono)."""
+    return tone_file(hz, seconds, rate=22050, file_format="MP3")
+
+
+def read_wav(path: Path) -> tuple[np.ndarray, int]:
+    """A 16-bit mono WAV (``uuid_record``'s files) as samples in [-1, 1) and its rate."""
+    with wave.open(str(path)) as wav:
+        samples = np.frombuffer(wav.readframes(wav.getnframes()), dtype=np.int16).astype(float)
+        return samples / 32768.0, wav.getframerate()
 
 
 def timeline(audio: np.ndarray, rate: int) -> list[tuple[float, float, bool]]:

@@ -102,10 +102,10 @@ class RtpCapture:
                             "frame.time_epoch", "rtp.ssrc", "rtp.seq", "rtp.timestamp")
         return [(float(t), int(ssrc, 16), int(seq), int(ts)) for t, ssrc, seq, ts in rows]
 
-    def audio_from(self, port: int) -> list[tuple[float, bytes]]:
-        """(arrival epoch s, PCMU payload) of each packet sent from ``port``: what the party at
-        the other end received, for ``hold_audio.heard``."""
-        rows = _fields(self.path, f"udp.srcport == {port} && rtp.version == 2 && rtp.p_type == 0",
+    def audio_from(self, port: int, payload_type: int = 0) -> list[tuple[float, bytes]]:
+        """(arrival epoch s, payload) of each packet of ``payload_type`` (0 PCMU, 8 PCMA) sent
+        from ``port``: what the party at the other end received, for ``hold_audio.heard``."""
+        rows = _fields(self.path, f"udp.srcport == {port} && rtp.version == 2 && rtp.p_type == {payload_type}",
                        "frame.time_epoch", "rtp.payload")
         return [(float(t), bytes.fromhex(payload.replace(":", ""))) for t, payload in rows]
 

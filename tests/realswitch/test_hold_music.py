@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from tests.realswitch.hold_audio import CallerEar, dominant_hz, music_gaps, notes_at_once, timeline, tone_file
+from tests.realswitch.hold_audio import CallerEar, dominant_hz, music_gaps, notes_at_once, timeline, tone_mp3
 
 DEAD_AIR_MAX_SECONDS = 0.2   # the issue's figure: music within 200 ms of the prompt's end
 # flite (kal) ends every utterance with a pause the speak app plays before it completes: the
@@ -41,15 +41,9 @@ def test_the_hold_music_starts_within_200_ms_of_the_prompts_end_and_never_breaks
 UPLOADED_HZ = 660.0
 
 
-def _tone_mp3(hz: float, seconds: float) -> bytes:
-    """An MP3 of one steady tone at 22.05 kHz: nothing like the default's chords or the test
-    tree's stepped tone, and converted by the upload (decoded, resampled, mono)."""
-    return tone_file(hz, seconds, rate=22050, file_format="MP3")
-
-
 def test_a_queue_whose_moh_names_an_uploaded_file_plays_that_file_to_the_caller(tenant, sipp):
     name = f"up-{uuid.uuid4().hex[:6]}"
-    stored = tenant.admin.request("PUT", f"/api/moh/{name}", data=_tone_mp3(UPLOADED_HZ, 6.0),
+    stored = tenant.admin.request("PUT", f"/api/moh/{name}", data=tone_mp3(UPLOADED_HZ, 6.0),
                                   headers={"Content-Type": "audio/mpeg"}, expect=201)
     assert stored["name"] == name
     queue = tenant.admin.post("/api/queues", {"name": f"hm-{uuid.uuid4().hex[:6]}", "moh": name,

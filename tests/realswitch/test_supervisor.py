@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -146,9 +147,9 @@ def _loudness(path) -> float:
     return float(numpy.sqrt(numpy.mean(samples ** 2))) if samples.size else 0.0
 
 
-def _heard(real_switch, parties: dict[str, str], label: str, seconds: float = 1.5) -> dict[str, float]:
-    """How loud what the switch sends each party is over ``seconds`` (``uuid_record`` of the
-    party's write stream only: RECORD_WRITE_ONLY)."""
+def _sent(real_switch, parties: dict[str, str], label: str, seconds: float = 1.5) -> dict[str, Path]:
+    """What the switch sends each party over ``seconds``, as WAV files (``uuid_record`` of the
+    party's write stream only: RECORD_WRITE_ONLY): what that party hears."""
     files = {name: real_switch.recordings / f"heard-{label}-{name}-{uuid.uuid4().hex[:6]}.wav" for name in parties}
     for name, leg in parties.items():
         real_switch.api(f"uuid_setvar {leg} RECORD_WRITE_ONLY true")
@@ -157,7 +158,12 @@ def _heard(real_switch, parties: dict[str, str], label: str, seconds: float = 1.
     for name, leg in parties.items():
         real_switch.api(f"uuid_record {leg} stop {files[name]}")
     assert poll(lambda: all(f.exists() and f.stat().st_size > 1000 for f in files.values()), 5), files
-    return {name: round(_loudness(f)) for name, f in files.items()}
+    return files
+
+
+def _heard(real_switch, parties: dict[str, str], label: str, seconds: float = 1.5) -> dict[str, float]:
+    """How loud what the switch sends each party is over ``seconds`` (``_sent``)."""
+    return {name: round(_loudness(f)) for name, f in _sent(real_switch, parties, label, seconds).items()}
 
 
 def test_a_talking_supervisor_is_heard_by_nobody_when_listening_by_the_agent_only_when_whispering_by_both_when_barging(
