@@ -127,6 +127,14 @@ def outcome_of(ended: dict[str, Any], *, waited: bool = False) -> str:
     return UNANSWERED_OUTCOMES.get(str(ended.get("hangupReason") or ""), "failed")
 
 
+def _put_through(mark: dict[str, Any]) -> int:
+    """The stage of a person put through to the agents: waiting for the first free one (power,
+    predictive: ``agent.accept`` says when one took it), or with the agent reserved for the
+    call (progressive, preview: its leg dials that agent at once, and no queue emits
+    ``agent.accept``)."""
+    return CONNECTING if mark.get("waits") else TALKING
+
+
 class CampaignDialer:
     """The loop as ``sbc workers`` runs it; ``tick(now)`` is one round (tests call it with an
     injected clock)."""
@@ -368,7 +376,7 @@ class CampaignDialer:
         answering-machine detection, or (without it) a person waiting for an agent."""
         mark = self._mark_of(answered)
         if mark is not None:
-            stage = SCREENING if mark.get("screens") else CONNECTING
+            stage = SCREENING if mark.get("screens") else _put_through(mark)
             self.measures.advance(mark["campaign"], str(answered["callId"]), stage, self.clock().timestamp())
 
     def call_screened(self, verdict: dict[str, Any]) -> None:
@@ -379,7 +387,7 @@ class CampaignDialer:
         if mark is None:
             return
         if verdict.get("action") == amd.CONNECTED:
-            self.measures.advance(mark["campaign"], str(verdict["callId"]), CONNECTING, self.clock().timestamp())
+            self.measures.advance(mark["campaign"], str(verdict["callId"]), _put_through(mark), self.clock().timestamp())
         else:
             self.measures.ended(mark["campaign"], str(verdict["callId"]))
 

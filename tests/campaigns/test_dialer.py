@@ -141,6 +141,19 @@ def test_given_two_free_agents_and_three_contacts_when_a_progressive_round_runs_
     assert len(floor.originates()) == 2
 
 
+def test_given_a_progressive_call_when_the_customer_answers_then_it_counts_as_talking_with_its_reserved_agent(
+        floor):
+    """No queue takes a progressive call (its leg dials the reserved agent at once), so no
+    agent.accept comes: the answer itself puts it with its agent in the calls in flight."""
+    dialer = floor.dialer()
+    first, second = floor.mine(dialer.tick(NOON_NEW_YORK))
+
+    dialer.call_answered({"callId": str(first.call_id)})
+
+    calls = dialer.measures.in_flight(floor.campaign_id, NOON_NEW_YORK.timestamp() + 2)
+    assert (len(calls.ringing), calls.screening, calls.connecting, len(calls.talking)) == (1, (), (), 1) and second
+
+
 def test_given_a_busy_customer_when_the_call_ends_then_retried_after_the_rules_delay_and_an_answer_completes(
         seed, owner_engine, redis_client):
     floor = make_floor(seed, owner_engine, redis_client, agents=1, numbers=NUMBERS[:1])
