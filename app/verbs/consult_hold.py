@@ -81,12 +81,21 @@ def rejoin(ctx: VerbContext, consult: Consult) -> None:
     if consult.outcome == COMPLETE:
         _quiet_api(ctx, f"uuid_kill {consult.agent_leg} NORMAL_CLEARING")
     _quiet_api(ctx, f"uuid_setvar {leg} park_after_bridge false")
-    _quiet_api(ctx, f"uuid_transfer {leg} 'conference:{next_room(consult)}' inline")
+    moved = _quiet_api(ctx, f"uuid_transfer {leg} 'conference:{next_room(consult)}' inline")
     ctx.agent_room_leg = leg if consult.outcome == BACK else None
     consulting_again = False
     try:
-        ctx.execute("conference", room(consult))
-        consulting_again = ctx.consult is not None and ctx.consult.agent_leg == leg
+        if moved.startswith("+OK"):
+            ctx.execute("conference", room(consult))
+            consulting_again = ctx.consult is not None and ctx.consult.agent_leg == leg
+        else:
+            # gone before it could be moved in: the caller would wait alone in the room for
+            # ever (``endconf`` ends it when a member leaves, and this one never comes). Seen
+            # on the real switch: a cancel landing while the consulted leg's ``intercept``
+            # bridged the agent's parked leg, which FreeSWITCH hung up with it. No one is
+            # left for the caller: its verbs go on (a queue's end: the call is hung up).
+            log.warning("call %s: leg %s gone before the caller's room (%s); not joined",
+                        ctx.call_id, leg, moved.strip() or "no reply")
     finally:
         ctx.agent_room_leg = None
         if not consulting_again:
@@ -95,8 +104,10 @@ def rejoin(ctx: VerbContext, consult: Consult) -> None:
                 _quiet_api(ctx, f"uuid_kill {ctx.consult.consult_leg} NORMAL_CLEARING")
 
 
-def _quiet_api(ctx: VerbContext, command: str) -> None:
+def _quiet_api(ctx: VerbContext, command: str) -> str:
+    """The switch's reply ('' when the caller's socket is gone)."""
     try:
-        ctx.api(command)
+        return ctx.api(command)
     except EslError as exc:  # the leg or the caller's socket is already gone
         log.info("call %s: %s not done (%s)", ctx.call_id, command.split()[0], exc)
+        return ""

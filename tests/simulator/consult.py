@@ -39,6 +39,9 @@ def uuid_transfer(call: "SimOutboundCall", args: list[str], command: str) -> str
     """``uuid_transfer <b-leg> '<apps>' inline``: the b-leg leaves the caller's bridge (which
     returns) and runs the apps; ``set:park_after_bridge=true`` is kept on it."""
     target = args[0] if args else ""
+    if target in call.legs and call.legs[target].ended.is_set():  # hung up: the switch has no such leg
+        call.legs.pop(target, None)
+        return "-ERR No such channel!\n"
     if target in call.legs:  # a parked leg moved into a room, or out of its bridge (both park)
         call.legs[target].partner = None
         for other in call.legs.values():  # the leg it was bridged to parks (park_after_bridge)
@@ -154,7 +157,9 @@ def getvar(call: "SimOutboundCall", args: list[str]) -> Optional[str]:
 
 def app_conference(call: "SimOutboundCall", arg: str) -> Optional[tuple[str, dict]]:
     """``conference xfer-<leg>@…+flags{endconf}``: the caller meets the leg moved into that room
-    (None for any other room: the plain conference model runs). Ends when either leaves."""
+    (None for any other room: the plain conference model runs). Ends when either leaves; a
+    caller whose leg never came (gone before it was moved in) waits alone until it hangs up,
+    as on the real switch (an ``endconf`` room ends when such a member leaves, not before)."""
     if re.match(r"xfer-[0-9a-f-]+-3way@", arg):
         return _three_way(call, arg)
     match = re.match(r"xfer-[0-9a-f-]+@", arg)
@@ -162,6 +167,10 @@ def app_conference(call: "SimOutboundCall", arg: str) -> Optional[tuple[str, dic
         return None
     leg = call.legs.get(call.rooms.get(arg, ""))
     call.rejoined.append(leg.uuid if leg is not None else "")
+    if leg is None or leg.ended.is_set():  # nobody will join: alone in the room
+        call.alone_in_room.set()
+        call._interrupt.wait()
+        return "_none_", {}
     talks = _Talks(call, [leg] if leg is not None else [])
     while leg is not None and not leg.ended.is_set() and call.rooms.get(arg) == leg.uuid:
         if call._interrupt.wait(0.01):

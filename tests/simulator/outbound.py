@@ -132,6 +132,7 @@ class SimOutboundCall:
         self.kill_causes: dict[str, str] = {}        # leg -> the cause its uuid_kill named
         self.rooms: dict[str, str] = {}              # xfer conference room -> the leg moved into it
         self.rejoined: list[str] = []                # the legs the caller met in such a room
+        self.alone_in_room = gevent.event.Event()    # the caller joined such a room no leg came to
         LIVE_CALLS.add(self)  # the inbound port reaches this call's channels as the switch's does
         self._greenlets: list[gevent.Greenlet] = []
         self.socket_app_uuid = str(_uuid.uuid4())
