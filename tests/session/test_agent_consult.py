@@ -253,6 +253,26 @@ def test_given_a_cancel_when_the_agents_leg_is_gone_too_then_the_caller_is_not_l
     assert (withdrawn["agentId"], withdrawn["reason"]) == (agents["ben"], "cancelled")
 
 
+def test_given_a_completion_when_the_consulted_leg_never_reaches_the_callers_room_then_the_caller_is_taken_out_and_the_call_ends(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    """The switch accepts the move of ben's leg into the caller's room, but the leg never gets
+    there (died on its way in, or the move was lost): the caller, alone in an ``endconf`` room,
+    is taken out after CONSULT_ROOM_JOIN_SECONDS instead of waiting for ever."""
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        scenario=Call().loses_room_move())
+
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
+
+    eventually(lambda: call.alone_in_room.is_set(), timeout=10, what="the caller alone in the room")
+    assert call.wait(15), "the call did not end: the caller waits alone in its room"
+    assert call.kicked.is_set()
+    assert ben_phone.b_leg_uuid in call.killed_legs  # the leg it waited for is hung up
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["agent_id"] == uuid.UUID(agents["ben"])
+
+
 def test_given_an_agent_consulting_another_agent_when_the_consulted_agent_hangs_up_then_the_agent_has_the_caller_again(
         controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
         live_control):

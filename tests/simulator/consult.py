@@ -52,6 +52,8 @@ def uuid_transfer(call: "SimOutboundCall", args: list[str], command: str) -> str
             del call.rooms[name]  # out of a two-party room: it ends (endconf)
         if room and "-3way@" in room.group(1):
             call.three_way.setdefault(room.group(1), set()).add(target)
+        elif room and call.scenario.lose_room_move:  # accepted, but the leg never gets there
+            call.scenario.lose_room_move = False
         elif room:
             call.rooms[room.group(1)] = target
         else:  # out of the caller's room: it ends (endconf), the caller's conference returns
@@ -167,9 +169,10 @@ def app_conference(call: "SimOutboundCall", arg: str) -> Optional[tuple[str, dic
         return None
     leg = call.legs.get(call.rooms.get(arg, ""))
     call.rejoined.append(leg.uuid if leg is not None else "")
-    if leg is None or leg.ended.is_set():  # nobody will join: alone in the room
+    if leg is None or leg.ended.is_set():  # nobody will join: alone in the room until kicked
         call.alone_in_room.set()
-        call._interrupt.wait()
+        while not call._interrupt.is_set() and not call.kicked.is_set():
+            call._interrupt.wait(0.01)
         return "_none_", {}
     talks = _Talks(call, [leg] if leg is not None else [])
     while leg is not None and not leg.ended.is_set() and call.rooms.get(arg) == leg.uuid:
@@ -229,3 +232,21 @@ class _Talks:
         if self.caller_at is not None and now >= self.caller_at:
             self.caller_at = None
             self.call._spawn_hangup("NORMAL_CLEARING", "recv_bye")
+
+
+def conference_api(call: "SimOutboundCall", args: list[str]) -> str:
+    """``conference <room> list``: the transfer room's members (the leg moved in, when it is
+    there and alive; the caller once it joined); ``conference <room> kick all``: the caller
+    alone in a room is taken out (its ``conference`` returns)."""
+    name = args[0] if args else ""
+    keys = [key for key in call.rooms if key.split("@", 1)[0] == name]
+    if args[1:2] == ["kick"]:
+        call.kicked.set()
+        return "+OK kicked\n"
+    if args[1:2] != ["list"]:
+        return "-ERR unsupported\n"
+    legs = [call.legs.get(call.rooms[key]) for key in keys]
+    members = [leg.uuid for leg in legs if leg is not None and not leg.ended.is_set()]
+    if not members:
+        return f"-ERR Conference {name} not found\n"
+    return "".join(f"{i};sofia/internal/x;{uuid};x;x;hear|speak;0;0;100\n" for i, uuid in enumerate(members, 1))

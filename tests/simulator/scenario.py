@@ -132,6 +132,9 @@ class Call:
     # seconds the caller talks once it meets a consulted party or its agent again in a room (an
     # attended transfer's completion or swap), then it hangs up (None: it stays)
     room_hangup: Optional[float] = None
+    # the next leg moved into a transfer room never gets there although the switch accepted the
+    # move (a move lost on the real switch: the leg left silent in CS_ROUTING); ``loses_room_move``
+    lose_room_move: bool = False
 
     # -- builders (each returns self so a scenario reads like a call) -------------------------
     def press(self, digits: str, after: float = 0.05, gap: float = 0.02) -> "Call":
@@ -150,6 +153,11 @@ class Call:
         """The caller hangs up ``seconds`` after it meets the party of an attended transfer in a
         room (tests/simulator/consult.py), whenever the agent completes it."""
         self.room_hangup = seconds
+        return self
+
+    def loses_room_move(self) -> "Call":
+        """The next leg moved into a transfer room is accepted (+OK) but never joins it."""
+        self.lose_room_move = True
         return self
 
     def hold(self, at: float, duration: float) -> "Call":
