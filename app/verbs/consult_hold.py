@@ -37,7 +37,7 @@ def hold_until_decided(ctx: VerbContext, music: str) -> Consult:
     try:
         while consult.outcome is None:
             if consult.swapped:  # the agent came back to talk (swap) until it swaps again or ends
-                _meet(ctx, consult, leg)
+                ctx.execute("conference", room(consult))
             else:
                 ctx.execute("playback", music)
             # broken by the consulted leg's hangup hook (no one told the controller): gone
