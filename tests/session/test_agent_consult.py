@@ -232,6 +232,25 @@ def test_given_an_agent_consulting_another_agent_when_it_cancels_then_the_consul
     assert [(str(s["agent_id"]), s["transferred"]) for s in segments] == [(agents["ana"], False)]
 
 
+def test_given_an_answered_consultation_still_intercepting_the_agent_when_the_agent_cancels_then_it_has_the_caller_again(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    """The cancel lands right after ben answered, while his leg's ``intercept`` is still
+    bridging ana's parked leg (0.5 s here). Killing his leg then would take ana's with it (the
+    real switch hung it up, DESTINATION_OUT_OF_ORDER): the kill waits for the bridge."""
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        scenario=Call().intercept_takes(0.5))
+
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_cancel")
+
+    eventually(lambda: call.rejoined == [ana_leg], timeout=10, what="the caller back with ana")
+    assert ana_leg not in call.legs or not call.legs[ana_leg].ended.is_set(), "ana's leg was hung up"
+    assert not call.alone_in_room.is_set()
+    ana_phone.hangup()
+    assert call.wait(15), "the call did not end"
+
+
 def test_given_a_cancel_when_the_agents_leg_is_gone_too_then_the_caller_is_not_left_alone_in_a_room_and_the_call_ends(
         controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
         live_control):

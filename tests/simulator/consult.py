@@ -32,6 +32,7 @@ class SimLeg:
     vars: dict[str, str] = field(default_factory=dict)
     partner: Optional[str] = None          # the leg it is bridged to (not the caller)
     answered: bool = False
+    bridged_at: float = 0.0                # when its intercept has bridged its partner (monotonic)
     ended: gevent.event.Event = field(default_factory=gevent.event.Event)
 
 
@@ -100,6 +101,7 @@ def _ring(call: "SimOutboundCall", leg: SimLeg, timeout: int) -> None:
         while not phone.decided.is_set() and not leg.ended.is_set() and time.monotonic() < deadline:
             phone.decided.wait(0.01)
         if phone.decided.is_set() and phone.cause is None and not leg.ended.is_set():
+            leg.bridged_at = time.monotonic() + call.scenario.intercept_seconds
             leg.answered = True
             phone.talking = leg.ended
             if leg.vars.get("api_on_answer"):
@@ -123,7 +125,8 @@ def bridge(call: "SimOutboundCall", args: list[str], command: str) -> str:
 def dump(call: "SimOutboundCall", leg_id: str) -> str:
     """``uuid_dump`` of a leg: parked (CS_PARK) once out of its bridge, as park_after_bridge does."""
     leg = call.legs[leg_id]
-    bridged = leg.partner is not None or any(other.partner == leg_id and other.answered
+    now = time.monotonic()
+    bridged = leg.partner is not None or any(other.partner == leg_id and other.answered and now >= other.bridged_at
                                              for other in call.legs.values())
     state = "CS_EXCHANGE_MEDIA" if bridged else "CS_PARK"
     return f"Unique-ID: {leg_id}\nChannel-State: {state}\n"
@@ -134,6 +137,9 @@ def kill(call: "SimOutboundCall", target: str, cause: str = "NORMAL_CLEARING") -
     if leg is None:
         return False
     leg.ended.set()
+    intercepted = call.legs.get(leg.partner or "")
+    if leg.answered and time.monotonic() < leg.bridged_at and intercepted is not None:
+        intercepted.ended.set()  # killed mid-intercept: the switch hangs the intercepted leg up too
     call.killed_legs.append(target)
     call.kill_causes[target] = cause
     for members in call.three_way.values():
