@@ -272,8 +272,8 @@ def settle_intercept(call: LiveHandle, consult: Consult) -> None:
         return
     answered = call.conn.api(f"uuid_getvar {consult.consult_leg} {ANSWERED_VARIABLE}").strip()
     if answered == "true" and not _agent_bridged(call, consult):
-        log.warning("call %s: agent leg %s not bridged to the consulted leg after %s s", call.call_id,
-                    consult.agent_leg, limits.CONSULT_PARK_WAIT_SECONDS)
+        log.warning("call %s: agent leg %s not bridged to the consulted leg (gone, or not within %s s)",
+                    call.call_id, consult.agent_leg, limits.CONSULT_PARK_WAIT_SECONDS)
 
 
 def wait_parked(call: LiveHandle, leg: str) -> None:
