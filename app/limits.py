@@ -444,3 +444,8 @@ CONSULT_RING_SECONDS = 30
 # left their bridge, before moving it on (a move landing while the bridge was still ending was
 # lost on the real switch: the leg stayed in CS_ROUTING).
 CONSULT_PARK_WAIT_SECONDS = 2.0
+# How long the caller, in the two-party room of a completed or cancelled consultation, waits
+# for the other leg to be a member too: a leg that died on its way in never ends the room
+# (``endconf`` ends it when a member leaves), so the caller would wait alone for ever; past
+# this it is taken out of the room (app/verbs/consult_hold.py).
+CONSULT_ROOM_JOIN_SECONDS = 5.0

@@ -12,13 +12,18 @@ with ``uuid_transfer … inline``, as the agent's leg was moved out of the calle
 from __future__ import annotations
 
 import logging
+import time
 
+from app import limits
 from app.calls.consult import BACK, COMPLETE, CONFERENCE, Consult
 from app.verbs.conference import CONFERENCE_PROFILE
 from app.verbs.context import VerbContext
 from esl.errors import ChannelHungUp, EslError
 
 log = logging.getLogger(__name__)
+
+ROOM_POLL_SECONDS = 0.05   # how often the room is asked whether the other leg joined the caller
+ROOM_WAIT_SECONDS = 60.0   # then the caller's conference is waited for in slices this long
 
 
 def hold_until_decided(ctx: VerbContext, music: str) -> Consult:
@@ -81,12 +86,21 @@ def rejoin(ctx: VerbContext, consult: Consult) -> None:
     if consult.outcome == COMPLETE:
         _quiet_api(ctx, f"uuid_kill {consult.agent_leg} NORMAL_CLEARING")
     _quiet_api(ctx, f"uuid_setvar {leg} park_after_bridge false")
-    _quiet_api(ctx, f"uuid_transfer {leg} 'conference:{next_room(consult)}' inline")
+    moved = _quiet_api(ctx, f"uuid_transfer {leg} 'conference:{next_room(consult)}' inline")
     ctx.agent_room_leg = leg if consult.outcome == BACK else None
     consulting_again = False
     try:
-        ctx.execute("conference", room(consult))
-        consulting_again = ctx.consult is not None and ctx.consult.agent_leg == leg
+        if moved.startswith("+OK"):
+            _meet(ctx, consult, leg)
+            consulting_again = ctx.consult is not None and ctx.consult.agent_leg == leg
+        else:
+            # gone before it could be moved in: the caller would wait alone in the room for
+            # ever (``endconf`` ends it when a member leaves, and this one never comes). Seen
+            # on the real switch: a cancel landing while the consulted leg's ``intercept``
+            # bridged the agent's parked leg, which FreeSWITCH hung up with it. No one is
+            # left for the caller: its verbs go on (a queue's end: the call is hung up).
+            log.warning("call %s: leg %s gone before the caller's room (%s); not joined",
+                        ctx.call_id, leg, moved.strip() or "no reply")
     finally:
         ctx.agent_room_leg = None
         if not consulting_again:
@@ -95,8 +109,40 @@ def rejoin(ctx: VerbContext, consult: Consult) -> None:
                 _quiet_api(ctx, f"uuid_kill {ctx.consult.consult_leg} NORMAL_CLEARING")
 
 
-def _quiet_api(ctx: VerbContext, command: str) -> None:
+def _meet(ctx: VerbContext, consult: Consult, leg: str) -> None:
+    """The caller joins the room ``leg`` was moved into, until either leaves (``endconf``).
+    Until ``leg`` is a member too, nothing would end the room if it never came (it died on
+    its way in, or its move was lost): the room is watched every ROOM_POLL_SECONDS until it
+    is, at most CONSULT_ROOM_JOIN_SECONDS, then the caller is taken out (``kick``; the
+    caller's ``hangup_after_conference=false`` returns it here)."""
+    arg = room(consult)
+    name = arg.split("@", 1)[0]
+    app = ctx.execute_async("conference", arg)
+    deadline = time.monotonic() + limits.CONSULT_ROOM_JOIN_SECONDS
+    while ctx.poll_execute(app, ROOM_POLL_SECONDS) is None:
+        if _member(ctx.api(f"conference {name} list"), leg):
+            break  # both members: either leaving ends the room
+        if time.monotonic() >= deadline or ctx.api(f"uuid_exists {leg}").strip() != "true":
+            log.warning("call %s: leg %s never joined the caller's room %s; the caller is taken out",
+                        ctx.call_id, leg, name)
+            _quiet_api(ctx, f"conference {name} kick all")
+            break
+    else:
+        return
+    while ctx.poll_execute(app, ROOM_WAIT_SECONDS) is None:
+        continue
+
+
+def _member(listing: str, leg: str) -> bool:
+    """Whether ``conference <room> list`` names ``leg`` as a member (``id;name;uuid;…`` lines;
+    the room's own name holds the consulted leg's uuid too, so not a substring test)."""
+    return any(line.split(";")[2:3] == [leg] for line in listing.splitlines())
+
+
+def _quiet_api(ctx: VerbContext, command: str) -> str:
+    """The switch's reply ('' when the caller's socket is gone)."""
     try:
-        ctx.api(command)
+        return ctx.api(command)
     except EslError as exc:  # the leg or the caller's socket is already gone
         log.info("call %s: %s not done (%s)", ctx.call_id, command.split()[0], exc)
+        return ""

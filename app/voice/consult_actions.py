@@ -8,7 +8,7 @@ FreeSWITCH 1.10 mapping:
 |---|---|---|
 | consult | ``uuid_setvar <caller> hangup_after_bridge false``, ``… hangup_after_conference false``; ``uuid_transfer <agent leg> 'set:park_after_bridge=true,park' inline``; ``bgapi originate {origination_uuid=<leg>,api_on_answer=…,api_hangup_hook='uuid_break <caller>'}<target> &intercept(<agent leg>)`` | the agent leaves the caller's bridge (which returns to the session: the caller gets hold music) and is parked; the target, once it answers, takes the parked agent. When the consulted leg ends, its hangup hook breaks the caller's music: the session takes the agent back |
 | consult_complete | ``uuid_setvar <leg> api_hangup_hook`` (unset), for a number ``uuid_getvar <leg> lcr_carrier_id`` / ``lcr_gateway_id`` (the call record's carrier), ``uuid_transfer <leg> 'set:park_after_bridge=true,park' inline``, ``uuid_break <caller>`` | the consulted leg is parked out of its bridge with the agent (the agent's leg is hung up by the switch as its bridge ends); the session (app/verbs/consult_hold.py) moves the consulted leg into a two-party conference and joins it |
-| consult_cancel | ``uuid_kill <leg>`` and ``uuid_break <caller>`` | the agent's leg stays parked; the session moves it into a two-party conference with the caller |
+| consult_cancel | (answered: ``uuid_dump <agent leg>`` until CS_EXCHANGE_MEDIA, at most 2 s) ``uuid_kill <leg>`` and ``uuid_break <caller>`` | the agent's leg stays parked; the session moves it into a two-party conference with the caller. Killing the consulted leg during its ``intercept`` made the switch hang the agent's leg up too |
 | consult_reject | ``uuid_kill <leg> CALL_REJECTED`` and ``uuid_break <caller>`` | the consulted agent's ``reject`` of its ringing offer: as a cancel, the agent is back with its caller (told ``consult`` ``failed``) |
 | consult_swap (to the caller) | ``uuid_setvar <leg> park_after_bridge true``, ``uuid_transfer <agent leg> 'conference:<room>' inline``, ``uuid_dump <leg>`` until parked, ``uuid_transfer <leg> 'endless_playback:<music>' inline``, ``uuid_break <caller>`` | the agent leaves the consulted party (parked, then the queue's music) for a room the caller's session joins |
 | consult_swap (back) | ``uuid_transfer <agent leg> 'set:park_after_bridge=true,park' inline``, ``uuid_bridge <agent leg> <leg>`` | the room ends (``endconf``): the caller holds again; the agent is bridged to the consulted party |
@@ -158,9 +158,11 @@ def _back(call: LiveHandle, consult: Consult, cause: str = "NORMAL_CLEARING") ->
 
 
 def consult_cancel(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> dict[str, Any]:
-    """The consulted party is hung up; the agent is back with its caller."""
+    """The consulted party is hung up; the agent is back with its caller. An answered party is
+    hung up only once its ``intercept`` has bridged the agent's leg (``settle_intercept``)."""
     consult = consulting(call)
     consult.cancelled = True
+    settle_intercept(call, consult)
     _back(call, consult)
     return {}
 
@@ -191,6 +193,7 @@ def consult_complete(call: LiveHandle, _params: dict[str, Any], _by: Requester) 
     answered = call.conn.api(f"uuid_getvar {consult.consult_leg} {ANSWERED_VARIABLE}").strip()
     if answered != "true":
         raise Refused("consult_not_answered", "The consulted party has not answered yet.")
+    settle_intercept(call, consult)
     switch_api(call, f"uuid_setvar {consult.consult_leg} api_hangup_hook")
     consult.outcome = COMPLETE
     record_carrier(call, consult)
@@ -243,11 +246,34 @@ def ensure_talking(call: LiveHandle, consult: Consult) -> None:
         raise Refused("consult_not_answered", "The consulted party has not answered yet.")
     if consult.swapped:  # the agent is with the caller: the consulted leg holds on its own
         return
+    if not _agent_bridged(call, consult):
+        raise Refused("consult_not_answered", "The consulted party is not connected to the agent yet.")
+
+
+def _agent_bridged(call: LiveHandle, consult: Consult) -> bool:
+    """Wait (at most CONSULT_PARK_WAIT_SECONDS) until the consulted leg's ``intercept`` has
+    bridged the agent's leg (CS_EXCHANGE_MEDIA); whether it did."""
     deadline = time.monotonic() + limits.CONSULT_PARK_WAIT_SECONDS
-    while _channel_state(call, consult.agent_leg) != BRIDGED_STATE:
-        if time.monotonic() >= deadline:
-            raise Refused("consult_not_answered", "The consulted party is not connected to the agent yet.")
+    while (state := _channel_state(call, consult.agent_leg)) != BRIDGED_STATE:
+        if not state or time.monotonic() >= deadline:  # gone (or the switch does not say), or too long
+            return False
         gevent.sleep(PARK_POLL_SECONDS)
+    return True
+
+
+def settle_intercept(call: LiveHandle, consult: Consult) -> None:
+    """Before an answered consulted leg is hung up or moved (cancel, complete), its
+    ``intercept`` of the agent's parked leg must have finished: on two real switches a cancel
+    landing in between (the consulted leg killed while intercepting) made FreeSWITCH hang the
+    agent's leg up too (DESTINATION_OUT_OF_ORDER), and the caller had no one to go back to.
+    Waits at most CONSULT_PARK_WAIT_SECONDS, then goes on anyway (the caller's session does
+    not wait for a leg that is gone: app/verbs/consult_hold.rejoin)."""
+    if consult.swapped:  # the agent is with the caller, not being intercepted
+        return
+    answered = call.conn.api(f"uuid_getvar {consult.consult_leg} {ANSWERED_VARIABLE}").strip()
+    if answered == "true" and not _agent_bridged(call, consult):
+        log.warning("call %s: agent leg %s not bridged to the consulted leg (gone, or not within %s s)",
+                    call.call_id, consult.agent_leg, limits.CONSULT_PARK_WAIT_SECONDS)
 
 
 def wait_parked(call: LiveHandle, leg: str) -> None:

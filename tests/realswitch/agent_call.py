@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 from tests.plugins.eventually import eventually
 from tests.realswitch import agents as sip_agents
@@ -34,13 +34,16 @@ def agent_leg(tenant, agent) -> str:
 def caller_with_agent(product, tenant, channel_queue, sipp, real_switch, *, caller_scenario: str = "uac-bye-after.xml",
                       caller_seconds: int | None = None, codec: str = "PCMU",
                       first_scenario: str = "agent-answer-ooc.xml", second_scenario: str = "agent-answer-ooc.xml",
-                      phone_seconds: int = 60) -> Iterator[AgentCall]:
+                      phone_seconds: int = 60, second_on: Optional[tuple[Any, Any]] = None) -> Iterator[AgentCall]:
     """Both agents' phones registered (answering with ``first_scenario``/``second_scenario``), the
     caller (``caller_scenario``; ``caller_seconds``: when uac-bye-after hangs up) connected to
-    the first agent. Closes the channel and waits for the phones at the end."""
+    the first agent. The second agent's phone registers on ``second_on`` (``(switch, sipp)``:
+    another node, tests/realswitch/nodes.py), else on the caller's switch. Closes the channel
+    and waits for the phones at the end."""
     queue, (first, second) = channel_queue
+    second_switch, second_sipp = second_on or (real_switch, sipp)
     phones = [sip_agents.register(sipp, real_switch, first, first_scenario, seconds=phone_seconds),
-              sip_agents.register(sipp, real_switch, second, second_scenario, seconds=phone_seconds)]
+              sip_agents.register(second_sipp, second_switch, second, second_scenario, seconds=phone_seconds)]
     client = channel_tests._channel(product, tenant, first)
     try:
         sip_agents.make_available(tenant, first)  # longest idle: offered first

@@ -232,6 +232,66 @@ def test_given_an_agent_consulting_another_agent_when_it_cancels_then_the_consul
     assert [(str(s["agent_id"]), s["transferred"]) for s in segments] == [(agents["ana"], False)]
 
 
+def test_given_an_answered_consultation_still_intercepting_the_agent_when_the_agent_cancels_then_it_has_the_caller_again(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    """The cancel lands right after ben answered, while his leg's ``intercept`` is still
+    bridging ana's parked leg (0.5 s here). Killing his leg then would take ana's with it (the
+    real switch hung it up, DESTINATION_OUT_OF_ORDER): the kill waits for the bridge."""
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        scenario=Call().intercept_takes(0.5))
+
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_cancel")
+
+    eventually(lambda: call.rejoined == [ana_leg], timeout=10, what="the caller back with ana")
+    assert ana_leg not in call.legs or not call.legs[ana_leg].ended.is_set(), "ana's leg was hung up"
+    assert not call.alone_in_room.is_set()
+    ana_phone.hangup()
+    assert call.wait(15), "the call did not end"
+
+
+def test_given_a_cancel_when_the_agents_leg_is_gone_too_then_the_caller_is_not_left_alone_in_a_room_and_the_call_ends(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    """Seen on the real switch (tests/realswitch/test_cross_node_consult.py): a cancel landing
+    while the consulted leg's ``intercept`` was bridging the agent's parked leg; FreeSWITCH hung
+    the agent's leg up with the consulted one (DESTINATION_OUT_OF_ORDER). The caller must not
+    wait for it in an ``endconf`` room it never joins (alone, silent, until it hangs up)."""
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+    ana_phone.hangup()  # ana's leg ends as ben's is killed
+
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_cancel")
+
+    assert call.wait(15), "the call did not end: the caller waits for ana's leg in a room"
+    assert not call.alone_in_room.is_set(), call.controls
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["agent_id"] == uuid.UUID(agents["ana"])
+    [withdrawn] = outbox_payloads(owner_conn, call.uuid, "agent.consult.withdrawn")
+    assert (withdrawn["agentId"], withdrawn["reason"]) == (agents["ben"], "cancelled")
+
+
+def test_given_a_completion_when_the_consulted_leg_never_reaches_the_callers_room_then_the_caller_is_taken_out_and_the_call_ends(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control):
+    """The switch accepts the move of ben's leg into the caller's room, but the leg never gets
+    there (died on its way in, or the move was lost): the caller, alone in an ``endconf`` room,
+    is taken out after CONSULT_ROOM_JOIN_SECONDS instead of waiting for ever."""
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        scenario=Call().loses_room_move())
+
+    _ask(redis_client, account, call.uuid, agents["ana"], "consult_complete")
+
+    eventually(lambda: call.alone_in_room.is_set(), timeout=10, what="the caller alone in the room")
+    assert call.wait(15), "the call did not end: the caller waits alone in its room"
+    assert call.kicked.is_set()
+    assert ben_phone.b_leg_uuid in call.killed_legs  # the leg it waited for is hung up
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["agent_id"] == uuid.UUID(agents["ben"])
+
+
 def test_given_an_agent_consulting_another_agent_when_the_consulted_agent_hangs_up_then_the_agent_has_the_caller_again(
         controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
         live_control):

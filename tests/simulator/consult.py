@@ -32,6 +32,7 @@ class SimLeg:
     vars: dict[str, str] = field(default_factory=dict)
     partner: Optional[str] = None          # the leg it is bridged to (not the caller)
     answered: bool = False
+    bridged_at: float = 0.0                # when its intercept has bridged its partner (monotonic)
     ended: gevent.event.Event = field(default_factory=gevent.event.Event)
 
 
@@ -39,6 +40,9 @@ def uuid_transfer(call: "SimOutboundCall", args: list[str], command: str) -> str
     """``uuid_transfer <b-leg> '<apps>' inline``: the b-leg leaves the caller's bridge (which
     returns) and runs the apps; ``set:park_after_bridge=true`` is kept on it."""
     target = args[0] if args else ""
+    if target in call.legs and call.legs[target].ended.is_set():  # hung up: the switch has no such leg
+        call.legs.pop(target, None)
+        return "-ERR No such channel!\n"
     if target in call.legs:  # a parked leg moved into a room, or out of its bridge (both park)
         call.legs[target].partner = None
         for other in call.legs.values():  # the leg it was bridged to parks (park_after_bridge)
@@ -49,6 +53,8 @@ def uuid_transfer(call: "SimOutboundCall", args: list[str], command: str) -> str
             del call.rooms[name]  # out of a two-party room: it ends (endconf)
         if room and "-3way@" in room.group(1):
             call.three_way.setdefault(room.group(1), set()).add(target)
+        elif room and call.scenario.lose_room_move:  # accepted, but the leg never gets there
+            call.scenario.lose_room_move = False
         elif room:
             call.rooms[room.group(1)] = target
         else:  # out of the caller's room: it ends (endconf), the caller's conference returns
@@ -95,6 +101,7 @@ def _ring(call: "SimOutboundCall", leg: SimLeg, timeout: int) -> None:
         while not phone.decided.is_set() and not leg.ended.is_set() and time.monotonic() < deadline:
             phone.decided.wait(0.01)
         if phone.decided.is_set() and phone.cause is None and not leg.ended.is_set():
+            leg.bridged_at = time.monotonic() + call.scenario.intercept_seconds
             leg.answered = True
             phone.talking = leg.ended
             if leg.vars.get("api_on_answer"):
@@ -118,7 +125,8 @@ def bridge(call: "SimOutboundCall", args: list[str], command: str) -> str:
 def dump(call: "SimOutboundCall", leg_id: str) -> str:
     """``uuid_dump`` of a leg: parked (CS_PARK) once out of its bridge, as park_after_bridge does."""
     leg = call.legs[leg_id]
-    bridged = leg.partner is not None or any(other.partner == leg_id and other.answered
+    now = time.monotonic()
+    bridged = leg.partner is not None or any(other.partner == leg_id and other.answered and now >= other.bridged_at
                                              for other in call.legs.values())
     state = "CS_EXCHANGE_MEDIA" if bridged else "CS_PARK"
     return f"Unique-ID: {leg_id}\nChannel-State: {state}\n"
@@ -129,6 +137,9 @@ def kill(call: "SimOutboundCall", target: str, cause: str = "NORMAL_CLEARING") -
     if leg is None:
         return False
     leg.ended.set()
+    intercepted = call.legs.get(leg.partner or "")
+    if leg.answered and time.monotonic() < leg.bridged_at and intercepted is not None:
+        intercepted.ended.set()  # killed mid-intercept: the switch hangs the intercepted leg up too
     call.killed_legs.append(target)
     call.kill_causes[target] = cause
     for members in call.three_way.values():
@@ -154,7 +165,9 @@ def getvar(call: "SimOutboundCall", args: list[str]) -> Optional[str]:
 
 def app_conference(call: "SimOutboundCall", arg: str) -> Optional[tuple[str, dict]]:
     """``conference xfer-<leg>@…+flags{endconf}``: the caller meets the leg moved into that room
-    (None for any other room: the plain conference model runs). Ends when either leaves."""
+    (None for any other room: the plain conference model runs). Ends when either leaves; a
+    caller whose leg never came (gone before it was moved in) waits alone until it hangs up,
+    as on the real switch (an ``endconf`` room ends when such a member leaves, not before)."""
     if re.match(r"xfer-[0-9a-f-]+-3way@", arg):
         return _three_way(call, arg)
     match = re.match(r"xfer-[0-9a-f-]+@", arg)
@@ -162,6 +175,11 @@ def app_conference(call: "SimOutboundCall", arg: str) -> Optional[tuple[str, dic
         return None
     leg = call.legs.get(call.rooms.get(arg, ""))
     call.rejoined.append(leg.uuid if leg is not None else "")
+    if leg is None or leg.ended.is_set():  # nobody will join: alone in the room until kicked
+        call.alone_in_room.set()
+        while not call._interrupt.is_set() and not call.kicked.is_set():
+            call._interrupt.wait(0.01)
+        return "_none_", {}
     talks = _Talks(call, [leg] if leg is not None else [])
     while leg is not None and not leg.ended.is_set() and call.rooms.get(arg) == leg.uuid:
         if call._interrupt.wait(0.01):
@@ -220,3 +238,21 @@ class _Talks:
         if self.caller_at is not None and now >= self.caller_at:
             self.caller_at = None
             self.call._spawn_hangup("NORMAL_CLEARING", "recv_bye")
+
+
+def conference_api(call: "SimOutboundCall", args: list[str]) -> str:
+    """``conference <room> list``: the transfer room's members (the leg moved in, when it is
+    there and alive; the caller once it joined); ``conference <room> kick all``: the caller
+    alone in a room is taken out (its ``conference`` returns)."""
+    name = args[0] if args else ""
+    keys = [key for key in call.rooms if key.split("@", 1)[0] == name]
+    if args[1:2] == ["kick"]:
+        call.kicked.set()
+        return "+OK kicked\n"
+    if args[1:2] != ["list"]:
+        return "-ERR unsupported\n"
+    legs = [call.legs.get(call.rooms[key]) for key in keys]
+    members = [leg.uuid for leg in legs if leg is not None and not leg.ended.is_set()]
+    if not members:
+        return f"-ERR Conference {name} not found\n"
+    return "".join(f"{i};sofia/internal/x;{uuid};x;x;hear|speak;0;0;100\n" for i, uuid in enumerate(members, 1))

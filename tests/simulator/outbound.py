@@ -132,6 +132,8 @@ class SimOutboundCall:
         self.kill_causes: dict[str, str] = {}        # leg -> the cause its uuid_kill named
         self.rooms: dict[str, str] = {}              # xfer conference room -> the leg moved into it
         self.rejoined: list[str] = []                # the legs the caller met in such a room
+        self.alone_in_room = gevent.event.Event()    # the caller joined such a room no leg came to
+        self.kicked = gevent.event.Event()           # ``conference <room> kick all`` took it out
         LIVE_CALLS.add(self)  # the inbound port reaches this call's channels as the switch's does
         self._greenlets: list[gevent.Greenlet] = []
         self.socket_app_uuid = str(_uuid.uuid4())
@@ -396,6 +398,8 @@ class SimOutboundCall:
             return "true" if args and (args[0] in self.legs or args[0] == self.uuid) else "false"
         if verb == "uuid_transfer":
             return consult.uuid_transfer(self, args, command)
+        if verb == "conference" and args and args[0].startswith("xfer-"):
+            return consult.conference_api(self, args)
         if verb == "uuid_bridge":
             return consult.bridge(self, args, command)
         if verb == "uuid_dump" and args and args[0] in self.legs:

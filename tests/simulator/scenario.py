@@ -135,6 +135,13 @@ class Call:
     # seconds the caller talks once it meets a consulted party or its agent again in a room (an
     # attended transfer's completion or swap), then it hangs up (None: it stays)
     room_hangup: Optional[float] = None
+    # the next leg moved into a transfer room never gets there although the switch accepted the
+    # move (a move lost on the real switch: the leg left silent in CS_ROUTING); ``loses_room_move``
+    lose_room_move: bool = False
+    # how long a consulted leg's ``intercept`` of the agent's parked leg takes after its answer:
+    # the agent's leg is bridged (CS_EXCHANGE_MEDIA) only then, and the consulted leg killed
+    # before then takes the agent's leg with it (as on the real switch); ``intercept_takes``
+    intercept_seconds: float = 0.0
 
     # -- builders (each returns self so a scenario reads like a call) -------------------------
     def press(self, digits: str, after: float = 0.05, gap: float = 0.02) -> "Call":
@@ -153,6 +160,16 @@ class Call:
         """The caller hangs up ``seconds`` after it meets the party of an attended transfer in a
         room (tests/simulator/consult.py), whenever the agent completes it."""
         self.room_hangup = seconds
+        return self
+
+    def intercept_takes(self, seconds: float) -> "Call":
+        """A consulted leg's ``intercept`` bridges the agent's leg ``seconds`` after its answer."""
+        self.intercept_seconds = seconds
+        return self
+
+    def loses_room_move(self) -> "Call":
+        """The next leg moved into a transfer room is accepted (+OK) but never joins it."""
+        self.lose_room_move = True
         return self
 
     def hold(self, at: float, duration: float) -> "Call":
