@@ -41,5 +41,7 @@ def test_the_agent_sdk_suite_passes_against_the_real_api_and_agent_channel() -> 
     returncode, output = run_in_own_group(["npm", "test", "--silent"], cwd=SDK, env=env,
                                           timeout=SUITE_TIMEOUT_SECONDS)
     summary = [line for line in output.splitlines() if line.startswith("# ")][-8:]
-    assert returncode == 0, "npm test failed:\n" + output[-8000:]
+    # the failing subtests by name first: the tail alone may not reach back to them
+    failing = "\n".join(line.strip() for line in output.splitlines() if "not ok" in line)
+    assert returncode == 0, f"npm test failed:\n{failing}\n" + output[-8000:]
     print("\n".join(summary))
