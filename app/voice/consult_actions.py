@@ -193,7 +193,7 @@ def consult_complete(call: LiveHandle, _params: dict[str, Any], _by: Requester) 
     answered = call.conn.api(f"uuid_getvar {consult.consult_leg} {ANSWERED_VARIABLE}").strip()
     if answered != "true":
         raise Refused("consult_not_answered", "The consulted party has not answered yet.")
-    settle_intercept(call, consult)
+    settle_intercept(call, consult, answered=True)
     switch_api(call, f"uuid_setvar {consult.consult_leg} api_hangup_hook")
     consult.outcome = COMPLETE
     record_carrier(call, consult)
@@ -261,17 +261,19 @@ def _agent_bridged(call: LiveHandle, consult: Consult) -> bool:
     return True
 
 
-def settle_intercept(call: LiveHandle, consult: Consult) -> None:
+def settle_intercept(call: LiveHandle, consult: Consult, *, answered: Optional[bool] = None) -> None:
     """Before an answered consulted leg is hung up or moved (cancel, complete), its
     ``intercept`` of the agent's parked leg must have finished: on two real switches a cancel
     landing in between (the consulted leg killed while intercepting) made FreeSWITCH hang the
     agent's leg up too (DESTINATION_OUT_OF_ORDER), and the caller had no one to go back to.
     Waits at most CONSULT_PARK_WAIT_SECONDS, then goes on anyway (the caller's session does
-    not wait for a leg that is gone: app/verbs/consult_hold.rejoin)."""
+    not wait for a leg that is gone: app/verbs/consult_hold.rejoin). ``answered``: already
+    read by the caller (None: asked of the switch here)."""
     if consult.swapped:  # the agent is with the caller, not being intercepted
         return
-    answered = call.conn.api(f"uuid_getvar {consult.consult_leg} {ANSWERED_VARIABLE}").strip()
-    if answered == "true" and not _agent_bridged(call, consult):
+    if answered is None:
+        answered = call.conn.api(f"uuid_getvar {consult.consult_leg} {ANSWERED_VARIABLE}").strip() == "true"
+    if answered and not _agent_bridged(call, consult):
         log.warning("call %s: agent leg %s not bridged to the consulted leg (gone, or not within %s s)",
                     call.call_id, consult.agent_leg, limits.CONSULT_PARK_WAIT_SECONDS)
 
