@@ -28,11 +28,14 @@ _callstate = channel_tests._callstate
 QUIET, LOUD = 100, 200  # RMS of what a party is sent: silence 0-2, speech and music in the hundreds or more
 
 
-def _consult(call: AgentCall, tenant) -> None:
-    """The first agent consults the second (made available: a consulted agent is claimed)."""
-    sip_agents.make_available(tenant, call.second)
+def _consult(call: AgentCall, tenant, target: dict | None = None) -> None:
+    """The first agent consults ``target``, by default the second agent (made available: a
+    consulted agent is claimed)."""
+    if target is None:
+        sip_agents.make_available(tenant, call.second)
+        target = {"type": "agent", "agentId": call.second.id}
     time.sleep(1.5)  # scenario: the first agent talks 1.5 s before consulting
-    ack = call.client.command("consult", target={"type": "agent", "agentId": call.second.id})
+    ack = call.client.command("consult", target=target)
     assert ack["ok"] is True, ack
 
 

@@ -54,6 +54,15 @@ def _hang_up_through_the_api(tenant, call_id: str) -> tuple[dict, float]:
     return ended, round(time.monotonic() - asked, 2)
 
 
+def _talking_caller_and_y_on_node_b(product, tenant, queue, sipp, real_switch, node_b, workdir,
+                                    **phone_scenario: str):
+    """A talking caller answered by X on node A, Y's phone registered on node B;
+    ``phone_scenario``: which agent's phone talks (``first_scenario`` or ``second_scenario``)."""
+    return caller_with_agent(product, tenant, queue, sipp, real_switch, codec="PCMA",
+                             caller_scenario="uac-talk-until-bye.xml", phone_seconds=PHONE_SECONDS,
+                             second_on=_on_node_b(queue, node_b, workdir), **phone_scenario)
+
+
 def _no_channel_left(real_switch, node_b) -> None:
     for name, switch in (("A", real_switch), ("B", node_b)):
         assert switch.wait_idle(timeout=10) == 0, f"node {name}: {switch.api('show channels')}"
@@ -64,10 +73,8 @@ def test_given_an_agent_consulting_an_agent_on_node_b_when_it_completes_then_the
     """The caller and Y's phone talk, X's phone is silent: once X completes, what node A sends
     the caller is Y's speech and what it sends node B (the consulted leg's write) the caller's."""
     node_b = two_nodes
-    with caller_with_agent(product, tenant, channel_queue, sipp, real_switch, codec="PCMA",
-                           caller_scenario="uac-talk-until-bye.xml", second_scenario="phone-answer-talk-ooc.xml",
-                           phone_seconds=PHONE_SECONDS,
-                           second_on=_on_node_b(channel_queue, node_b, realswitch_workdir)) as call:
+    with _talking_caller_and_y_on_node_b(product, tenant, channel_queue, sipp, real_switch, node_b, realswitch_workdir,
+                                         second_scenario="phone-answer-talk-ooc.xml") as call:
         first, second = call.first, call.second
         registered_on = sip_agents.presence().registered_on(second.domain, second.sip_username)
         assert registered_on == node_b.api("eval ${core_uuid}").strip()
@@ -108,10 +115,8 @@ def test_given_an_agent_consulting_an_agent_on_node_b_when_it_cancels_then_it_an
     """The caller and X's phone talk, Y's is silent: after the cancel, X and the caller meet in
     their room on A and each is sent the other's speech; Y's leg on both nodes is gone."""
     node_b = two_nodes
-    with caller_with_agent(product, tenant, channel_queue, sipp, real_switch, codec="PCMA",
-                           caller_scenario="uac-talk-until-bye.xml", first_scenario="phone-answer-talk-ooc.xml",
-                           phone_seconds=PHONE_SECONDS,
-                           second_on=_on_node_b(channel_queue, node_b, realswitch_workdir)) as call:
+    with _talking_caller_and_y_on_node_b(product, tenant, channel_queue, sipp, real_switch, node_b, realswitch_workdir,
+                                         first_scenario="phone-answer-talk-ooc.xml") as call:
         first, second = call.first, call.second
         _consult(call, tenant)
         target = _consulted_leg(tenant, real_switch, call)

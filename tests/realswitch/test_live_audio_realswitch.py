@@ -91,9 +91,7 @@ def test_given_an_agent_consulting_a_listed_sip_target_when_it_completes_then_th
     target = {"type": "sip", "uri": f"sip:callee@127.0.0.1:{pbx.port}"}
     with caller_with_agent(product, tenant, channel_queue, sipp, real_switch, codec="PCMA",
                            caller_scenario="uac-talk-until-bye.xml", phone_seconds=PHONE_SECONDS) as call, _hung_up(tenant, call):
-        time.sleep(1.5)  # scenario: the agent talks 1.5 s before consulting
-        ack = call.client.command("consult", target=target)
-        assert ack["ok"] is True, ack
+        _consult(call, tenant, target)
         consulted = eventually(lambda: next((r["uuid"] for r in _channels(real_switch)
                                              if r["uuid"] not in (call.call_id, call.leg)), None),
                                timeout=10, what="the consulted leg")
