@@ -62,13 +62,21 @@ def free_port(kind: int = socket.SOCK_STREAM) -> int:
 EPHEMERAL_PORTS_START = 32768
 
 
+_RTP_RANGES_GIVEN: list[tuple[int, int]] = []
+
+
 def free_rtp_range(size: int = 2000) -> tuple[int, int]:
     """An even-aligned RTP range below the kernel's ephemeral ports (32768-60999 on Linux), so
     no client socket (sipp's signalling, a TCP connection) ever lands inside a switch's RTP
-    range and into a capture of it; runs in parallel pick different ones."""
+    range and into a capture of it. Ranges given in one run never overlap: a capture of the
+    carrier switch's range once held the product switch's plain RTP to a caller (a CI run's
+    SRTP assertion saw clear G.711); runs in parallel pick different ones at random."""
     import random
-    start = random.randrange(10000, EPHEMERAL_PORTS_START - size, 2)
-    return start, start + size
+    while True:
+        start = random.randrange(10000, EPHEMERAL_PORTS_START - size, 2)
+        if all(start + size < first or start > last for first, last in _RTP_RANGES_GIVEN):
+            _RTP_RANGES_GIVEN.append((start, start + size))
+            return start, start + size
 
 
 def library_dir(tree: Path, into: Path) -> Path:

@@ -51,11 +51,15 @@ def _fields(path: Path, display_filter: str, *fields: str, decode_as: tuple[str,
     return [row for row in rows if len(row) == len(fields)]
 
 
-def rtp_payloads(path: Path) -> list[tuple[int, bytes]]:
-    """(payload type, payload bytes) of every RTP packet of the pcap at ``path``, in order.
+def rtp_payloads(path: Path, between: tuple[int, int] | None = None) -> list[tuple[int, bytes]]:
+    """(payload type, payload bytes) of every RTP packet of the pcap at ``path``, in order;
+    with ``between`` only the packets of the stream between those two UDP ports (both ways).
     tshark reads an SRTP packet as RTP (its header is clear): the payload then ends with the
     auth tag."""
-    rows = _fields(path, "rtp.version == 2", "rtp.p_type", "rtp.payload")
+    display_filter = "rtp.version == 2"
+    if between:
+        display_filter += " && udp.port == {} && udp.port == {}".format(*between)
+    rows = _fields(path, display_filter, "rtp.p_type", "rtp.payload")
     return [(int(pt), bytes.fromhex(payload.replace(":", ""))) for pt, payload in rows]
 
 

@@ -93,7 +93,7 @@ def test_the_product_registers_over_tls_and_calls_the_carrier_over_tls_with_srtp
     capture = RtpCapture(realswitch_workdir / "carrier-wire.pcap", ports.rtp_start, ports.rtp_end,
                          also_ports=(ports.tls_sip, ports.sip))
     try:
-        _registered_tls_srtp_call(product, routing_tenant, sipp, carrier_switch, owner_engine)
+        media_ports = _registered_tls_srtp_call(product, routing_tenant, sipp, carrier_switch, owner_engine)
     finally:
         capture.stop()
     handshakes = capture.tls_handshakes(ports.tls_sip)
@@ -102,7 +102,9 @@ def test_the_product_registers_over_tls_and_calls_the_carrier_over_tls_with_srtp
     wire = capture.path.read_bytes()
     assert b"INVITE sip:" not in wire and b"REGISTER sip:" not in wire and b"SIP/2.0" not in wire
     assert capture.frames_matching("sip") == 0
-    audio = [payload for pt, payload in rtp_payloads(capture.path) if pt in (0, 8)]
+    # the call's stream between the product and the carrier (the caller's own leg to the
+    # product is plain G.711, and other calls may share the loopback)
+    audio = [payload for pt, payload in rtp_payloads(capture.path, between=media_ports) if pt in (0, 8)]
     assert {len(payload) % G711_BLOCK_BYTES for payload in audio} == {SRTP_AUTH_TAG_BYTES}
     # 4 s of the caller's speech to the carrier and of its tone back, 50 packets a second each way
     assert 300 <= len(audio) <= 480, len(audio)
@@ -112,7 +114,8 @@ def test_the_product_registers_over_tls_and_calls_the_carrier_over_tls_with_srtp
     assert not {payload[:G711_FRAME_BYTES] for payload in audio} & set(played)  # no played frame in clear
 
 
-def _registered_tls_srtp_call(product, routing_tenant, sipp, carrier_switch, owner_engine) -> None:
+def _registered_tls_srtp_call(product, routing_tenant, sipp, carrier_switch, owner_engine) -> tuple[int, int]:
+    """Place the call; the carrier leg's (local, remote) RTP ports."""
     carrier_id, gateway_id = _secure_carrier(routing_tenant, carrier_switch, "mandatory", CARRIER_PASSWORD)
     eventually(lambda: _gateway_state(product.switch, gateway_id) == "REGED", timeout=REGISTER_WAIT_SECONDS,
                what="the gateway registers to the carrier")
@@ -144,6 +147,7 @@ def _registered_tls_srtp_call(product, routing_tenant, sipp, carrier_switch, own
         received = carrier_switch.api(f"uuid_dump {carrier_leg['uuid']}", check=False)
         seen_at_carrier = _variables(carrier_switch, carrier_leg["uuid"], "sip_via_host", "sip_contact_host",
                                      "remote_media_ip")
+        media = _variables(carrier_switch, carrier_leg["uuid"], "local_media_port", "remote_media_port")
     finally:
         result = caller.wait()
     assert result.ok, result.errors or result.stdout[-1500:]
@@ -157,6 +161,7 @@ def _registered_tls_srtp_call(product, routing_tenant, sipp, carrier_switch, own
     assert set(seen_at_carrier.values()) == {product.switch.bind_ip}, seen_at_carrier
     record = routing_tenant.wait_record(number)[0]
     assert (str(record["dial_carrier_id"]), str(record["dial_gateway_id"])) == (carrier_id, gateway_id)
+    return int(media["local_media_port"]), int(media["remote_media_port"])
 
 
 def test_a_plaintext_offer_to_the_mandatory_srtp_carrier_is_refused(product, routing_tenant, sipp, carrier_switch):
