@@ -146,4 +146,8 @@ def _switch_left_idle(request: pytest.FixtureRequest) -> Iterator[None]:
     if left:
         channels = switch.api("show channels")
         switch.api("hupall MANAGER_REQUEST", check=False)
+        if switch.wait_idle(timeout=10):
+            threads = switch.quarantine()
+            pytest.fail(f"{left} channel(s) still up 20 s after the test, and hupall did not end them "
+                        f"(set aside; the switch's threads: {threads}):\n{channels}")
         pytest.fail(f"{left} channel(s) still up 20 s after the test:\n{channels}")
