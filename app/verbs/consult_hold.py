@@ -31,7 +31,14 @@ def hold_until_decided(ctx: VerbContext, music: str) -> Consult:
     hangup hook, breaks the playback). While the agent has swapped back to the caller, the
     caller is in their room instead (the agent's leg leaving it returns the conference).
     Raises ChannelHungUp when the caller hangs up meanwhile, after hanging up both the
-    consulted party and the consulting agent (no one is left talking on a call that ended)."""
+    consulted party and the consulting agent (no one is left talking on a call that ended).
+
+    The consulting agent hanging up ends the consultation as its ``cancelConsult`` would, and
+    the consulted party is hung up: swapped, its leaving ends the caller's room; with the
+    consulted party, their bridge's end hangs that leg up (its hook breaks the music). The
+    caller is then taken back to a leg that is gone and its verbs go on, as when an agent
+    hangs up a plain call. Without this the caller sat alone in the room and the consulted
+    party on its music for ever (seen on the real switch)."""
     consult = ctx.consult
     assert consult is not None
     try:
@@ -40,8 +47,15 @@ def hold_until_decided(ctx: VerbContext, music: str) -> Consult:
                 ctx.execute("conference", room(consult))
             else:
                 ctx.execute("playback", music)
-            # broken by the consulted leg's hangup hook (no one told the controller): gone
-            if consult.outcome is None and ctx.api(f"uuid_exists {consult.consult_leg}").strip() != "true":
+            if consult.outcome is not None:
+                break
+            if not _exists(ctx, consult.agent_leg):  # the consulting agent hung up
+                log.info("call %s: the consulting agent's leg %s hung up; consultation ended",
+                         ctx.call_id, consult.agent_leg)
+                _quiet_api(ctx, f"uuid_kill {consult.consult_leg} NORMAL_CLEARING")
+                consult.cancelled = True
+                consult.outcome = BACK
+            elif not _exists(ctx, consult.consult_leg):  # broken by its hangup hook: gone
                 consult.outcome = BACK
     except ChannelHungUp:
         for leg in (consult.consult_leg, consult.agent_leg):
@@ -131,6 +145,10 @@ def _meet(ctx: VerbContext, consult: Consult, leg: str) -> None:
         return
     while ctx.poll_execute(app, ROOM_WAIT_SECONDS) is None:
         continue
+
+
+def _exists(ctx: VerbContext, leg: str) -> bool:
+    return ctx.api(f"uuid_exists {leg}").strip() == "true"
 
 
 def _member(listing: str, leg: str) -> bool:

@@ -11,7 +11,7 @@ FreeSWITCH 1.10 mapping:
 | consult_cancel | (answered: ``uuid_dump <agent leg>`` until CS_EXCHANGE_MEDIA, at most 2 s) ``uuid_kill <leg>`` and ``uuid_break <caller>`` | the agent's leg stays parked; the session moves it into a two-party conference with the caller. Killing the consulted leg during its ``intercept`` made the switch hang the agent's leg up too |
 | consult_reject | ``uuid_kill <leg> CALL_REJECTED`` and ``uuid_break <caller>`` | the consulted agent's ``reject`` of its ringing offer: as a cancel, the agent is back with its caller (told ``consult`` ``failed``) |
 | consult_swap (to the caller) | ``uuid_setvar <leg> park_after_bridge true``, ``uuid_transfer <agent leg> 'conference:<room>' inline``, ``uuid_dump <leg>`` until parked, ``uuid_transfer <leg> 'endless_playback:<music>' inline``, ``uuid_break <caller>`` | the agent leaves the consulted party (parked, then the queue's music) for a room the caller's session joins |
-| consult_swap (back) | ``uuid_transfer <agent leg> 'set:park_after_bridge=true,park' inline``, ``uuid_bridge <agent leg> <leg>`` | the room ends (``endconf``): the caller holds again; the agent is bridged to the consulted party |
+| consult_swap (back) | ``uuid_transfer <agent leg> 'set:park_after_bridge=true,park' inline``, ``uuid_bridge <agent leg> <leg>``, ``uuid_setvar <leg> park_after_bridge false`` | the room ends (``endconf``): the caller holds again; the agent is bridged to the consulted party |
 
 A consultation may follow a cancelled one: the agent's leg is then taken out of the room it
 shares with the caller (``agent_room_leg``) instead of out of the caller's bridge.
@@ -316,6 +316,9 @@ def consult_swap(call: LiveHandle, _params: dict[str, Any], _by: Requester) -> d
     # with the consulted party (its music broken by the bridge)
     switch_api(call, f"uuid_transfer {agent} '{PARK}' inline")
     switch_api(call, f"uuid_bridge {agent} {leg}")
+    # as before the first swap: the agent hanging up ends the consulted leg with their bridge
+    # (its hook breaks the caller's music); parked, it held its music for ever (real switch)
+    switch_api(call, f"uuid_setvar {leg} park_after_bridge false")
     return {"with": "consulted"}
 
 

@@ -688,3 +688,34 @@ def test_given_a_three_way_call_when_the_agent_ends_all_then_every_leg_is_hung_u
     presence = services.contact.presence
     eventually(lambda: agents["ben"] in presence.idle_agents(str(account.id)), timeout=10,
                what="ben idle again (he never had the caller alone)")
+
+
+@pytest.mark.parametrize("swaps", [1, 2])
+def test_given_a_swapped_consultation_when_the_consulting_agent_hangs_up_then_the_target_is_hung_up_and_the_call_ends(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client,
+        live_control, swaps):
+    """Swapped once, ana talks with the caller in their room while ben holds on his own music;
+    swapped back, ana and ben are bridged again. Ana hanging up must leave no one on the line:
+    on the real switch the caller sat alone in its room and ben on his music for ever
+    (tests/realswitch/test_agent_hangs_up_mid_consult.py)."""
+    account, agents, call, ana_phone, ben_phone, ana_leg = _consulting(
+        controller, simulate_call, number_with_app, owner_engine, owner_conn, services, redis_client)
+    ben_leg = ben_phone.b_leg_uuid
+    for _ in range(swaps):
+        _ask(redis_client, account, call.uuid, agents["ana"], "consult_swap")
+    if swaps == 1:
+        eventually(lambda: call.rejoined == [ana_leg], timeout=10, what="the caller with ana (swap)")
+    else:
+        # bridged to ana again, and no longer parked when that bridge ends: his leg ends with it
+        eventually(lambda: call.legs[ana_leg].partner == ben_leg
+                   and call.legs[ben_leg].vars.get("park_after_bridge") == "false", timeout=10, what="ana with ben again")
+
+    ana_phone.hangup()
+
+    assert call.wait(15), "the call did not end: someone is left on the line"
+    assert ben_phone.talking.is_set(), "ben is still on the line"
+    [withdrawn] = outbox_payloads(owner_conn, call.uuid, "agent.consult.withdrawn")
+    assert (withdrawn["agentId"], withdrawn["reason"]) == (agents["ben"], "cancelled")
+    record = eventually(lambda: call_record(owner_conn, call.uuid), timeout=10, what="the record")
+    assert record["agent_id"] == uuid.UUID(agents["ana"])
+    assert outbox_payloads(owner_conn, call.uuid, "call.transferred") == []

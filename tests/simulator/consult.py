@@ -119,7 +119,21 @@ def bridge(call: "SimOutboundCall", args: list[str], command: str) -> str:
         return "-ERR No such channel!\n"
     call.legs[args[0]].partner, call.legs[args[1]].partner = args[1], args[0]
     call.controls.append(command)
+    call._greenlets.append(gevent.spawn(_bridged, call.legs[args[0]], call.legs[args[1]]))
     return "+OK\n"
+
+
+def _bridged(a: SimLeg, b: SimLeg) -> None:
+    """While ``uuid_bridge`` holds them together, one leg ending ends the bridge: the other
+    is hung up, or parks when its ``park_after_bridge`` is true (as on the switch)."""
+    while a.partner == b.uuid and b.partner == a.uuid:
+        if a.ended.is_set() or b.ended.is_set():
+            other = b if a.ended.is_set() else a
+            other.partner = None
+            if other.vars.get("park_after_bridge") != "true":
+                other.ended.set()
+            return
+        gevent.sleep(0.01)
 
 
 def dump(call: "SimOutboundCall", leg_id: str) -> str:

@@ -395,7 +395,9 @@ class SimOutboundCall:
                 return "+OK Success\n"
             return "-ERR No such channel!\n"
         if verb == "uuid_exists":
-            return "true" if args and (args[0] in self.legs or args[0] == self.uuid) else "false"
+            leg = self.legs.get(args[0]) if args else None
+            alive = leg is not None and not leg.ended.is_set()  # a hung-up leg is gone at once
+            return "true" if args and (alive or args[0] == self.uuid) else "false"
         if verb == "uuid_transfer":
             return consult.uuid_transfer(self, args, command)
         if verb == "conference" and args and args[0].startswith("xfer-"):
