@@ -22,6 +22,7 @@ import time
 from typing import TYPE_CHECKING, Iterator, Optional
 
 from app.verbs.context import VerbContext
+from esl.errors import EslError
 
 if TYPE_CHECKING:  # pragma: no cover
     from esl.protocol import Event
@@ -90,19 +91,41 @@ class HoldMusic:
             # the file ended: the loop plays it again
 
     def stop(self) -> Optional["Event"]:
-        """Stop the music (and an announcement queued before it); returns its completion."""
+        """Stop the music (and an announcement queued before it); returns its completion.
+        The timer goes with it (``_untime``)."""
         app_uuid, self.app_uuid = self.app_uuid, None
         if app_uuid is None:
             return None
-        for wait in stop_waits():
-            done = self.ctx.poll_execute(app_uuid, 0)  # ended by itself: no stray break
-            if done is not None:
-                return done
-            self.ctx.api(f"uuid_break {self.ctx.call_id}")
-            done = self.ctx.poll_execute(app_uuid, wait)
-            if done is not None:
-                return done
-        return None
+        try:
+            for wait in stop_waits():
+                done = self.ctx.poll_execute(app_uuid, 0)  # ended by itself: no stray break
+                if done is not None:
+                    return done
+                self.ctx.api(f"uuid_break {self.ctx.call_id}")
+                done = self.ctx.poll_execute(app_uuid, wait)
+                if done is not None:
+                    return done
+            return None
+        finally:
+            self._untime()
+
+    def _untime(self) -> None:
+        """Unset the timer once the music stopped, so that what the caller is played next (an
+        agent's ``uuid_hold`` music, the hold of an attended transfer) is not timer-paced.
+        Why: a timer-paced playback starts a FreeSWITCH service thread that reads the caller's
+        audio; one that sets its flag after its playback ended spins for ever holding the
+        session, and the caller's channel then never ends (FreeSWITCH 1.10.12: seen in CI and
+        in tests/realswitch/test_agent_hangs_up_mid_consult.py, a gdb backtrace showed
+        switch_core_service_thread looping while the session's destroy waited for its lock).
+        The queue wait keeps its timer (its music starts before a caller sending 30 or 40 ms
+        packets has had our end switched to them); a playback started later is paced right by
+        the caller's packets, and the phases after the wait have no service thread at all."""
+        if self._timer_set:
+            self._timer_set = False
+            try:
+                self.ctx.set_var(TIMER_VAR, "")
+            except EslError:  # the caller is gone: nothing more is played to it
+                pass
 
 
 def stop_waits() -> Iterator[float]:

@@ -62,6 +62,22 @@ def test_given_an_agent_claimed_at_once_when_the_music_had_not_started_yet_then_
     assert sent[1].at - sent[0].at < 0.15, sent[1].at - sent[0].at
 
 
+def test_given_an_agent_offered_when_the_queue_music_stops_then_what_the_caller_hears_next_is_not_timer_paced(
+        run_on_call, centre):
+    """The wait's music is paced by a timer (timer_name=soft); the timer goes when the music
+    stops, before the bridge, so an agent's hold music or an attended transfer's hold is a
+    plain playback: a timer-paced one starts a FreeSWITCH service thread, and one of those
+    spinning after its playback kept a caller's channel from ever ending (app/verbs/hold_music.py)."""
+    run = run_on_call(Call().bridge_answers(talk=0.1), [{"verb": "queue", "name": "support"}],
+                      account_id=centre.account_id, contact=centre.contact)
+    assert run.outcome.reason == "queue_answered", run.error
+    assert [v for n, v in run.setvars() if n == "timer_name"] == ["soft", ""]
+    lines = [c.line for c in run.call.commands]
+    unset = next(i for i, line in enumerate(lines) if line.startswith("api uuid_setvar") and line.split()[-1] == "timer_name")
+    bridge = next(i for i, c in enumerate(run.call.commands) if c.name == "sendmsg" and c.app == "bridge")
+    assert unset < bridge
+
+
 def test_given_a_queue_with_uploaded_music_when_an_agent_is_offered_then_the_agents_leg_holds_with_that_music(
         run_on_call, centre, tmp_path):
     """An agent's hold (``uuid_hold`` on the agent's leg, or the phone's re-INVITE) plays the
