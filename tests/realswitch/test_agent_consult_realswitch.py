@@ -10,9 +10,11 @@ that a room ending returns the caller to its session (``hangup_after_conference=
 what each party is sent (``uuid_record`` of its write stream) as the legs move."""
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import uuid
+from typing import Iterator
 
 from tests.plugins.eventually import eventually
 from tests.realswitch import agents as sip_agents
@@ -46,6 +48,16 @@ def _consulted_leg(tenant, real_switch, call: AgentCall) -> str:
     eventually(lambda: real_switch.api(f"uuid_getvar {target} sbc_consult_answered", check=False).strip() == "true",
                timeout=15, what="the consulted agent answered")
     return target
+
+
+@contextlib.contextmanager
+def consulting_until_bye(product, tenant, channel_queue, sipp, real_switch, phone_seconds: int) -> Iterator[tuple[AgentCall, str]]:
+    """A PCMA caller talking until the switch's BYE, with the first agent, who consults the
+    second; yields the call and the consulted leg once it answered."""
+    with caller_with_agent(product, tenant, channel_queue, sipp, real_switch, codec="PCMA",
+                           caller_scenario="uac-talk-until-bye.xml", phone_seconds=phone_seconds) as call:
+        _consult(call, tenant)
+        yield call, _consulted_leg(tenant, real_switch, call)
 
 
 def _running(real_switch, leg: str) -> str:

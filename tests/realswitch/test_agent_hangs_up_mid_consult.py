@@ -9,13 +9,11 @@ import time
 import pytest
 
 from tests.plugins.eventually import eventually
-from tests.realswitch.agent_call import caller_with_agent
 from tests.realswitch.test_agent_consult_realswitch import (
     _bridged_to,
-    _consult,
-    _consulted_leg,
     _in_room,
     channel_queue,  # noqa: F401  (the fixture: a queue with two SIP agents)
+    consulting_until_bye,
 )
 
 PHONE_SECONDS = 16  # the phones stay registered this long (the agent hangs up ~6 s in)
@@ -25,10 +23,7 @@ CALL_END_SECONDS = 5
 @pytest.mark.parametrize("swaps", [0, 1, 2])
 def test_given_a_consultation_when_the_consulting_agent_hangs_up_then_the_caller_and_the_target_are_hung_up(
         product, tenant, channel_queue, sipp, real_switch, swaps):  # noqa: F811
-    with caller_with_agent(product, tenant, channel_queue, sipp, real_switch, codec="PCMA",
-                           caller_scenario="uac-talk-until-bye.xml", phone_seconds=PHONE_SECONDS) as call:
-        _consult(call, tenant)
-        target = _consulted_leg(tenant, real_switch, call)
+    with consulting_until_bye(product, tenant, channel_queue, sipp, real_switch, PHONE_SECONDS) as (call, target):
         eventually(lambda: _bridged_to(real_switch, call.leg, target), timeout=10, what="the agent with the target")
         for swap in range(swaps):
             eventually(lambda: call.client.command("swap")["ok"], timeout=10, what=f"swap {swap + 1}")

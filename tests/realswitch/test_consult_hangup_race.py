@@ -14,13 +14,11 @@ import time
 import pytest
 
 from tests.plugins.eventually import eventually
-from tests.realswitch.agent_call import caller_with_agent
 from tests.realswitch.test_agent_consult_realswitch import (
     _callstate,
-    _consult,
-    _consulted_leg,
     _in_room,
     channel_queue,  # noqa: F401  (the fixture: a queue with two SIP agents)
+    consulting_until_bye,
 )
 
 PHONE_SECONDS = 14  # the phones stay registered this long (the caller is hung up ~8 s in)
@@ -59,10 +57,7 @@ class EslApi:
 @pytest.mark.parametrize("kill_after_ms", [0, 10, 20])
 def test_given_a_completed_transfer_when_the_caller_is_hung_up_as_the_consulted_party_leaves_then_the_call_ends_at_once(
         product, tenant, channel_queue, sipp, real_switch, kill_after_ms):  # noqa: F811
-    with caller_with_agent(product, tenant, channel_queue, sipp, real_switch, codec="PCMA",
-                           caller_scenario="uac-talk-until-bye.xml", phone_seconds=PHONE_SECONDS) as call:
-        _consult(call, tenant)
-        target = _consulted_leg(tenant, real_switch, call)
+    with consulting_until_bye(product, tenant, channel_queue, sipp, real_switch, PHONE_SECONDS) as (call, target):
         eventually(lambda: call.client.command("completeTransfer")["ok"], timeout=15, what="the transfer completed")
         eventually(lambda: _callstate(real_switch, call.leg) is None, timeout=10, what="the first agent's leg gone")
         eventually(lambda: _in_room(real_switch, call.call_id, target), timeout=10, what="the caller and the target in their room")
