@@ -32,6 +32,13 @@ MUSIC_APP = "playback"
 TIMER_VAR, TIMER = "timer_name", "soft"
 # music that ended sooner than this after it was queued did not play (missing source)
 RESTART_MIN_SECONDS = 1.0
+# The music is not broken before it has been queued this long. Why: a timer-paced playback
+# starts a FreeSWITCH service thread that sets its flag once running; a playback ended before
+# that (an agent claimed at once, a break right after the start) leaves the thread looping for
+# ever at 100 % of a core, holding the session, and the caller's channel never ends after its
+# hang-up (FreeSWITCH 1.10.12, switch_core_service_thread: seen in CI, the spinning thread's
+# CPU time dated it to the call's start). Costs at most this much to a caller offered at once.
+MIN_PLAY_SECONDS = 0.2
 # uuid_break stops the application playing now, and only that: a break that reaches the
 # switch before the queued music has started is lost (switch_core_session_exec clears CF_BREAK
 # as it starts an app; the park loop starts a queued app at its next 20 ms frame read), and one
@@ -97,6 +104,9 @@ class HoldMusic:
         if app_uuid is None:
             return None
         try:
+            young = self._queued_at + MIN_PLAY_SECONDS - time.monotonic()
+            if young > 0 and (done := self.ctx.poll_execute(app_uuid, young)) is not None:
+                return done  # ended by itself meanwhile
             for wait in stop_waits():
                 done = self.ctx.poll_execute(app_uuid, 0)  # ended by itself: no stray break
                 if done is not None:

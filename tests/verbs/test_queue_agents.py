@@ -13,6 +13,7 @@ import gevent
 from app.contact.distribution import ContactCentre
 from app.contact.presence import Presence
 from app.settings import get_settings
+from app.verbs.hold_music import MIN_PLAY_SECONDS
 from tests.plugins.eventually import eventually
 from tests.simulator import Call, Timing
 
@@ -46,20 +47,22 @@ def test_given_two_idle_agents_when_a_caller_queues_then_the_longest_idle_is_bri
     assert str(first.id) in centre.presence.idle_agents(centre.account_id)
 
 
-def test_given_an_agent_claimed_at_once_when_the_music_had_not_started_yet_then_the_bridge_follows_within_a_tick(
+def test_given_an_agent_claimed_at_once_then_the_music_plays_its_minimum_and_one_break_ends_it_before_the_bridge(
         run_on_call, centre):
-    """The queue row has no announcements: the music is queued first, the claim succeeds
-    before the switch started it (apps wait for the park loop's 20 ms frame read), so the
-    first ``uuid_break`` is lost. The verb breaks again at once: the caller reaches the agent
-    as fast as without the music (it used to wait 0.5 s for a second break)."""
-    run = run_on_call(Call(timing=Timing(media_tick=0.02)).bridge_answers(talk=0.1),
+    """The queue row has no announcements: the music is queued first and the claim succeeds
+    at once. The music is not broken before MIN_PLAY_SECONDS (a timer-paced playback ended
+    before its FreeSWITCH service thread runs leaves that thread looping for ever and the
+    channel unable to end: app/verbs/hold_music.py); by then it has started, so one break ends
+    it and the bridge follows within a tick."""
+    run = run_on_call(Call(timing=Timing(media_tick=0.02, playback=5.0)).bridge_answers(talk=0.1),
                       [{"verb": "queue", "name": "support"}], account_id=centre.account_id, contact=centre.contact)
     assert run.outcome.reason == "queue_answered", run.error
     sent = [c for c in run.call.commands if c.name == "sendmsg" and c.app in ("playback", "bridge")]
     assert [c.app for c in sent] == ["playback", "bridge"]
     breaks = [c for c in run.call.commands if c.line.startswith("api uuid_break")]
-    assert len(breaks) >= 2  # the first one was lost
-    assert sent[1].at - sent[0].at < 0.15, sent[1].at - sent[0].at
+    assert len(breaks) == 1
+    assert breaks[0].at - sent[0].at >= MIN_PLAY_SECONDS
+    assert sent[1].at - breaks[0].at < 0.15, sent[1].at - breaks[0].at
 
 
 def test_given_an_agent_offered_when_the_queue_music_stops_then_what_the_caller_hears_next_is_not_timer_paced(
