@@ -487,6 +487,9 @@ test('Users: the list, a refused and an accepted new user, a role change and "Si
 
 test('a campaign\'s page says its live figures in words: the abandon rate against its cap, agents and calls now', () => withPage(async (page) => {
   await signIn(page, FULL.subdomain, '/campaigns');
+  // signIn only submits the form: the API call needs the token the login stores (a CI run sent
+  // "Bearer null" and got 401 invalid_token)
+  await page.waitForFunction(() => localStorage.getItem('admin_auth_token'));
   const created = await page.evaluate(async () => {
     const r = await fetch('/api/campaigns', {
       method: 'POST',
