@@ -27,6 +27,10 @@ from tests.realswitch.test_supervisor import _heard
 
 channel_queue = channel_tests.channel_queue  # the same fixture: a queue with two SIP agents
 _callstate = channel_tests._callstate
+# the phones stay registered for the call and this long more (they are waited for at the end:
+# the default 60 s made each of these tests last 60 s)
+PHONE_MARGIN_SECONDS = 12
+TALK_LONG_SECONDS = 21  # uac-talk-long.xml
 QUIET, LOUD = 100, 200  # RMS of what a party is sent: silence 0-2, speech and music in the hundreds or more
 
 
@@ -81,7 +85,8 @@ def _details(tenant, record, segments: int) -> dict:
 
 def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_second_agent_has_the_caller(
         product, tenant, channel_queue, sipp, real_switch):
-    with caller_with_agent(product, tenant, channel_queue, sipp, real_switch, caller_seconds=14) as call:
+    with caller_with_agent(product, tenant, channel_queue, sipp, real_switch, caller_seconds=14,
+                           phone_seconds=14 + PHONE_MARGIN_SECONDS) as call:
         first, second = call.first, call.second
         _consult(call, tenant)
         # refused consult_not_answered until the second agent's phone answered
@@ -105,7 +110,8 @@ def test_given_an_agent_consulting_another_agent_when_it_completes_then_the_seco
 
 def test_given_an_agent_consulting_another_agent_when_it_cancels_then_it_has_the_caller_again(
         product, tenant, channel_queue, sipp, real_switch):
-    with caller_with_agent(product, tenant, channel_queue, sipp, real_switch, caller_seconds=10) as call:
+    with caller_with_agent(product, tenant, channel_queue, sipp, real_switch, caller_seconds=10,
+                           phone_seconds=10 + PHONE_MARGIN_SECONDS) as call:
         _consult(call, tenant)
         time.sleep(2.0)  # scenario: the consultation lasts 2 s
 
@@ -125,7 +131,8 @@ def test_given_an_agent_consulting_another_agent_when_it_cancels_then_it_has_the
 
 def test_given_a_cancelled_consultation_when_the_agent_consults_again_and_completes_then_the_second_agent_has_the_caller(
         product, tenant, channel_queue, sipp, real_switch):
-    with caller_with_agent(product, tenant, channel_queue, sipp, real_switch, caller_seconds=18) as call:
+    with caller_with_agent(product, tenant, channel_queue, sipp, real_switch, caller_seconds=18,
+                           phone_seconds=18 + PHONE_MARGIN_SECONDS) as call:
         first, second = call.first, call.second
         _consult(call, tenant)
         time.sleep(2.0)  # scenario: the first consultation lasts 2 s
@@ -156,7 +163,8 @@ def test_given_an_answered_consultation_when_the_agent_swaps_then_it_hears_the_c
     swapped, the agent hears the caller, the caller hears the silent agent and the target hears
     music; swapped back, as consulting."""
     with caller_with_agent(product, tenant, channel_queue, sipp, real_switch, codec="PCMA",
-                           caller_scenario="uac-talk-long.xml") as call:  # talks 21 s
+                           caller_scenario="uac-talk-long.xml",  # talks 21 s
+                           phone_seconds=TALK_LONG_SECONDS + PHONE_MARGIN_SECONDS) as call:
         _consult(call, tenant)
         parties = {"caller": call.call_id, "agent": call.leg, "target": _consulted_leg(tenant, real_switch, call)}
         heard = {"consulting": _heard(real_switch, parties, "consulting")}
@@ -192,7 +200,8 @@ def test_given_a_three_way_call_when_the_agent_leaves_then_the_caller_and_the_ta
     speech and the target the caller's."""
     with caller_with_agent(product, tenant, channel_queue, sipp, real_switch, codec="PCMA",
                            caller_scenario="uac-talk-long.xml",  # talks 21 s, then hangs up
-                           second_scenario="phone-answer-talk-ooc.xml") as call:
+                           second_scenario="phone-answer-talk-ooc.xml",
+                           phone_seconds=TALK_LONG_SECONDS + PHONE_MARGIN_SECONDS) as call:
         first, second = call.first, call.second
         _consult(call, tenant)
         target = _consulted_leg(tenant, real_switch, call)
