@@ -136,7 +136,7 @@ def _meet(ctx: VerbContext, consult: Consult, leg: str) -> None:
     while ctx.poll_execute(app, ROOM_POLL_SECONDS) is None:
         if _member(ctx.api(f"conference {name} list"), leg):
             break  # both members: either leaving ends the room
-        if time.monotonic() >= deadline or ctx.api(f"uuid_exists {leg}").strip() != "true":
+        if time.monotonic() >= deadline or not _exists(ctx, leg):
             log.warning("call %s: leg %s never joined the caller's room %s; the caller is taken out",
                         ctx.call_id, leg, name)
             _quiet_api(ctx, f"conference {name} kick all")

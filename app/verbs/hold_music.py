@@ -18,6 +18,7 @@ ends almost at once (a missing stream or file) is not spun on: the rest of the r
 """
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING, Iterator, Optional
 
@@ -26,6 +27,8 @@ from esl.errors import EslError
 
 if TYPE_CHECKING:  # pragma: no cover
     from esl.protocol import Event
+
+log = logging.getLogger(__name__)
 
 MUSIC_APP = "playback"
 # playback paces its writes by this timer, not by the caller's packets (app/verbs/hold.py)
@@ -134,8 +137,8 @@ class HoldMusic:
             self._timer_set = False
             try:
                 self.ctx.set_var(TIMER_VAR, "")
-            except EslError:  # the caller is gone: nothing more is played to it
-                pass
+            except EslError as exc:  # the caller is gone: nothing more is played to it
+                log.info("call %s: timer not unset (%s)", self.ctx.call_id, exc)
 
 
 def stop_waits() -> Iterator[float]:

@@ -21,6 +21,7 @@ import gevent.event
 if TYPE_CHECKING:
     from tests.simulator.outbound import SimOutboundCall
 
+BRIDGE_RECHECK_SECONDS = 0.01  # how often a uuid_bridge watcher looks whether a move parted the legs
 _VAR = re.compile(r"(\w+)=('[^']*'|[^,}]*)")
 
 
@@ -133,7 +134,8 @@ def _bridged(a: SimLeg, b: SimLeg) -> None:
             if other.vars.get("park_after_bridge") != "true":
                 other.ended.set()
             return
-        gevent.sleep(0.01)
+        # woken by either leg's end; the timeout only looks again whether a move parted them
+        gevent.wait([a.ended, b.ended], count=1, timeout=BRIDGE_RECHECK_SECONDS)
 
 
 def dump(call: "SimOutboundCall", leg_id: str) -> str:
